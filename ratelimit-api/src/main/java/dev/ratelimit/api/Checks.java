@@ -1,0 +1,46 @@
+package dev.ratelimit.api;
+
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+
+/** Argument checks whose messages name the argument. */
+final class Checks {
+
+    private Checks() {}
+
+    static <T> T notNull(@Nullable T value, String name) {
+        if (value == null) {
+            throw new NullPointerException(name + " must not be null");
+        }
+        return value;
+    }
+
+    static String notBlank(@Nullable String value, String name) {
+        notNull(value, name);
+        if (value.isBlank()) {
+            throw new IllegalArgumentException(name + " must not be empty or blank");
+        }
+        return value;
+    }
+
+    static int positive(int value, String name) {
+        if (value <= 0) {
+            throw new IllegalArgumentException(name + " must be at least 1, was " + value);
+        }
+        return value;
+    }
+
+    static Duration windowLength(@Nullable Duration length, String name) {
+        notNull(length, name);
+        if (length.isNegative() || length.isZero()) {
+            throw new IllegalArgumentException(name + " must be positive, was " + length);
+        }
+        if (length.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new IllegalArgumentException(name + " must be at least one second, was " + length);
+        }
+        if (length.getNano() != 0) {
+            throw new IllegalArgumentException(name + " must be a whole number of seconds, was " + length);
+        }
+        return length;
+    }
+}

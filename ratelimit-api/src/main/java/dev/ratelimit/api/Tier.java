@@ -1,0 +1,64 @@
+package dev.ratelimit.api;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A named set of windows that apply together, such as a pricing plan's per-minute and per-day
+ * limits.
+ *
+ * @param name the tier's name, for example {@code "free"}
+ * @param windows the windows of the tier: not empty, no two of the same length; kept in the order
+ *     given (checks evaluate them shortest first regardless)
+ */
+public record Tier(String name, List<Window> windows) {
+
+    /**
+     * Validates the components and copies the window list.
+     *
+     * @throws NullPointerException if an argument or a window is {@code null}
+     * @throws IllegalArgumentException if the name is blank, the list is empty, or two windows share
+     *     a length or a name
+     */
+    public Tier {
+        Checks.notBlank(name, "name");
+        windows = validWindows(windows, "windows");
+    }
+
+    /**
+     * Creates a tier from windows.
+     *
+     * @param name the tier's name
+     * @param windows the windows
+     * @return the tier
+     */
+    public static Tier of(String name, Window... windows) {
+        Checks.notNull(windows, "windows");
+        return new Tier(name, List.of(windows));
+    }
+
+    static List<Window> validWindows(List<Window> windows, String argument) {
+        Checks.notNull(windows, argument);
+        if (windows.isEmpty()) {
+            throw new IllegalArgumentException(argument + " must not be empty");
+        }
+        List<Window> copy = new ArrayList<>(windows.size());
+        Set<Long> lengths = new HashSet<>();
+        Set<String> names = new HashSet<>();
+        for (Window window : windows) {
+            Checks.notNull(window, argument + " element");
+            if (!lengths.add(window.lengthSeconds())) {
+                throw new IllegalArgumentException(argument + " must not hold two windows of the same length, found "
+                        + window.length() + " twice");
+            }
+            if (!names.add(window.name())) {
+                throw new IllegalArgumentException(
+                        argument + " must not hold two windows of the same name, found '" + window.name() + "' twice");
+            }
+            copy.add(window);
+        }
+        return List.copyOf(copy);
+    }
+}

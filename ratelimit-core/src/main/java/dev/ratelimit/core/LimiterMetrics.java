@@ -1,0 +1,141 @@
+package dev.ratelimit.core;
+
+import dev.ratelimit.api.Decision;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The limiter's Micrometer meters; a no-op when no registry is given.
+ *
+ * <ul>
+ *   <li>{@code ratelimit.decisions} (counter; tags limiter, tier, window, outcome = allowed,
+ *       rejected, degraded or disabled)
+ *   <li>{@code ratelimit.check} (timer; tag limiter): latency of checks that reached the guard
+ *   <li>{@code ratelimit.store.failures} (counter; tags limiter, reason = error or circuit_open)
+ *   <li>{@code ratelimit.fail.open} (gauge; tag limiter): 1 while checks are let through because the
+ *       store fails, the alerting metric
+ *   <li>{@code ratelimit.disabled} (gauge; tag limiter): 1 when the kill switch is on
+ * </ul>
+ */
+class LimiterMetrics {
+
+    private static final LimiterMetrics NOOP = new LimiterMetrics();
+
+    LimiterMetrics() {}
+
+    static LimiterMetrics create(@Nullable MeterRegistry registry, String limiter, boolean disabled) {
+        return registry == null ? NOOP : new Registered(registry, limiter, disabled);
+    }
+
+    Decision record(String tier, Decision decision, long nanos) {
+        return decision;
+    }
+
+    Decision recordDisabled(String tier, Decision decision) {
+        return decision;
+    }
+
+    void storeFailure(String reason, boolean failingOpen) {}
+
+    void storeHealthy() {}
+
+    int failingOpen() {
+        return 0;
+    }
+
+    private static final class Registered extends LimiterMetrics {
+
+        private final MeterRegistry registry;
+        private final String limiter;
+        private final Timer latency;
+        private final AtomicInteger failingOpen = new AtomicInteger();
+        private final ConcurrentMap<String, Counter> decisions = new ConcurrentHashMap<>();
+        private final ConcurrentMap<String, Counter> failures = new ConcurrentHashMap<>();
+
+        Registered(MeterRegistry registry, String limiter, boolean disabled) {
+            this.registry = registry;
+            this.limiter = limiter;
+            this.latency = Timer.builder("ratelimit.check")
+                    .description("Latency of rate-limit checks, store call included")
+                    .tag("limiter", limiter)
+                    .register(registry);
+            Gauge.builder("ratelimit.fail.open", failingOpen, AtomicInteger::get)
+                    .description("1 while requests are let through unlimited because the store fails")
+                    .tag("limiter", limiter)
+                    .register(registry);
+            Gauge.builder("ratelimit.disabled", () -> disabled ? 1 : 0)
+                    .description("1 when the rate limiter's kill switch is on")
+                    .tag("limiter", limiter)
+                    .register(registry);
+        }
+
+        @Override
+        Decision record(String tier, Decision decision, long nanos) {
+            latency.record(nanos, TimeUnit.NANOSECONDS);
+            count(tier, decision, decision.degraded() ? "degraded" : decision.allowed() ? "allowed" : "rejected");
+            return decision;
+        }
+
+        @Override
+        Decision recordDisabled(String tier, Decision decision) {
+            count(tier, decision, "disabled");
+            return decision;
+        }
+
+        private void count(String tier, Decision decision, String outcome) {
+            String window = decision.window().name();
+            String key = tier + '\u0000' + window + '\u0000' + outcome;
+            Counter counter = decisions.get(key);
+            if (counter == null) {
+                counter = decisions.computeIfAbsent(
+                        key,
+                        k -> Counter.builder("ratelimit.decisions")
+                                .description("Rate-limit decisions by tier, deciding window and outcome")
+                                .tag("limiter", limiter)
+                                .tag("tier", tier)
+                                .tag("window", window)
+                                .tag("outcome", outcome)
+                                .register(registry));
+            }
+            counter.increment();
+        }
+
+        @Override
+        void storeFailure(String reason, boolean failOpen) {
+            if (failOpen) {
+                failingOpen.set(1);
+            }
+            Counter counter = failures.get(reason);
+            if (counter == null) {
+                counter = failures.computeIfAbsent(
+                        reason,
+                        r -> Counter.builder("ratelimit.store.failures")
+                                .description(
+                                        "Checks whose store call failed or was refused by the open circuit breaker")
+                                .tag("limiter", limiter)
+                                .tag("reason", r)
+                                .register(registry));
+            }
+            counter.increment();
+        }
+
+        @Override
+        void storeHealthy() {
+            if (failingOpen.get() != 0) {
+                failingOpen.set(0);
+            }
+        }
+
+        @Override
+        int failingOpen() {
+            return failingOpen.get();
+        }
+    }
+}
