@@ -1,0 +1,333 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.Tier;
+import dev.ratelimit.api.TierPolicy;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * A Jakarta Servlet filter that rate-limits each request by its caller's tier and answers {@code
+ * 429 Too Many Requests} with an honest {@code Retry-After}.
+ *
+ * <p>Per request the filter makes exactly one {@link RateLimiter#check(String, Tier)} call, which
+ * evaluates all of the tier's windows in one store round trip, shortest first, all or nothing.
+ *
+ * <h2>Identity and tier</h2>
+ *
+ * <p>They come from the authentication layer, by default through the request attributes {@value
+ * #USER_ATTRIBUTE} and {@value #TIER_ATTRIBUTE}, which an authentication filter mapped before this
+ * one sets; an {@link IdentityResolver} can replace this. A request without a user is limited by
+ * the client address the container reports, as {@code ip:<address>}, under the policy's default
+ * tier. The filter never reads {@code X-Forwarded-For}, query parameters or any other
+ * client-supplied value for identity or tier (configure the container's forwarded-header support
+ * if it runs behind a trusted proxy).
+ *
+ * <h2>Responses</h2>
+ *
+ * <ul>
+ *   <li>Allowed: the request proceeds with {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}
+ *       and {@code X-RateLimit-Window} of the window with the least remaining, and never {@code
+ *       Retry-After}.
+ *   <li>Rejected: {@code 429} with {@code Retry-After} (whole seconds, at least 1), {@code
+ *       X-RateLimit-Remaining: 0}, {@code X-RateLimit-Window} naming the window that tripped and a
+ *       JSON body: {@code {"error":"rate_limited","window":"minute","limit":5,
+ *       "retry_after_seconds":42,"message":"..."}}.
+ *   <li>Both carry the IETF draft headers {@code RateLimit-Policy: "minute";q=5;w=60,
+ *       "day";q=100;w=86400} (the tier's windows, shortest first) and {@code RateLimit:
+ *       "minute";r=4;t=60} (remaining, and seconds until the deciding window's budget grows; on a
+ *       429 {@code t} equals {@code Retry-After}).
+ *   <li>Store unavailable with a fail-closed limiter ({@link RateLimiterUnavailableException}):
+ *       {@code 503} with {@code Retry-After} and a JSON body {@code
+ *       {"error":"rate_limiter_unavailable",...}}, never a 500.
+ *   <li>Degraded (the limiter failed open): the request proceeds with {@code X-RateLimit-Degraded:
+ *       true} and without remaining counts, which are unknown.
+ * </ul>
+ *
+ * <p>The allowed request's {@link Decision} is stored in the request attribute {@value
+ * #DECISION_ATTRIBUTE} for the application. Only {@link DispatcherType#REQUEST} dispatches are
+ * checked, and a request already checked (for example by a second mapping of the filter) is not
+ * checked again.
+ *
+ * <h2>Wiring</h2>
+ *
+ * <p>Any Servlet 6 container:
+ *
+ * <pre>{@code
+ * RateLimiter limiter = SlidingWindowRateLimiter.builder(store).meterRegistry(registry).build();
+ * FilterRegistration.Dynamic reg = servletContext.addFilter("rateLimit",
+ *         RateLimitFilter.builder(limiter, TierPolicy.defaults()).exemptPaths("/health").build());
+ * reg.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), true, "/v1/*"); // after auth
+ * }</pre>
+ *
+ * <p>Spring Boot (order it after the filter that authenticates and sets the attributes):
+ *
+ * <pre>{@code
+ * @Bean
+ * FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimiter limiter) {
+ *     var bean = new FilterRegistrationBean<>(new RateLimitFilter(limiter, TierPolicy.defaults()));
+ *     bean.addUrlPatterns("/v1/*");
+ *     bean.setOrder(SecurityProperties.DEFAULT_FILTER_ORDER + 1);
+ *     return bean;
+ * }
+ * }</pre>
+ *
+ * <p>Instances are thread-safe; {@link #init} and {@link #destroy} do nothing.
+ */
+public final class RateLimitFilter implements Filter {
+
+    /** The request attribute holding the authenticated user id, read by the default resolver. */
+    public static final String USER_ATTRIBUTE = "ratelimit.user";
+
+    /** The request attribute holding the caller's tier name, read by the default resolver. */
+    public static final String TIER_ATTRIBUTE = "ratelimit.tier";
+
+    /** The request attribute in which the filter leaves the {@link Decision} of a checked request. */
+    public static final String DECISION_ATTRIBUTE = "ratelimit.decision";
+
+    /** The prefix of the budget key of an anonymous request, followed by the client address. */
+    public static final String ANONYMOUS_PREFIX = "ip:";
+
+    private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
+
+    private final RateLimiter limiter;
+    private final TierPolicy tiers;
+    private final IdentityResolver identityResolver;
+    private final Set<String> exactExemptions;
+    private final Set<String> prefixExemptions;
+    private final ResponseWriter writer;
+
+    /**
+     * Creates a filter with the defaults: identity from the request attributes, no exempt paths,
+     * both header families, and a 503's {@code Retry-After} of 5 seconds.
+     *
+     * @param limiter the limiter to check requests with
+     * @param tiers the tiers that the identities' tier names resolve in
+     */
+    public RateLimitFilter(RateLimiter limiter, TierPolicy tiers) {
+        this(builder(limiter, tiers));
+    }
+
+    private RateLimitFilter(Builder builder) {
+        this.limiter = builder.limiter;
+        this.tiers = builder.tiers;
+        this.identityResolver = builder.identityResolver;
+        Set<String> exact = new LinkedHashSet<>();
+        Set<String> prefixes = new LinkedHashSet<>();
+        for (String path : builder.exemptPaths) {
+            if (path.endsWith("/*")) {
+                prefixes.add(path.substring(0, path.length() - 2));
+            } else {
+                exact.add(path);
+            }
+        }
+        this.exactExemptions = Set.copyOf(exact);
+        this.prefixExemptions = Set.copyOf(prefixes);
+        this.writer = new ResponseWriter(
+                builder.rateLimitHeaders, builder.draftHeaders, builder.unavailableRetryAfter.toSeconds());
+    }
+
+    /**
+     * Returns a builder of a filter with options.
+     *
+     * @param limiter the limiter to check requests with
+     * @param tiers the tiers that the identities' tier names resolve in
+     * @return a new builder
+     */
+    public static Builder builder(RateLimiter limiter, TierPolicy tiers) {
+        return new Builder(limiter, tiers);
+    }
+
+    /**
+     * Checks the request and lets it proceed, or answers it with 429 or 503.
+     *
+     * @param req the request
+     * @param res the response
+     * @param chain the rest of the chain
+     * @throws IOException if writing the response fails, or from the chain
+     * @throws ServletException from the chain
+     */
+    @Override
+    public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+            throws IOException, ServletException {
+        if (!(req instanceof HttpServletRequest request)
+                || !(res instanceof HttpServletResponse response)
+                || request.getDispatcherType() != DispatcherType.REQUEST
+                || request.getAttribute(DECISION_ATTRIBUTE) != null
+                || isExempt(request)) {
+            chain.doFilter(req, res);
+            return;
+        }
+        IdentityResolver.Identity identity = identityResolver.resolve(request);
+        String userId;
+        Tier tier;
+        if (identity == null) {
+            String address = request.getRemoteAddr();
+            userId = ANONYMOUS_PREFIX + (address == null || address.isEmpty() ? "unknown" : address);
+            tier = tiers.defaultTier();
+        } else {
+            userId = identity.userId();
+            tier = tiers.resolve(identity.tier());
+        }
+        Decision decision;
+        try {
+            decision = limiter.check(userId, tier);
+        } catch (RateLimiterUnavailableException e) {
+            LOG.log(System.Logger.Level.DEBUG, "Rate limiter unavailable, answering 503: {0}", e.getMessage());
+            writer.unavailable(response, tier);
+            return;
+        }
+        request.setAttribute(DECISION_ATTRIBUTE, decision);
+        if (decision.allowed()) {
+            writer.allowed(response, tier, decision);
+            chain.doFilter(request, response);
+        } else {
+            writer.rejected(response, tier, decision);
+        }
+    }
+
+    private boolean isExempt(HttpServletRequest request) {
+        if (exactExemptions.isEmpty() && prefixExemptions.isEmpty()) {
+            return false;
+        }
+        // the container's decoded, normalized path within the application: what it routes by
+        String servletPath = request.getServletPath();
+        String pathInfo = request.getPathInfo();
+        String path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);
+        if (path.isEmpty()) {
+            path = "/";
+        }
+        if (exactExemptions.contains(path)) {
+            return true;
+        }
+        for (String prefix : prefixExemptions) {
+            if (path.equals(prefix) || path.startsWith(prefix + "/") || prefix.isEmpty()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public String toString() {
+        return "RateLimitFilter{limiter=" + limiter + ", tiers=" + tiers + ", exempt=" + exactExemptions + " "
+                + prefixExemptions + "}";
+    }
+
+    /** Builds a {@link RateLimitFilter}; not thread-safe. */
+    public static final class Builder {
+
+        private final RateLimiter limiter;
+        private final TierPolicy tiers;
+        private IdentityResolver identityResolver = IdentityResolver.requestAttributes();
+        private final Set<String> exemptPaths = new LinkedHashSet<>();
+        private boolean rateLimitHeaders = true;
+        private boolean draftHeaders = true;
+        private Duration unavailableRetryAfter = Duration.ofSeconds(5);
+
+        private Builder(RateLimiter limiter, TierPolicy tiers) {
+            this.limiter = Objects.requireNonNull(limiter, "limiter must not be null");
+            this.tiers = Objects.requireNonNull(tiers, "tiers must not be null");
+        }
+
+        /**
+         * Replaces how a request's user and tier are found; the default reads the request
+         * attributes {@value RateLimitFilter#USER_ATTRIBUTE} and {@value
+         * RateLimitFilter#TIER_ATTRIBUTE}.
+         *
+         * @param identityResolver the resolver
+         * @return this builder
+         */
+        public Builder identityResolver(IdentityResolver identityResolver) {
+            this.identityResolver = Objects.requireNonNull(identityResolver, "identityResolver must not be null");
+            return this;
+        }
+
+        /**
+         * Exempts paths from limiting, such as health checks. A path is matched against the
+         * request's path within the application (servlet path plus path info): {@code /health}
+         * matches exactly that path, {@code /internal/*} that path and everything below it.
+         *
+         * @param paths the paths, each starting with {@code /}
+         * @return this builder
+         */
+        public Builder exemptPaths(String... paths) {
+            Objects.requireNonNull(paths, "paths must not be null");
+            for (String path : paths) {
+                Objects.requireNonNull(path, "paths must not contain null");
+                if (!path.startsWith("/")) {
+                    throw new IllegalArgumentException("exempt path must start with '/', was '" + path + "'");
+                }
+                if (path.indexOf('*') >= 0 && !(path.endsWith("/*") && path.indexOf('*') == path.length() - 1)) {
+                    throw new IllegalArgumentException(
+                            "exempt path may only end with '/*' as a wildcard, was '" + path + "'");
+                }
+                exemptPaths.add(path);
+            }
+            return this;
+        }
+
+        /**
+         * Switches the {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code
+         * X-RateLimit-Window} and {@code X-RateLimit-Degraded} headers on (the default) or off.
+         *
+         * @param enabled whether to send them
+         * @return this builder
+         */
+        public Builder rateLimitHeaders(boolean enabled) {
+            this.rateLimitHeaders = enabled;
+            return this;
+        }
+
+        /**
+         * Switches the IETF draft headers {@code RateLimit} and {@code RateLimit-Policy} on (the
+         * default) or off.
+         *
+         * @param enabled whether to send them
+         * @return this builder
+         */
+        public Builder draftHeaders(boolean enabled) {
+            this.draftHeaders = enabled;
+            return this;
+        }
+
+        /**
+         * Sets the {@code Retry-After} of a 503 answered while the limiter is unavailable; defaults
+         * to 5 seconds, the default circuit breaker's open time.
+         *
+         * @param retryAfter the delay, rounded up to whole seconds, at least one second
+         * @return this builder
+         */
+        public Builder unavailableRetryAfter(Duration retryAfter) {
+            Objects.requireNonNull(retryAfter, "retryAfter must not be null");
+            if (retryAfter.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new IllegalArgumentException("retryAfter must be at least one second, was " + retryAfter);
+            }
+            long seconds = retryAfter.getSeconds() + (retryAfter.getNano() > 0 ? 1 : 0);
+            this.unavailableRetryAfter = Duration.ofSeconds(seconds);
+            return this;
+        }
+
+        /**
+         * Builds the filter.
+         *
+         * @return the filter
+         */
+        public RateLimitFilter build() {
+            return new RateLimitFilter(this);
+        }
+    }
+}

@@ -1,0 +1,176 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.Tier;
+import dev.ratelimit.api.Window;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+
+/** Writes the rate-limit headers and the 429 and 503 answers. */
+final class ResponseWriter {
+
+    static final String LIMIT = "X-RateLimit-Limit";
+    static final String REMAINING = "X-RateLimit-Remaining";
+    static final String WINDOW = "X-RateLimit-Window";
+    static final String DEGRADED = "X-RateLimit-Degraded";
+    static final String RATE_LIMIT = "RateLimit";
+    static final String RATE_LIMIT_POLICY = "RateLimit-Policy";
+    static final String RETRY_AFTER = "Retry-After";
+    static final int TOO_MANY_REQUESTS = 429;
+
+    private final boolean rateLimitHeaders;
+    private final boolean draftHeaders;
+    private final long unavailableRetryAfterSeconds;
+    private final ConcurrentMap<Tier, String> policies = new ConcurrentHashMap<>();
+
+    ResponseWriter(boolean rateLimitHeaders, boolean draftHeaders, long unavailableRetryAfterSeconds) {
+        this.rateLimitHeaders = rateLimitHeaders;
+        this.draftHeaders = draftHeaders;
+        this.unavailableRetryAfterSeconds = unavailableRetryAfterSeconds;
+    }
+
+    void allowed(HttpServletResponse response, Tier tier, Decision decision) {
+        if (draftHeaders) {
+            response.setHeader(RATE_LIMIT_POLICY, policy(tier));
+        }
+        if (decision.degraded()) {
+            // the store was not consulted: remaining counts are unknown, so none are claimed
+            if (rateLimitHeaders) {
+                response.setHeader(DEGRADED, "true");
+            }
+            return;
+        }
+        if (rateLimitHeaders) {
+            response.setHeader(LIMIT, Integer.toString(decision.limit()));
+            response.setHeader(REMAINING, Integer.toString(decision.remaining()));
+            response.setHeader(WINDOW, token(decision.window().name()));
+        }
+        if (draftHeaders) {
+            response.setHeader(RATE_LIMIT, rateLimit(decision, decision.resetAfterSeconds()));
+        }
+    }
+
+    void rejected(HttpServletResponse response, Tier tier, Decision decision) throws IOException {
+        long retryAfter = decision.retryAfterSeconds();
+        response.setStatus(TOO_MANY_REQUESTS);
+        response.setHeader(RETRY_AFTER, Long.toString(retryAfter));
+        if (rateLimitHeaders) {
+            response.setHeader(LIMIT, Integer.toString(decision.limit()));
+            response.setHeader(REMAINING, "0");
+            response.setHeader(WINDOW, token(decision.window().name()));
+        }
+        if (draftHeaders) {
+            response.setHeader(RATE_LIMIT_POLICY, policy(tier));
+            // Retry-After must not point earlier than t: both come from the same duration
+            response.setHeader(RATE_LIMIT, rateLimit(decision, Math.max(retryAfter, decision.resetAfterSeconds())));
+        }
+        Window window = decision.window();
+        String message = "Too many requests: the limit of " + window.limit() + " requests per "
+                + describe(window.lengthSeconds()) + " (window '" + window.name() + "') is used up; retry in "
+                + retryAfter + (retryAfter == 1 ? " second." : " seconds.");
+        writeJson(
+                response,
+                "{\"error\":\"rate_limited\",\"window\":" + Json.quote(window.name()) + ",\"limit\":" + window.limit()
+                        + ",\"retry_after_seconds\":" + retryAfter + ",\"message\":" + Json.quote(message) + "}");
+    }
+
+    void unavailable(HttpServletResponse response, Tier tier) throws IOException {
+        response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+        response.setHeader(RETRY_AFTER, Long.toString(unavailableRetryAfterSeconds));
+        if (draftHeaders) {
+            response.setHeader(RATE_LIMIT_POLICY, policy(tier));
+        }
+        String message = "The rate limiter cannot reach its store and refuses requests until it can; retry in "
+                + unavailableRetryAfterSeconds + " seconds.";
+        writeJson(
+                response,
+                "{\"error\":\"rate_limiter_unavailable\",\"retry_after_seconds\":" + unavailableRetryAfterSeconds
+                        + ",\"message\":" + Json.quote(message) + "}");
+    }
+
+    private static void writeJson(HttpServletResponse response, String json) throws IOException {
+        byte[] body = json.getBytes(StandardCharsets.UTF_8);
+        response.setContentType("application/json");
+        response.setCharacterEncoding("UTF-8");
+        response.setContentLength(body.length);
+        try (OutputStream out = response.getOutputStream()) {
+            out.write(body);
+        }
+    }
+
+    private String policy(Tier tier) {
+        String policy = policies.get(tier);
+        if (policy == null) {
+            List<Window> windows = new ArrayList<>(tier.windows());
+            windows.sort(Comparator.comparing(Window::length));
+            StringBuilder header = new StringBuilder();
+            for (Window window : windows) {
+                if (header.length() > 0) {
+                    header.append(", ");
+                }
+                header.append(sfString(window.name()))
+                        .append(";q=")
+                        .append(window.limit())
+                        .append(";w=")
+                        .append(window.lengthSeconds());
+            }
+            policy = header.toString();
+            if (policies.size() < 1_024) {
+                policies.putIfAbsent(tier, policy);
+            }
+        }
+        return policy;
+    }
+
+    private static String rateLimit(Decision decision, long resetSeconds) {
+        return sfString(decision.window().name()) + ";r=" + decision.remaining() + ";t=" + resetSeconds;
+    }
+
+    /** Keeps a window name to printable ASCII for a plain header value. */
+    static String token(String value) {
+        StringBuilder clean = new StringBuilder(value.length());
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            clean.append(c < 0x20 || c > 0x7e ? '_' : c);
+        }
+        return clean.toString();
+    }
+
+    /** Quotes a structured-field string (RFC 8941): printable ASCII, with {@code "} and {@code \} escaped. */
+    static String sfString(String value) {
+        StringBuilder quoted = new StringBuilder(value.length() + 2).append('"');
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '"' || c == '\\') {
+                quoted.append('\\').append(c);
+            } else if (c < 0x20 || c > 0x7e) {
+                quoted.append('_');
+            } else {
+                quoted.append(c);
+            }
+        }
+        return quoted.append('"').toString();
+    }
+
+    private static String describe(long seconds) {
+        if (seconds == 1) {
+            return "second";
+        } else if (seconds == 60) {
+            return "minute";
+        } else if (seconds == 3_600) {
+            return "hour";
+        } else if (seconds == 86_400) {
+            return "day";
+        } else if (seconds == 604_800) {
+            return "week";
+        }
+        return seconds + " seconds";
+    }
+}
