@@ -1,0 +1,144 @@
+package dev.ratelimit.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ApiTypesTest {
+
+    private static final Window MINUTE = Window.of(5, Duration.ofMinutes(1));
+
+    @Test
+    @DisplayName("retryAfterSeconds is 0 when allowed, else rounded up and at least 1")
+    void retryAfterSeconds() {
+        assertThat(Decision.allow(MINUTE, 4, Duration.ofSeconds(60)).retryAfterSeconds())
+                .isZero();
+        assertThat(Decision.reject(MINUTE, Duration.ofMillis(1)).retryAfterSeconds())
+                .isEqualTo(1);
+        assertThat(Decision.reject(MINUTE, Duration.ZERO).retryAfterSeconds()).isEqualTo(1);
+        assertThat(Decision.reject(MINUTE, Duration.ofMillis(1_000)).retryAfterSeconds())
+                .isEqualTo(1);
+        assertThat(Decision.reject(MINUTE, Duration.ofMillis(1_001)).retryAfterSeconds())
+                .isEqualTo(2);
+        assertThat(Decision.reject(MINUTE, Duration.ofMillis(59_999)).retryAfterSeconds())
+                .isEqualTo(60);
+    }
+
+    @Test
+    @DisplayName("decisions refuse contradictory numbers")
+    void decisionInvariants() {
+        assertThatThrownBy(() -> new Decision(false, 5, 1, Duration.ZERO, MINUTE, Duration.ZERO, false))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("remaining");
+        assertThatThrownBy(() -> new Decision(true, 5, 6, Duration.ZERO, MINUTE, Duration.ZERO, false))
+                .hasMessageContaining("remaining");
+        assertThatThrownBy(() -> new Decision(true, 5, 1, Duration.ofSeconds(1), MINUTE, Duration.ZERO, false))
+                .hasMessageContaining("retryAfter");
+        assertThat(Decision.degraded(MINUTE).remaining()).isEqualTo(5);
+    }
+
+    @Test
+    @DisplayName("windows are named after their length and validated with the argument named")
+    void windows() {
+        assertThat(Window.of(1, Duration.ofSeconds(1)).name()).isEqualTo("second");
+        assertThat(MINUTE.name()).isEqualTo("minute");
+        assertThat(Window.of(1, Duration.ofHours(1)).name()).isEqualTo("hour");
+        assertThat(Window.of(1, Duration.ofDays(1)).name()).isEqualTo("day");
+        assertThat(Window.of(1, Duration.ofSeconds(90)).name()).isEqualTo("90s");
+        assertThatThrownBy(() -> Window.of(0, Duration.ofMinutes(1))).hasMessageContaining("limit");
+        assertThatThrownBy(() -> Window.of(1, Duration.ofMillis(999))).hasMessageContaining("length");
+        assertThatThrownBy(() -> Window.of(1, Duration.ofMillis(1_500))).hasMessageContaining("whole number");
+        assertThatThrownBy(() -> Window.of(1, null))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("length");
+        assertThatThrownBy(() -> new Window(" ", 1, Duration.ofMinutes(1))).hasMessageContaining("name");
+    }
+
+    @Test
+    @DisplayName("tiers need windows of distinct lengths and names")
+    void tiers() {
+        assertThatThrownBy(() -> new Tier("t", List.of())).hasMessageContaining("windows");
+        assertThatThrownBy(() -> Tier.of("t", MINUTE, new Window("other", 3, Duration.ofMinutes(1))))
+                .hasMessageContaining("same length");
+        assertThatThrownBy(() -> Tier.of("t", MINUTE, new Window("minute", 3, Duration.ofHours(1))))
+                .hasMessageContaining("same name");
+    }
+
+    @Test
+    @DisplayName("the default policy has free, pro and enterprise, and falls back to free")
+    void defaultPolicy() {
+        TierPolicy policy = TierPolicy.defaults();
+        assertThat(policy.resolve("free").windows())
+                .containsExactly(
+                        new Window("minute", 5, Duration.ofSeconds(60)),
+                        new Window("day", 100, Duration.ofSeconds(86_400)));
+        assertThat(policy.resolve("pro").windows()).extracting(Window::limit).containsExactly(60, 5_000);
+        assertThat(policy.resolve("enterprise").windows())
+                .extracting(Window::limit)
+                .containsExactly(600, 100_000);
+        assertThat(policy.resolve(null).name()).isEqualTo("free");
+        assertThat(policy.resolve("platinum").name()).isEqualTo("free");
+        assertThat(policy.resolve("platinum").name()).isEqualTo("free");
+        assertThat(policy.tiers()).containsOnlyKeys("free", "pro", "enterprise");
+    }
+
+    @Test
+    @DisplayName("a policy reads from properties, with every error naming the bad entry")
+    void policyFromProperties() throws IOException {
+        TierPolicy policy = TierPolicy.fromProperties(properties("""
+                default-tier = basic
+                tier.basic.minute = 10/60s
+                tier.basic.day = 1000 per 1d
+                tier.gold.hour = 100/PT1H
+                """));
+        assertThat(policy.defaultTier().name()).isEqualTo("basic");
+        assertThat(policy.resolve("basic").windows())
+                .containsExactly(
+                        new Window("minute", 10, Duration.ofMinutes(1)), new Window("day", 1_000, Duration.ofDays(1)));
+        assertThat(policy.resolve("gold").windows()).containsExactly(new Window("hour", 100, Duration.ofHours(1)));
+
+        assertThatThrownBy(() -> TierPolicy.fromProperties(properties("tier.free.minute = five/60s")))
+                .hasMessageContaining("'tier.free.minute'");
+        assertThatThrownBy(() -> TierPolicy.fromProperties(properties("tier.free.minute = 0/60s")))
+                .hasMessageContaining("'tier.free.minute'")
+                .hasMessageContaining("limit");
+        assertThatThrownBy(() -> TierPolicy.fromProperties(properties("tier.free.minute = 5/60x")))
+                .hasMessageContaining("'tier.free.minute'")
+                .hasMessageContaining("60x");
+        assertThatThrownBy(() -> TierPolicy.fromProperties(properties("tiers.free.minute = 5/60s")))
+                .hasMessageContaining("'tiers.free.minute'");
+        assertThatThrownBy(
+                        () -> TierPolicy.fromProperties(properties("tier.free.minute = 5/60s\ntier.free.other = 6/1m")))
+                .hasMessageContaining("Tier 'free'")
+                .hasMessageContaining("same length");
+        assertThatThrownBy(() -> TierPolicy.fromProperties(properties("tier.free.minute = 5/60s\ndefault-tier = x")))
+                .hasMessageContaining("'default-tier'");
+    }
+
+    @Test
+    @DisplayName("a policy loads from a file and names the file in errors")
+    void policyFromFile(@TempDir Path dir) throws IOException {
+        Path file = dir.resolve("tiers.properties");
+        Files.writeString(file, "tier.free.minute = 3/1m\n");
+        assertThat(TierPolicy.load(file).resolve("anything").windows().get(0).limit())
+                .isEqualTo(3);
+        Files.writeString(file, "tier.free.minute = 3/1q\n");
+        assertThatThrownBy(() -> TierPolicy.load(file)).hasMessageContaining(file.toString());
+    }
+
+    private static Properties properties(String text) throws IOException {
+        Properties properties = new Properties();
+        properties.load(new StringReader(text));
+        return properties;
+    }
+}
