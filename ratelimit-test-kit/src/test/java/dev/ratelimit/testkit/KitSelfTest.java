@@ -1,0 +1,121 @@
+package dev.ratelimit.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+
+import dev.ratelimit.core.WindowStore;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.testkit.engine.EngineTestKit;
+import org.junit.platform.testkit.engine.Event;
+import org.junit.platform.testkit.engine.Events;
+
+/** The kit proves itself: it passes a correct store and catches each deliberate defect by rule. */
+class KitSelfTest {
+
+    @Test
+    @DisplayName("a correct store passes every rule, and the optional ones are reported as skipped")
+    void correctStorePasses() {
+        Events tests = run(Correct.class);
+        assertThat(failures(tests)).isEmpty();
+        assertThat(tests.succeeded().count()).isGreaterThanOrEqualTo(25);
+        assertThat(tests.skipped().count() + tests.aborted().count())
+                .as("E1 needs real expiry, which the reference store does not declare")
+                .isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("a store that charges the minute window when the day window rejects fails M1, M5 and C4")
+    void chargingOnRejectionFails() {
+        Map<String, String> failed = failures(run(ChargesOnRejection.class));
+        assertThat(failed).containsOnlyKeys("M1", "M5", "C4");
+        assertThat(failed.get("M1")).contains("[M1]");
+    }
+
+    @Test
+    @DisplayName("a fixed-window store fails the boundary straddle S1")
+    void fixedWindowFails() {
+        Map<String, String> failed = failures(run(FixedWindow.class));
+        assertThat(failed).containsKey("S1");
+        assertThat(failed.get("S1")).contains("[S1] 2 s after a full burst");
+    }
+
+    @Test
+    @DisplayName("a store that counts and records in two steps fails the concurrency rules")
+    void nonAtomicFails() {
+        Map<String, String> failed = failures(run(NotAtomic.class));
+        assertThat(failed).containsKeys("C1", "C2");
+        assertThat(failed.get("C1")).contains("[C1] trial 0: allowed of 20 simultaneous checks, limit 10");
+    }
+
+    @Test
+    @DisplayName("a store that rounds the retry delay fails the retry rules")
+    void roundedRetryFails() {
+        Map<String, String> failed = failures(run(RoundedRetry.class));
+        assertThat(failed).containsKeys("R1", "R2", "R3");
+        assertThat(failed.get("R1")).contains("[R1] retryAfter = oldest (1 000) + 60 000 - now (5 321)");
+    }
+
+    private static Events run(Class<?> kit) {
+        return EngineTestKit.engine("junit-jupiter")
+                .selectors(selectClass(kit))
+                .execute()
+                .testEvents();
+    }
+
+    /** Failed rules by id (the display name's first word), with the failure message. */
+    private static Map<String, String> failures(Events tests) {
+        List<Event> failed = tests.failed().list();
+        return failed.stream()
+                .collect(Collectors.toMap(
+                        event -> event.getTestDescriptor().getDisplayName().split(" ")[0],
+                        event -> event.getRequiredPayload(TestExecutionResult.class)
+                                .getThrowable()
+                                .map(String::valueOf)
+                                .orElse("")));
+    }
+
+    static class Correct extends WindowStoreConformanceKit {
+        @Override
+        protected WindowStore createStore() {
+            return new ReferenceStore(ReferenceStore.Defect.NONE);
+        }
+    }
+
+    static class ChargesOnRejection extends WindowStoreConformanceKit {
+        @Override
+        protected WindowStore createStore() {
+            return new ReferenceStore(ReferenceStore.Defect.CHARGES_SHORTER_WINDOWS_ON_REJECTION);
+        }
+    }
+
+    static class FixedWindow extends WindowStoreConformanceKit {
+        @Override
+        protected WindowStore createStore() {
+            return new ReferenceStore(ReferenceStore.Defect.FIXED_WINDOW);
+        }
+    }
+
+    static class NotAtomic extends WindowStoreConformanceKit {
+        @Override
+        protected WindowStore createStore() {
+            return new ReferenceStore(ReferenceStore.Defect.NOT_ATOMIC);
+        }
+
+        @Override
+        protected int concurrencyTrials() {
+            return 1;
+        }
+    }
+
+    static class RoundedRetry extends WindowStoreConformanceKit {
+        @Override
+        protected WindowStore createStore() {
+            return new ReferenceStore(ReferenceStore.Defect.ROUNDED_RETRY);
+        }
+    }
+}
