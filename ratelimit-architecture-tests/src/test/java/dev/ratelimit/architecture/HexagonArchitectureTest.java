@@ -1,0 +1,214 @@
+package dev.ratelimit.architecture;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchRule;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The hexagon, stated as rules over the production classes of every module: api ← core ← adapters,
+ * adapters side by side, third-party libraries confined to the code that owns them.
+ */
+class HexagonArchitectureTest {
+
+    private static final String API = "dev.ratelimit.api..";
+    private static final String CORE = "dev.ratelimit.core..";
+    private static final String INMEMORY = "dev.ratelimit.inmemory..";
+    private static final String REDIS = "dev.ratelimit.redis..";
+    private static final String LETTUCE = "dev.ratelimit.redis.lettuce..";
+    private static final String JEDIS = "dev.ratelimit.redis.jedis..";
+    private static final String SERVLET = "dev.ratelimit.servlet..";
+    private static final String DEMO = "dev.ratelimit.demo..";
+    private static final String TESTKIT = "dev.ratelimit.testkit..";
+
+    private static final String[] DRIVERS_AND_FRAMEWORKS = {
+        "io.lettuce..", "redis.clients..", "org.redisson..", "io.netty..",
+        "com.github.benmanes.caffeine..", "jakarta.servlet..", "javax.servlet..", "org.eclipse.jetty.."
+    };
+
+    private static JavaClasses classes;
+
+    @BeforeAll
+    static void importClasses() {
+        classes = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages("dev.ratelimit");
+    }
+
+    @Test
+    @DisplayName("the modules under test are all on the class path")
+    void everyModuleIsImported() {
+        assertThat(classes.containPackage("dev.ratelimit.api")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.core")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.inmemory")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.testkit")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.servlet")).isTrue();
+    }
+
+    @Test
+    @DisplayName("api depends on nothing of ours and on no third party but JSpecify")
+    void apiStandsAlone() {
+        ArchRule rule = classes()
+                .that()
+                .resideInAPackage(API)
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage(API, "java..", "org.jspecify..");
+        rule.check(classes);
+    }
+
+    @Test
+    @DisplayName("core depends on api only: no driver, no cache, no servlet")
+    void coreDependsOnApiOnly() {
+        ArchRule rule = classes()
+                .that()
+                .resideInAPackage(CORE)
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage(
+                        API, CORE, "java..", "org.jspecify..", "io.github.resilience4j..", "io.micrometer..");
+        rule.check(classes);
+    }
+
+    @Test
+    @DisplayName("adapters never depend on each other, nor on the servlet filter")
+    void adaptersAreIndependent() {
+        noClasses()
+                .that()
+                .resideInAPackage(INMEMORY)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(REDIS, SERVLET, DEMO)
+                .check(classes);
+        noClasses()
+                .that()
+                .resideInAPackage(LETTUCE)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(JEDIS, INMEMORY, SERVLET, DEMO)
+                .check(classes);
+        noClasses()
+                .that()
+                .resideInAPackage(JEDIS)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(LETTUCE, INMEMORY, SERVLET, DEMO)
+                .check(classes);
+        noClasses()
+                .that()
+                .resideInAPackage(SERVLET)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(INMEMORY, REDIS, DEMO, TESTKIT)
+                .check(classes);
+    }
+
+    @Test
+    @DisplayName("nothing published depends on the demo or on the test kit")
+    void nothingDependsOnDemoOrKit() {
+        noClasses()
+                .that()
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(DEMO, TESTKIT)
+                .check(classes);
+    }
+
+    @Test
+    @DisplayName("the kit reaches the store through the port only, and never through a driver")
+    void kitIsDriverFree() {
+        noClasses()
+                .that()
+                .resideInAPackage(TESTKIT)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(DRIVERS_AND_FRAMEWORKS)
+                .orShould()
+                .dependOnClassesThat()
+                .resideInAnyPackage(INMEMORY, REDIS, SERVLET, DEMO)
+                .check(classes);
+    }
+
+    @Test
+    @DisplayName("resilience4j is confined to the core")
+    void resilience4jConfined() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(CORE, DEMO)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("io.github.resilience4j..")
+                .check(classes);
+    }
+
+    @Test
+    @DisplayName("Micrometer is confined to the core and the demo that exposes it")
+    void micrometerConfined() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(CORE, DEMO)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("io.micrometer..")
+                .check(classes);
+    }
+
+    @Test
+    @DisplayName("each driver is confined to its own adapter; Caffeine to the in-memory store")
+    void driversConfined() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(LETTUCE, DEMO)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("io.lettuce..")
+                .check(classes);
+        noClasses()
+                .that()
+                .resideOutsideOfPackage(JEDIS)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("redis.clients..")
+                .check(classes);
+        noClasses()
+                .that()
+                .resideOutsideOfPackage(INMEMORY)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("com.github.benmanes.caffeine..")
+                .check(classes);
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(SERVLET, DEMO)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("jakarta.servlet..", "org.eclipse.jetty..")
+                .check(classes);
+    }
+
+    @Test
+    @DisplayName("decisions take time from the injected clock or the store, never from System.currentTimeMillis")
+    void noWallClockOnTheDecisionPath() {
+        noClasses()
+                .that()
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET)
+                .should()
+                .callMethod(System.class, "currentTimeMillis")
+                .check(classes);
+    }
+
+    @Test
+    @DisplayName("no package cycles")
+    void noCycles() {
+        slices().matching("dev.ratelimit.(**)").should().beFreeOfCycles().check(classes);
+    }
+}
