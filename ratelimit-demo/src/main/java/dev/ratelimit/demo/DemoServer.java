@@ -197,10 +197,11 @@ public final class DemoServer {
     private static String describe(TierPolicy tiers) {
         List<String> parts = new ArrayList<>();
         for (Tier tier : tiers.tiers().values()) {
-            parts.add(tier.name() + " " + tier.windows().stream()
-                    .sorted((a, b) -> a.length().compareTo(b.length()))
-                    .map(window -> window.limit() + "/" + window.name())
-                    .collect(Collectors.joining(" ")));
+            parts.add(tier.name() + " "
+                    + tier.windows().stream()
+                            .sorted((a, b) -> a.length().compareTo(b.length()))
+                            .map(window -> window.limit() + "/" + window.name())
+                            .collect(Collectors.joining(" ")));
         }
         return String.join(", ", parts);
     }
