@@ -76,16 +76,17 @@ final class StoreGuard {
             return unavailable(request, "circuit breaker is open", null);
         }
         long start = breaker.getCurrentTimestamp();
-        Evaluation evaluation;
+        Decision decision;
         try {
-            evaluation = store.evaluate(request);
+            // An answer that does not fit the request is a store failure too, not a wrong decision.
+            decision = toDecision.apply(store.evaluate(request));
         } catch (RuntimeException e) {
             breaker.onError(breaker.getCurrentTimestamp() - start, breaker.getTimestampUnit(), e);
             return unavailable(request, "store failed", e);
         }
         breaker.onSuccess(breaker.getCurrentTimestamp() - start, breaker.getTimestampUnit());
         metrics.storeHealthy();
-        return toDecision.apply(evaluation);
+        return decision;
     }
 
     CompletionStage<Decision> evaluateAsync(StoreRequest request, Function<Evaluation, Decision> toDecision) {
@@ -102,17 +103,18 @@ final class StoreGuard {
         CompletableFuture<Decision> result = new CompletableFuture<>();
         stage.whenComplete((evaluation, failure) -> {
             long elapsed = breaker.getCurrentTimestamp() - start;
-            if (failure == null) {
-                breaker.onSuccess(elapsed, breaker.getTimestampUnit());
-                metrics.storeHealthy();
+            Throwable cause = failure == null ? null : unwrap(failure);
+            if (cause == null) {
                 try {
-                    result.complete(toDecision.apply(evaluation));
+                    Decision decision = toDecision.apply(evaluation);
+                    breaker.onSuccess(elapsed, breaker.getTimestampUnit());
+                    metrics.storeHealthy();
+                    result.complete(decision);
+                    return;
                 } catch (RuntimeException e) {
-                    result.completeExceptionally(e);
+                    cause = e;
                 }
-                return;
             }
-            Throwable cause = unwrap(failure);
             breaker.onError(elapsed, breaker.getTimestampUnit(), cause);
             try {
                 result.complete(unavailable(request, "store failed", cause));

@@ -245,6 +245,12 @@ class SlidingWindowRateLimiterTest {
                     SlidingWindowRateLimiter.builder(liar).failOpen(false).build();
             assertThatThrownBy(() -> limiter.check("u", TierPolicy.defaults().resolve("free")))
                     .isInstanceOf(RateLimiterUnavailableException.class);
+            assertThat(SlidingWindowRateLimiter.builder(liar)
+                            .build()
+                            .check("u", TierPolicy.defaults().resolve("free"))
+                            .degraded())
+                    .as("failing open on a malformed answer")
+                    .isTrue();
         }
     }
 }
