@@ -1,0 +1,80 @@
+package dev.ratelimit.redis.testing;
+
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.core.WindowStore;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * The worker of the multi-process test: connects, warms up, prints {@value #READY}, waits for
+ * {@value #GO} on standard input, then checks one user from several threads released together and
+ * prints {@code RESULT <allowed> <attempts>}.
+ */
+public final class Hammer {
+
+    /** Printed once connected. */
+    public static final String READY = "READY";
+
+    /** Read before hammering. */
+    public static final String GO = "GO";
+
+    /** Starts the result line. */
+    public static final String RESULT = "RESULT";
+
+    private Hammer() {}
+
+    /**
+     * Runs the worker; args: host, port, user, limit, threads, checks per thread.
+     *
+     * @param args the arguments
+     * @param store the store under test, connected to host and port
+     * @throws Exception if anything fails
+     */
+    public static void run(String[] args, WindowStore store) throws Exception {
+        String user = args[2];
+        int limit = Integer.parseInt(args[3]);
+        int threads = Integer.parseInt(args[4]);
+        int perThread = Integer.parseInt(args[5]);
+        RateLimiter limiter =
+                SlidingWindowRateLimiter.builder(store).failOpen(false).build();
+        limiter.check(user + "-warm-up", 1, Duration.ofSeconds(1));
+        System.out.println(READY);
+        System.out.flush();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        if (!GO.equals(in.readLine())) {
+            throw new IllegalStateException("expected " + GO);
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<Integer>> results = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            results.add(pool.submit(() -> {
+                start.await();
+                int allowed = 0;
+                for (int i = 0; i < perThread; i++) {
+                    if (limiter.check(user, limit, Duration.ofMinutes(1)).allowed()) {
+                        allowed++;
+                    }
+                }
+                return allowed;
+            }));
+        }
+        start.countDown();
+        int allowed = 0;
+        for (Future<Integer> result : results) {
+            allowed += result.get();
+        }
+        pool.shutdown();
+        System.out.println(RESULT + " " + allowed + " " + threads * perThread);
+        System.out.flush();
+    }
+}

@@ -1,0 +1,460 @@
+package dev.ratelimit.redis.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.Window;
+import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.core.StoreRequest;
+import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.redis.internal.SlidingWindowScript;
+import dev.ratelimit.testkit.MutableClock;
+import dev.ratelimit.testkit.redis.RedisServer;
+import dev.ratelimit.testkit.redis.RespClient;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What only a real standalone Redis can show about a store, written once and run by each adapter:
+ * subclasses say how to build their store for a host and port.
+ */
+public abstract class RedisStandaloneBehaviour {
+
+    /** The instant injected clocks start at. */
+    protected static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
+
+    /** The server of the whole class; restarted by one test, empty afterwards. */
+    protected static RedisServer redis;
+
+    private final List<AutoCloseable> resources = new ArrayList<>();
+
+    @BeforeAll
+    static void startRedis() {
+        redis = RedisServer.start();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    /**
+     * Creates a store against a standalone server; register clients with {@link #closeAfterTest}.
+     *
+     * @param host the host
+     * @param port the port; nothing may be listening there
+     * @param commandTimeout the driver's command (or socket) timeout
+     * @return the store
+     */
+    protected abstract WindowStore createStore(String host, int port, Duration commandTimeout);
+
+    /**
+     * Returns the class whose {@code main} is the {@link Hammer}-based worker of the multi-process
+     * test.
+     *
+     * @return a class with a {@code main(String[])} that calls {@link Hammer#run}
+     */
+    protected abstract Class<?> hammerMain();
+
+    /**
+     * Closes a resource after the running test, in reverse order of registration.
+     *
+     * @param resource a client or pool
+     * @param <T> the resource type
+     * @return the resource
+     */
+    protected final <T extends AutoCloseable> T closeAfterTest(T resource) {
+        resources.add(resource);
+        return resource;
+    }
+
+    @AfterEach
+    void closeResources() throws Exception {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            resources.get(i).close();
+        }
+        resources.clear();
+    }
+
+    private WindowStore store() {
+        WindowStore store = createStore(redis.host(), redis.port(), Duration.ofMillis(500));
+        if (store instanceof AutoCloseable closeable) {
+            closeAfterTest(closeable);
+        }
+        return store;
+    }
+
+    private static String user(String name) {
+        return "rb-" + UUID.randomUUID().toString().substring(0, 8) + "-" + name;
+    }
+
+    private static String key(String user, long seconds) {
+        return KeyLayout.STANDALONE.key(user, seconds);
+    }
+
+    private static RateLimiter limiter(WindowStore store, MutableClock clock) {
+        return SlidingWindowRateLimiter.builder(store)
+                .clock(clock)
+                .failOpen(false)
+                .build();
+    }
+
+    @Test
+    @DisplayName("X1 a rejection writes nothing and never extends a TTL")
+    void rejectionWritesNothing() {
+        WindowStore store = store();
+        MutableClock clock = MutableClock.at(START);
+        RateLimiter limiter = limiter(store, clock);
+        String user = user("reject");
+        Window minute = new Window("minute", 3, Duration.ofMinutes(1));
+        Window hour = new Window("hour", 2, Duration.ofHours(1));
+        assertThat(limiter.check(user, List.of(minute, hour)).allowed()).isTrue();
+        assertThat(limiter.check(user, List.of(minute, hour)).allowed()).isTrue();
+        Object minuteBefore = redis.call("ZRANGE", key(user, 60), "0", "-1", "WITHSCORES");
+        Object hourBefore = redis.call("ZRANGE", key(user, 3600), "0", "-1", "WITHSCORES");
+        long minuteTtl = (Long) redis.call("PTTL", key(user, 60));
+        long hourTtl = (Long) redis.call("PTTL", key(user, 3600));
+
+        clock.advance(Duration.ofSeconds(1));
+        Decision rejected = limiter.check(user, List.of(minute, hour));
+
+        assertThat(rejected.allowed()).isFalse();
+        assertThat(rejected.window()).isEqualTo(hour);
+        assertThat(redis.call("ZRANGE", key(user, 60), "0", "-1", "WITHSCORES")).isEqualTo(minuteBefore);
+        assertThat(redis.call("ZRANGE", key(user, 3600), "0", "-1", "WITHSCORES"))
+                .isEqualTo(hourBefore);
+        assertThat((Long) redis.call("PTTL", key(user, 60))).isBetween(1L, minuteTtl);
+        assertThat((Long) redis.call("PTTL", key(user, 3600))).isBetween(1L, hourTtl);
+    }
+
+    @Test
+    @DisplayName("X2 every key's TTL is at most its window plus one second")
+    void ttlBounded() {
+        WindowStore store = store();
+        RateLimiter limiter = limiter(store, MutableClock.at(START));
+        String user = user("ttl");
+        List<Window> windows = List.of(
+                new Window("second", 5, Duration.ofSeconds(1)),
+                new Window("minute", 5, Duration.ofMinutes(1)),
+                new Window("day", 5, Duration.ofDays(1)));
+        assertThat(limiter.check(user, windows).allowed()).isTrue();
+        for (Window window : windows) {
+            long ttl = (Long) redis.call("PTTL", key(user, window.lengthSeconds()));
+            assertThat(ttl).as(window.name()).isPositive().isLessThanOrEqualTo(window.lengthMillis() + 1_000);
+        }
+    }
+
+    @Test
+    @DisplayName("X3 a key is gone after an idle window plus one second (real time)")
+    void keyExpires() throws InterruptedException {
+        WindowStore store = store();
+        RateLimiter limiter =
+                SlidingWindowRateLimiter.builder(store).failOpen(false).build();
+        String user = user("expiry");
+        assertThat(limiter.check(user, 5, Duration.ofSeconds(1)).allowed()).isTrue();
+        assertThat(redis.call("EXISTS", key(user, 1))).isEqualTo(1L);
+        Thread.sleep(2_500);
+        assertThat(redis.call("EXISTS", key(user, 1))).isEqualTo(0L);
+    }
+
+    @Test
+    @DisplayName("X4 SCRIPT FLUSH in the middle of concurrent traffic is invisible to callers")
+    void scriptFlushInvisible() throws Exception {
+        WindowStore store = store();
+        RateLimiter limiter = limiter(store, MutableClock.at(START));
+        String user = user("flush");
+        int threads = 4;
+        int perThread = 60;
+        int limit = 150;
+        AtomicBoolean running = new AtomicBoolean(true);
+        AtomicInteger flushes = new AtomicInteger();
+        Thread flusher = new Thread(() -> {
+            try (RespClient raw = redis.connect()) {
+                while (running.get()) {
+                    raw.call("SCRIPT", "FLUSH");
+                    flushes.incrementAndGet();
+                    Thread.sleep(2);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<Integer>> results = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                results.add(pool.submit(() -> {
+                    start.await();
+                    int allowed = 0;
+                    for (int i = 0; i < perThread; i++) {
+                        if (limiter.check(user, limit, Duration.ofMinutes(1)).allowed()) {
+                            allowed++;
+                        }
+                    }
+                    return allowed;
+                }));
+            }
+            flusher.start();
+            start.countDown();
+            int allowed = 0;
+            for (Future<Integer> result : results) {
+                allowed += result.get(60, TimeUnit.SECONDS);
+            }
+            assertThat(allowed).isEqualTo(limit);
+            assertThat(flushes.get()).isPositive();
+        } finally {
+            running.set(false);
+            flusher.join(10_000);
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    @DisplayName("X5 one check is one EVALSHA from the client; the script runs ZREMRANGEBYSCORE, ZCARD, ZADD, EXPIRE")
+    void oneEvalshaPerCheck() {
+        WindowStore store = store();
+        RateLimiter limiter = limiter(store, MutableClock.at(START));
+        String user = user("monitor");
+        List<Window> windows =
+                List.of(new Window("minute", 5, Duration.ofMinutes(1)), new Window("hour", 50, Duration.ofHours(1)));
+        assertThat(limiter.check(user("warm-up"), windows).allowed()).isTrue(); // connects and caches the script
+        String marker = "end-of-check-" + UUID.randomUUID();
+        List<String> lines = new ArrayList<>();
+        try (RespClient monitor = redis.connect()) {
+            assertThat(monitor.call("MONITOR")).isEqualTo("OK");
+            assertThat(limiter.check(user, windows).allowed()).isTrue();
+            redis.call("ECHO", marker);
+            while (true) {
+                String line = String.valueOf(monitor.read());
+                if (line.contains(marker)) {
+                    break;
+                }
+                lines.add(line);
+            }
+        }
+        List<String> fromClients =
+                lines.stream().filter(l -> !l.contains(" lua]")).toList();
+        List<String> fromScript =
+                lines.stream().filter(l -> l.contains(" lua]")).toList();
+        assertThat(fromClients).hasSize(1);
+        assertThat(fromClients.get(0)).containsIgnoringCase("\"EVALSHA\"").contains(SlidingWindowScript.sha1());
+        assertThat(fromClients.get(0)).contains(key(user, 60)).contains(key(user, 3600));
+        for (String command : List.of("ZREMRANGEBYSCORE", "ZCARD", "ZADD", "EXPIRE")) {
+            assertThat(fromScript)
+                    .as(command + " inside the script")
+                    .filteredOn(l -> l.toUpperCase(java.util.Locale.ROOT).contains("\"" + command + "\""))
+                    .hasSize(2);
+        }
+    }
+
+    @Test
+    @DisplayName("X6 Redis stopped mid-run: checks fail with RateLimiterUnavailableException, then recover")
+    void outageAndRecovery() throws InterruptedException {
+        WindowStore store = store();
+        StoreRequest request = new StoreRequest(
+                user("outage"), List.of(new Window("minute", 1_000, Duration.ofMinutes(1))), 1, START.toEpochMilli());
+        for (int i = 0; i < 5; i++) {
+            assertThat(store.evaluate(request).isAllowed()).isTrue();
+        }
+        redis.stop();
+        try {
+            for (int i = 0; i < 3; i++) {
+                // A bound, not a speed claim: without fail-fast settings these calls would hang for a minute.
+                assertTimeoutPreemptively(
+                        Duration.ofSeconds(5),
+                        () -> assertThatThrownBy(() -> store.evaluate(request))
+                                .isInstanceOf(RateLimiterUnavailableException.class));
+                assertTimeoutPreemptively(
+                        Duration.ofSeconds(5),
+                        () -> assertThatThrownBy(() -> store.evaluateAsync(request)
+                                        .toCompletableFuture()
+                                        .join())
+                                .hasCauseInstanceOf(RateLimiterUnavailableException.class));
+            }
+        } finally {
+            redis.restart();
+        }
+        Evaluation recovered = null;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (recovered == null && System.nanoTime() < deadline) {
+            try {
+                recovered = store.evaluate(request);
+            } catch (RateLimiterUnavailableException e) {
+                Thread.sleep(100);
+            }
+        }
+        assertThat(recovered).as("a check succeeds after the restart").isNotNull();
+        assertThat(recovered.isAllowed()).isTrue();
+        assertThat(recovered.used(0)).isEqualTo(1); // the restarted server is empty
+    }
+
+    @Test
+    @DisplayName("X7 creating a store needs no running Redis; checks then fail fast")
+    void createWithoutRedis() {
+        int port = freePort();
+        WindowStore store = createStore(RedisServer.HOST, port, Duration.ofMillis(300));
+        if (store instanceof AutoCloseable closeable) {
+            closeAfterTest(closeable);
+        }
+        StoreRequest request =
+                new StoreRequest("nobody", List.of(Window.of(5, Duration.ofMinutes(1))), 1, StoreRequest.STORE_TIME);
+        assertTimeoutPreemptively(
+                Duration.ofSeconds(10),
+                () -> assertThatThrownBy(() -> store.evaluate(request))
+                        .isInstanceOf(RateLimiterUnavailableException.class));
+    }
+
+    @Test
+    @DisplayName("X8 user ids with colons, braces, spaces, Unicode or 10 kB never share a budget")
+    void weirdIdsAreDistinct() {
+        WindowStore store = store();
+        RateLimiter limiter = limiter(store, MutableClock.at(START));
+        String base = user("w");
+        List<String> ids = weirdIds(base);
+        Set<String> keys = new HashSet<>();
+        for (String id : ids) {
+            assertThat(limiter.check(id, 1, Duration.ofMinutes(1)).allowed())
+                    .as(id)
+                    .isTrue();
+            keys.add(key(id, 60));
+        }
+        for (String id : ids) {
+            assertThat(limiter.check(id, 1, Duration.ofMinutes(1)).allowed())
+                    .as(id)
+                    .isFalse();
+        }
+        assertThat(keys).hasSize(ids.size());
+        for (String key : keys) {
+            assertThat(redis.call("ZCARD", key)).as(key).isEqualTo(1L);
+        }
+    }
+
+    @Test
+    @DisplayName("X9 four JVM processes hammering one key allow exactly the limit in total")
+    void fourProcesses() throws Exception {
+        String user = user("processes");
+        int limit = 100;
+        List<Process> processes = new ArrayList<>();
+        try {
+            for (int i = 0; i < 4; i++) {
+                processes.add(new ProcessBuilder(
+                                javaBinary(),
+                                "-Xmx128m",
+                                "-XX:TieredStopAtLevel=1",
+                                "-cp",
+                                System.getProperty("java.class.path"),
+                                hammerMain().getName(),
+                                RedisServer.HOST,
+                                Integer.toString(redis.port()),
+                                user,
+                                Integer.toString(limit),
+                                "4",
+                                "40")
+                        .redirectError(ProcessBuilder.Redirect.INHERIT)
+                        .start());
+            }
+            List<BufferedReader> outputs = new ArrayList<>();
+            for (Process process : processes) {
+                BufferedReader output =
+                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+                outputs.add(output);
+                assertThat(output.readLine()).isEqualTo(Hammer.READY);
+            }
+            for (Process process : processes) {
+                Writer go = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+                go.write(Hammer.GO + "\n");
+                go.flush();
+            }
+            int allowed = 0;
+            int attempts = 0;
+            for (BufferedReader output : outputs) {
+                String[] result = output.readLine().split(" ");
+                assertThat(result[0]).isEqualTo(Hammer.RESULT);
+                allowed += Integer.parseInt(result[1]);
+                attempts += Integer.parseInt(result[2]);
+            }
+            for (Process process : processes) {
+                assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+                assertThat(process.exitValue()).isZero();
+            }
+            assertThat(attempts).isEqualTo(4 * 4 * 40);
+            assertThat(allowed).isEqualTo(limit);
+            assertThat(redis.call("ZCARD", key(user, 60))).isEqualTo((long) limit);
+        } finally {
+            processes.forEach(Process::destroyForcibly);
+        }
+    }
+
+    /**
+     * Returns user ids that stress the key codec, all starting with {@code base}.
+     *
+     * @param base a prefix unique to the test
+     * @return the ids
+     */
+    public static List<String> weirdIds(String base) {
+        return List.of(
+                base,
+                base + ":60",
+                base + ":1:60",
+                base + "{a}b}",
+                base + "{a}",
+                base + "{a",
+                base + "a}",
+                base + "}",
+                "~" + base,
+                "{" + base + "}",
+                base + " with spaces ",
+                base + "\t\n",
+                base + "ユーザー✓😀",
+                base + "\uD800",
+                base + "\uDC00",
+                base + "x".repeat(10_240));
+    }
+
+    private static int freePort() {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static String javaBinary() {
+        Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
+        return java.toString();
+    }
+}

@@ -1,0 +1,204 @@
+package dev.ratelimit.redis.lettuce;
+
+import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.StoreRequest;
+import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.redis.internal.RedisFailures;
+import dev.ratelimit.redis.internal.ScriptCall;
+import dev.ratelimit.redis.internal.ScriptReply;
+import dev.ratelimit.redis.internal.SlidingWindowScript;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The Lettuce store: one lazily opened connection, one {@code EVALSHA} per check, {@code EVAL} only
+ * after {@code NOSCRIPT}.
+ */
+final class LettuceStore implements WindowStore, AutoCloseable {
+
+    private static final String NAME = "Lettuce";
+    private static final Executor CONNECTOR = task -> {
+        Thread thread = new Thread(task, "ratelimit-lettuce-connect");
+        thread.setDaemon(true);
+        thread.start();
+    };
+
+    private final KeyLayout layout;
+    private final Duration timeout;
+    private final Supplier<Connected> connector;
+    private final AtomicReference<@Nullable CompletableFuture<Connected>> connection = new AtomicReference<>();
+    private volatile boolean closed;
+
+    LettuceStore(KeyLayout layout, Duration timeout, Supplier<Connected> connector) {
+        this.layout = layout;
+        this.timeout = timeout;
+        this.connector = connector;
+    }
+
+    /** An open connection and its scripting commands. */
+    record Connected(
+            StatefulConnection<String, String> connection, RedisScriptingAsyncCommands<String, String> commands) {
+
+        static Connected of(StatefulRedisConnection<String, String> connection) {
+            return new Connected(connection, connection.async());
+        }
+
+        static Connected ofCluster(StatefulRedisClusterConnection<String, String> connection) {
+            return new Connected(connection, connection.async());
+        }
+    }
+
+    @Override
+    public Evaluation evaluate(StoreRequest request) {
+        CompletableFuture<Evaluation> result = run(request);
+        // The driver's command timeout completes the future; this bound is only a safety net
+        // (connect wait, then at most EVALSHA and EVAL each within the timeout).
+        long boundMillis = 3 * timeout.toMillis() + 100;
+        try {
+            return result.get(boundMillis, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw RedisFailures.unavailable(NAME, e);
+        } catch (TimeoutException e) {
+            throw new RateLimiterUnavailableException(
+                    "Redis (" + NAME + ") did not answer within " + boundMillis + " ms", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RateLimiterUnavailableException("Interrupted while waiting for Redis (" + NAME + ")", e);
+        }
+    }
+
+    @Override
+    public CompletionStage<Evaluation> evaluateAsync(StoreRequest request) {
+        return run(request);
+    }
+
+    private CompletableFuture<Evaluation> run(StoreRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        ScriptCall call = ScriptCall.of(request, layout);
+        CompletableFuture<Connected> pending;
+        try {
+            pending = connection();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(RedisFailures.unavailable(NAME, e));
+        }
+        if (pending.isDone() && !pending.isCompletedExceptionally()) {
+            return send(pending.join(), call);
+        }
+        return pending.copy()
+                .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                .handle((connected, failure) -> failure == null
+                        ? send(connected, call)
+                        : CompletableFuture.<Evaluation>failedFuture(RedisFailures.unavailable(NAME, failure)))
+                .thenCompose(stage -> stage);
+    }
+
+    /** Returns the connection future, starting a connection attempt when there is none or the last one failed. */
+    private CompletableFuture<Connected> connection() {
+        while (true) {
+            if (closed) {
+                throw new RateLimiterUnavailableException("The Redis (" + NAME + ") store is closed");
+            }
+            CompletableFuture<Connected> current = connection.get();
+            if (current != null && !current.isCompletedExceptionally()) {
+                return current;
+            }
+            CompletableFuture<Connected> attempt = new CompletableFuture<>();
+            if (connection.compareAndSet(current, attempt)) {
+                CONNECTOR.execute(() -> {
+                    try {
+                        Connected connected = connector.get();
+                        connected.connection().setTimeout(timeout);
+                        attempt.complete(connected);
+                        if (closed) {
+                            connected.connection().closeAsync();
+                        }
+                    } catch (RuntimeException | Error e) {
+                        attempt.completeExceptionally(e);
+                    }
+                });
+                return attempt;
+            }
+        }
+    }
+
+    private CompletableFuture<Evaluation> send(Connected connected, ScriptCall call) {
+        String[] keys = call.keys();
+        String[] args = call.args();
+        CompletableFuture<Evaluation> result = new CompletableFuture<>();
+        RedisFuture<List<Object>> evalsha;
+        try {
+            evalsha = connected.commands().evalsha(SlidingWindowScript.sha1(), ScriptOutputType.MULTI, keys, args);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(RedisFailures.unavailable(NAME, e));
+        }
+        evalsha.whenComplete((reply, failure) -> {
+            if (failure == null) {
+                complete(result, reply, keys.length);
+            } else if (RedisFailures.unwrap(failure) instanceof RedisNoScriptException) {
+                // The script cache was flushed or this node never saw the script: EVAL sends and caches it.
+                RedisFuture<List<Object>> eval;
+                try {
+                    eval = connected.commands().eval(SlidingWindowScript.source(), ScriptOutputType.MULTI, keys, args);
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(RedisFailures.unavailable(NAME, e));
+                    return;
+                }
+                eval.whenComplete((retried, evalFailure) -> {
+                    if (evalFailure == null) {
+                        complete(result, retried, keys.length);
+                    } else {
+                        result.completeExceptionally(RedisFailures.unavailable(NAME, evalFailure));
+                    }
+                });
+            } else {
+                result.completeExceptionally(RedisFailures.unavailable(NAME, failure));
+            }
+        });
+        return result;
+    }
+
+    private static void complete(CompletableFuture<Evaluation> result, @Nullable Object reply, int windows) {
+        try {
+            result.complete(ScriptReply.parse(reply, windows));
+        } catch (RuntimeException e) {
+            result.completeExceptionally(RedisFailures.unavailable(NAME, e));
+        }
+    }
+
+    /** Closes the store's connection, if it was opened; the client stays open. */
+    @Override
+    public void close() {
+        closed = true;
+        CompletableFuture<Connected> current = connection.get();
+        if (current != null) {
+            if (current.isDone() && !current.isCompletedExceptionally()) {
+                current.join().connection().close();
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LettuceWindowStore{" + layout.name().toLowerCase(java.util.Locale.ROOT) + ", commandTimeout="
+                + timeout.toMillis() + "ms" + (closed ? ", closed" : "") + "}";
+    }
+}

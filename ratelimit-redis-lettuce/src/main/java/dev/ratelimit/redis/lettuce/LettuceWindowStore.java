@@ -1,0 +1,152 @@
+package dev.ratelimit.redis.lettuce;
+
+import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.redis.internal.KeyLayout;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Creates {@link WindowStore}s over Redis through Lettuce: one {@code EVALSHA} of the shared
+ * sliding-window script per check, whatever the number of windows.
+ *
+ * <pre>{@code
+ * RedisClient client = RedisClient.create("redis://localhost:6379");
+ * RateLimiter limiter = SlidingWindowRateLimiter.builder(LettuceWindowStore.create(client)).build();
+ *
+ * RedisClusterClient cluster = RedisClusterClient.create("redis://node1:6379");
+ * RateLimiter clustered = SlidingWindowRateLimiter.builder(LettuceWindowStore.create(cluster)).build();
+ * }</pre>
+ *
+ * <p>A store opens one connection of its own, lazily on its first check, so creating it needs no
+ * running Redis; all its checks, blocking or asynchronous, share that connection (Lettuce pipelines
+ * concurrent commands on it). A blocking check is the same single command awaited. To fail fast when
+ * Redis is down, building a store adjusts the client's options: automatic reconnection on, commands
+ * rejected at once while disconnected instead of queued, and per-connection command timeouts; the
+ * store's connection then uses the {@linkplain Builder#commandTimeout command timeout} ({@value
+ * #DEFAULT_COMMAND_TIMEOUT_MILLIS} ms by default). Use a dedicated client if other code needs
+ * different options.
+ *
+ * <p>Every failure, including a timeout, surfaces as {@link
+ * dev.ratelimit.api.RateLimiterUnavailableException}; a check that timed out is never re-sent,
+ * since Redis may have recorded it. Stores are thread-safe and implement {@link AutoCloseable}:
+ * closing one closes its connection, never the client.
+ */
+public final class LettuceWindowStore {
+
+    /** The default command timeout in milliseconds. */
+    public static final long DEFAULT_COMMAND_TIMEOUT_MILLIS = 500;
+
+    private LettuceWindowStore() {}
+
+    /**
+     * Creates a store over a standalone Redis (or a Sentinel-managed master) with the default
+     * command timeout.
+     *
+     * @param client the client; its options are adjusted as described in the class documentation
+     * @return the store; it connects on first use
+     */
+    public static WindowStore create(RedisClient client) {
+        return builder(client).build();
+    }
+
+    /**
+     * Creates a store over Redis Cluster with the default command timeout; all windows of a user
+     * share one hash slot.
+     *
+     * @param client the cluster client; its options are adjusted as described in the class
+     *     documentation
+     * @return the store; it connects on first use
+     */
+    public static WindowStore create(RedisClusterClient client) {
+        return builder(client).build();
+    }
+
+    /**
+     * Returns a builder of a store over a standalone Redis.
+     *
+     * @param client the client
+     * @return a new builder
+     */
+    public static Builder builder(RedisClient client) {
+        return new Builder(Objects.requireNonNull(client, "client must not be null"), null);
+    }
+
+    /**
+     * Returns a builder of a store over Redis Cluster.
+     *
+     * @param client the cluster client
+     * @return a new builder
+     */
+    public static Builder builder(RedisClusterClient client) {
+        return new Builder(null, Objects.requireNonNull(client, "client must not be null"));
+    }
+
+    /** Builds a Lettuce store; not thread-safe. */
+    public static final class Builder {
+
+        private final @Nullable RedisClient client;
+        private final @Nullable RedisClusterClient clusterClient;
+        private Duration commandTimeout = Duration.ofMillis(DEFAULT_COMMAND_TIMEOUT_MILLIS);
+
+        private Builder(@Nullable RedisClient client, @Nullable RedisClusterClient clusterClient) {
+            this.client = client;
+            this.clusterClient = clusterClient;
+        }
+
+        /**
+         * Sets how long one check may wait for Redis before failing with {@link
+         * dev.ratelimit.api.RateLimiterUnavailableException}; also bounds the wait for the first
+         * connection.
+         *
+         * @param commandTimeout a positive duration, typically a few hundred milliseconds
+         * @return this builder
+         */
+        public Builder commandTimeout(Duration commandTimeout) {
+            Objects.requireNonNull(commandTimeout, "commandTimeout must not be null");
+            if (commandTimeout.isNegative() || commandTimeout.isZero()) {
+                throw new IllegalArgumentException("commandTimeout must be positive, was " + commandTimeout);
+            }
+            this.commandTimeout = commandTimeout;
+            return this;
+        }
+
+        /**
+         * Adjusts the client's options for failing fast and returns the store, which connects on first
+         * use.
+         *
+         * @return the store; it also implements {@link AutoCloseable}
+         */
+        public WindowStore build() {
+            if (client != null) {
+                RedisClient standalone = client;
+                standalone.setOptions(failFast(standalone.getOptions().mutate()).build());
+                return new LettuceStore(
+                        KeyLayout.STANDALONE,
+                        commandTimeout,
+                        () -> LettuceStore.Connected.of(standalone.connect(StringCodec.UTF8)));
+            }
+            RedisClusterClient cluster = Objects.requireNonNull(clusterClient);
+            ClusterClientOptions.Builder options = ClusterClientOptions.builder(cluster.getOptions());
+            failFast(options);
+            cluster.setOptions(options.build());
+            return new LettuceStore(
+                    KeyLayout.CLUSTER,
+                    commandTimeout,
+                    () -> LettuceStore.Connected.ofCluster(cluster.connect(StringCodec.UTF8)));
+        }
+
+        private static <B extends ClientOptions.Builder> B failFast(B options) {
+            options.autoReconnect(true)
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                    .timeoutOptions(TimeoutOptions.enabled());
+            return options;
+        }
+    }
+}
