@@ -2,6 +2,11 @@ package dev.ratelimit.demo;
 
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.inmemory.InMemoryWindowStore;
+import dev.ratelimit.redis.lettuce.LettuceWindowStore;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /** The store the demo runs on: in-memory by default, Redis through Lettuce when REDIS_URL is set. */
@@ -27,7 +32,36 @@ final class DemoStore implements AutoCloseable {
                     "in-memory (embedded, this process only; set REDIS_URL=redis://127.0.0.1:6379 to use Redis)",
                     null);
         }
-        throw new IllegalArgumentException("REDIS_URL is not supported yet");
+        RedisURI uri;
+        try {
+            uri = RedisURI.create(redisUrl.trim());
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(
+                    "REDIS_URL is not a Redis URI (redis://host:port): " + e.getMessage(), e);
+        }
+        RedisClient client = RedisClient.create(uri);
+        WindowStore store = LettuceWindowStore.create(client);
+        String where = uri.getHost() + ":" + uri.getPort() + (uri.getDatabase() != 0 ? "/" + uri.getDatabase() : "");
+        String description = "redis at " + where + " (Lettuce, Redis server time), " + probe(client);
+        return new DemoStore(store, "redis", description, () -> {
+            try {
+                if (store instanceof AutoCloseable closeable) {
+                    closeable.close();
+                }
+            } finally {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+        });
+    }
+
+    /** Says whether Redis answers now; the demo starts either way and fails open until it does. */
+    private static String probe(RedisClient client) {
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            connection.sync().ping();
+            return "reachable";
+        } catch (RuntimeException e) {
+            return "NOT reachable now: requests pass unlimited (ratelimit_fail_open=1) until it is";
+        }
     }
 
     WindowStore store() {
