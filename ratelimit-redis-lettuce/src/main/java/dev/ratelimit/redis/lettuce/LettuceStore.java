@@ -16,6 +16,8 @@ import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.protocol.ConnectionIntent;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -44,13 +46,15 @@ final class LettuceStore implements WindowStore, AutoCloseable {
 
     private final KeyLayout layout;
     private final Duration timeout;
+    private final Duration connectTimeout;
     private final Supplier<Connected> connector;
     private final AtomicReference<@Nullable CompletableFuture<Connected>> connection = new AtomicReference<>();
     private volatile boolean closed;
 
-    LettuceStore(KeyLayout layout, Duration timeout, Supplier<Connected> connector) {
+    LettuceStore(KeyLayout layout, Duration timeout, Duration connectTimeout, Supplier<Connected> connector) {
         this.layout = layout;
         this.timeout = timeout;
+        this.connectTimeout = connectTimeout;
         this.connector = connector;
     }
 
@@ -63,6 +67,18 @@ final class LettuceStore implements WindowStore, AutoCloseable {
         }
 
         static Connected ofCluster(StatefulRedisClusterConnection<String, String> connection) {
+            // Node connections are otherwise opened by the first command routed to a node, and with
+            // REJECT_COMMANDS that command would be rejected while its connection is being opened.
+            for (RedisClusterNode node : connection.getPartitions()) {
+                if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+                    try {
+                        connection.getConnection(
+                                node.getUri().getHost(), node.getUri().getPort(), ConnectionIntent.WRITE);
+                    } catch (RuntimeException e) {
+                        // that node is down: its commands fail until Lettuce reaches it
+                    }
+                }
+            }
             return new Connected(connection, connection.async());
         }
     }
@@ -72,7 +88,7 @@ final class LettuceStore implements WindowStore, AutoCloseable {
         CompletableFuture<Evaluation> result = run(request);
         // The driver's command timeout completes the future; this bound is only a safety net
         // (connect wait, then at most EVALSHA and EVAL each within the timeout).
-        long boundMillis = 3 * timeout.toMillis() + 100;
+        long boundMillis = connectTimeout.toMillis() + 2 * timeout.toMillis() + 100;
         try {
             return result.get(boundMillis, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
@@ -104,7 +120,7 @@ final class LettuceStore implements WindowStore, AutoCloseable {
             return send(pending.join(), call);
         }
         return pending.copy()
-                .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                .orTimeout(connectTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .handle((connected, failure) -> failure == null
                         ? send(connected, call)
                         : CompletableFuture.<Evaluation>failedFuture(RedisFailures.unavailable(NAME, failure)))

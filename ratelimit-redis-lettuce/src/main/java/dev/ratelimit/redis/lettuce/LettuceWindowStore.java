@@ -43,6 +43,9 @@ public final class LettuceWindowStore {
     /** The default command timeout in milliseconds. */
     public static final long DEFAULT_COMMAND_TIMEOUT_MILLIS = 500;
 
+    /** The default wait for the store's connection to be opened, in milliseconds. */
+    public static final long DEFAULT_CONNECT_TIMEOUT_MILLIS = 3_000;
+
     private LettuceWindowStore() {}
 
     /**
@@ -94,6 +97,7 @@ public final class LettuceWindowStore {
         private final @Nullable RedisClient client;
         private final @Nullable RedisClusterClient clusterClient;
         private Duration commandTimeout = Duration.ofMillis(DEFAULT_COMMAND_TIMEOUT_MILLIS);
+        private Duration connectTimeout = Duration.ofMillis(DEFAULT_CONNECT_TIMEOUT_MILLIS);
 
         private Builder(@Nullable RedisClient client, @Nullable RedisClusterClient clusterClient) {
             this.client = client;
@@ -102,8 +106,7 @@ public final class LettuceWindowStore {
 
         /**
          * Sets how long one check may wait for Redis before failing with {@link
-         * dev.ratelimit.api.RateLimiterUnavailableException}; also bounds the wait for the first
-         * connection.
+         * dev.ratelimit.api.RateLimiterUnavailableException}.
          *
          * @param commandTimeout a positive duration, typically a few hundred milliseconds
          * @return this builder
@@ -114,6 +117,24 @@ public final class LettuceWindowStore {
                 throw new IllegalArgumentException("commandTimeout must be positive, was " + commandTimeout);
             }
             this.commandTimeout = commandTimeout;
+            return this;
+        }
+
+        /**
+         * Sets how long a check waits for the store's connection while it is being opened (on first
+         * use, or after a failed attempt) before failing with {@link
+         * dev.ratelimit.api.RateLimiterUnavailableException}; a cluster connection first discovers
+         * the topology and connects to every master, which takes longer than one command.
+         *
+         * @param connectTimeout a positive duration
+         * @return this builder
+         */
+        public Builder connectTimeout(Duration connectTimeout) {
+            Objects.requireNonNull(connectTimeout, "connectTimeout must not be null");
+            if (connectTimeout.isNegative() || connectTimeout.isZero()) {
+                throw new IllegalArgumentException("connectTimeout must be positive, was " + connectTimeout);
+            }
+            this.connectTimeout = connectTimeout;
             return this;
         }
 
@@ -130,6 +151,7 @@ public final class LettuceWindowStore {
                 return new LettuceStore(
                         KeyLayout.STANDALONE,
                         commandTimeout,
+                        connectTimeout,
                         () -> LettuceStore.Connected.of(standalone.connect(StringCodec.UTF8)));
             }
             RedisClusterClient cluster = Objects.requireNonNull(clusterClient);
@@ -139,6 +161,7 @@ public final class LettuceWindowStore {
             return new LettuceStore(
                     KeyLayout.CLUSTER,
                     commandTimeout,
+                    connectTimeout,
                     () -> LettuceStore.Connected.ofCluster(cluster.connect(StringCodec.UTF8)));
         }
 

@@ -1,0 +1,101 @@
+package dev.ratelimit.redis.lettuce;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.ratelimit.api.Window;
+import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.StoreRequest;
+import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.testkit.redis.RedisServer;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class LettuceWindowStoreTest {
+
+    private static RedisServer redis;
+    private static RedisClient client;
+
+    @BeforeAll
+    static void start() {
+        redis = RedisServer.start();
+        client = RedisClient.create(redis.uri());
+    }
+
+    @AfterAll
+    static void stop() {
+        client.shutdown();
+        redis.close();
+    }
+
+    private static long storeConnections() {
+        String list = (String) redis.call("CLIENT", "LIST");
+        // every line but the one of the raw connection asking
+        return Arrays.stream(list.split("\n")).filter(line -> !line.isBlank()).count() - 1;
+    }
+
+    @Test
+    void asyncChecksShareOneConnection() throws Exception {
+        long before = storeConnections();
+        WindowStore store = LettuceWindowStore.create(client);
+        try {
+            String user = "shared-" + UUID.randomUUID();
+            StoreRequest request =
+                    new StoreRequest(user, List.of(Window.of(100, Duration.ofMinutes(1))), 1, StoreRequest.STORE_TIME);
+            List<CompletableFuture<Evaluation>> inFlight = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                inFlight.add(store.evaluateAsync(request).toCompletableFuture());
+            }
+            long allowed = 0;
+            for (CompletableFuture<Evaluation> evaluation : inFlight) {
+                if (evaluation.get().isAllowed()) {
+                    allowed++;
+                }
+            }
+            assertThat(allowed).isEqualTo(100);
+            assertThat(store.evaluate(request).isAllowed()).isFalse();
+            assertThat(storeConnections() - before).isEqualTo(1);
+        } finally {
+            ((AutoCloseable) store).close();
+        }
+    }
+
+    @Test
+    void buildingAStoreSetsFailFastOptions() {
+        RedisClient fresh = RedisClient.create(redis.uri());
+        try {
+            LettuceWindowStore.create(fresh);
+            ClientOptions options = fresh.getOptions();
+            assertThat(options.getDisconnectedBehavior()).isEqualTo(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
+            assertThat(options.isAutoReconnect()).isTrue();
+            assertThat(options.getTimeoutOptions().isTimeoutCommands()).isTrue();
+        } finally {
+            fresh.shutdown();
+        }
+    }
+
+    @Test
+    void argumentsAreValidated() {
+        assertThatThrownBy(() -> LettuceWindowStore.create((RedisClient) null)).hasMessageContaining("client");
+        assertThatThrownBy(() -> LettuceWindowStore.builder(client).commandTimeout(Duration.ZERO))
+                .hasMessageContaining("commandTimeout");
+    }
+
+    @Test
+    void aClosedStoreFailsAsUnavailable() throws Exception {
+        WindowStore store = LettuceWindowStore.create(client);
+        ((AutoCloseable) store).close();
+        assertThatThrownBy(() -> store.evaluate(new StoreRequest(
+                        "closed", List.of(Window.of(1, Duration.ofMinutes(1))), 1, StoreRequest.STORE_TIME)))
+                .isInstanceOf(dev.ratelimit.api.RateLimiterUnavailableException.class);
+    }
+}
