@@ -1,0 +1,64 @@
+package dev.ratelimit.redis.jedis;
+
+import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.StoreRequest;
+import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.redis.internal.RedisFailures;
+import dev.ratelimit.redis.internal.ScriptCall;
+import dev.ratelimit.redis.internal.ScriptReply;
+import dev.ratelimit.redis.internal.SlidingWindowScript;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+
+/** The Jedis store: one {@code EVALSHA} per check, {@code EVAL} only after {@code NOSCRIPT}. */
+final class JedisStore implements WindowStore {
+
+    private static final String NAME = "Jedis";
+
+    private final UnifiedJedis jedis;
+    private final KeyLayout layout;
+
+    JedisStore(UnifiedJedis jedis, KeyLayout layout) {
+        this.jedis = jedis;
+        this.layout = layout;
+    }
+
+    @Override
+    public Evaluation evaluate(StoreRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        ScriptCall call = ScriptCall.of(request, layout);
+        List<String> keys = call.keyList();
+        List<String> args = call.argList();
+        Object reply;
+        try {
+            reply = evaluate(keys, args);
+        } catch (RuntimeException e) {
+            throw RedisFailures.unavailable(NAME, e);
+        }
+        return ScriptReply.parse(reply, keys.size());
+    }
+
+    private Object evaluate(List<String> keys, List<String> args) {
+        try {
+            return jedis.evalsha(SlidingWindowScript.sha1(), keys, args);
+        } catch (JedisNoScriptException e) {
+            return jedis.eval(SlidingWindowScript.source(), keys, args);
+        } catch (JedisDataException e) {
+            if (SlidingWindowScript.isNoScript(e.getMessage())) {
+                // the script cache was flushed or this node never saw the script: EVAL sends and caches it
+                return jedis.eval(SlidingWindowScript.source(), keys, args);
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "JedisWindowStore{" + layout.name().toLowerCase(Locale.ROOT) + "}";
+    }
+}
