@@ -11,6 +11,9 @@ class LettuceClusterBehaviourTest extends RedisClusterBehaviour {
     protected WindowStore createStore(RedisCluster cluster) {
         RedisClusterClient client = RedisClusterClient.create(cluster.uris().get(1));
         closeAfterTest(client::shutdown);
-        return LettuceWindowStore.create(client);
+        // generous: on a loaded CI machine topology discovery plus three node connections can take a while
+        return LettuceWindowStore.builder(client)
+                .connectTimeout(java.time.Duration.ofSeconds(10))
+                .build();
     }
 }
