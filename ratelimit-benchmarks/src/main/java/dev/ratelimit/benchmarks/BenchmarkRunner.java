@@ -1,0 +1,531 @@
+package dev.ratelimit.benchmarks;
+
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.Tier;
+import dev.ratelimit.api.TierPolicy;
+import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.redis.internal.MemberIds;
+import dev.ratelimit.redis.internal.SlidingWindowScript;
+import dev.ratelimit.redis.jedis.JedisWindowStore;
+import dev.ratelimit.redis.lettuce.LettuceWindowStore;
+import dev.ratelimit.testkit.redis.RedisServer;
+import io.github.bucket4j.distributed.BucketProxy;
+import io.github.bucket4j.distributed.proxy.ProxyManager;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
+import java.util.regex.Pattern;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+import org.openjdk.jmh.runner.options.VerboseMode;
+import org.openjdk.jmh.util.Statistics;
+import org.redisson.api.RRateLimiter;
+import org.redisson.api.RedissonClient;
+
+/**
+ * Runs every benchmark of the report in one go on a private {@code redis-server} and writes {@code
+ * docs/benchmarks.md} and {@code docs/benchmarks.png}.
+ *
+ * <p>Phases: the {@code redis-benchmark} ceiling, the JMH figures (ceilings, ours, peers), round
+ * trips per decision, and Redis memory per tenant. Options: {@code --quick} (one short iteration
+ * each, for smoke runs), {@code --only REGEX} (JMH figures whose id matches), {@code --docs DIR}
+ * (where to write the report; default {@code docs}), {@code --no-report}, {@code --jfr DIR} (record
+ * each JMH fork with Java Flight Recorder into {@code DIR/<id>.jfr}).
+ */
+public final class BenchmarkRunner {
+
+    private static final String S = Workload.SPREAD;
+    private static final String C = Workload.CONTENDED;
+
+    private BenchmarkRunner() {}
+
+    /**
+     * Runs the benchmarks.
+     *
+     * @param args the options described in the class documentation
+     * @throws Exception if a phase fails
+     */
+    public static void main(String[] args) throws Exception {
+        Settings settings = Settings.parse(args);
+        long start = System.nanoTime();
+        Report.Machine machine = Report.Machine.now(settings.quick);
+        log("machine: " + machine.describe());
+        Path outcomes = Files.createTempFile("ratelimit-bench-outcomes", ".tsv");
+        try (RedisServer redis = RedisServer.start()) {
+            log("private redis-server "
+                    + redis.call("INFO", "server").toString().replaceAll("(?s).*redis_version:([^\\r\\n]+).*", "$1")
+                    + " on " + redis.uri() + " (dir " + redis.directory() + ")");
+            machine = machine.withRedis(
+                    redis.call("INFO", "server").toString().replaceAll("(?s).*redis_version:([^\\r\\n]+).*", "$1"));
+
+            log("phase 1/4: redis-benchmark ceiling");
+            List<RedisBenchmarkTool.Result> ceilings = new ArrayList<>();
+            long scale = settings.quick ? 10 : 1;
+            ceilings.add(
+                    progress(RedisBenchmarkTool.run(redis, "redis-benchmark, 1 client", 1, 1, false, 100_000 / scale)));
+            ceilings.add(progress(
+                    RedisBenchmarkTool.run(redis, "redis-benchmark, 8 clients", 8, 1, false, 200_000 / scale)));
+            ceilings.add(progress(
+                    RedisBenchmarkTool.run(redis, "redis-benchmark, 64 clients", 64, 1, false, 300_000 / scale)));
+            ceilings.add(progress(RedisBenchmarkTool.run(
+                    redis, "redis-benchmark -P 16, 4 clients (64 in flight)", 4, 16, false, 600_000 / scale)));
+            ceilings.add(
+                    progress(RedisBenchmarkTool.run(redis, "redis-benchmark, 8 clients", 8, 1, true, 200_000 / scale)));
+            ceilings.add(progress(RedisBenchmarkTool.run(
+                    redis, "redis-benchmark -P 16, 4 clients (64 in flight)", 4, 16, true, 600_000 / scale)));
+
+            log("phase 2/4: JMH");
+            List<JmhRun> runs = runs().stream()
+                    .filter(run -> settings.only.matcher(run.id()).find())
+                    .toList();
+            List<JmhRun.Figures> figures = new ArrayList<>();
+            int index = 0;
+            for (JmhRun run : runs) {
+                index++;
+                log(String.format(
+                        Locale.ROOT,
+                        "JMH %d/%d: %s (%s, %s, %d window(s), %s)",
+                        index,
+                        runs.size(),
+                        run.id(),
+                        run.contender(),
+                        run.keys(),
+                        run.windows(),
+                        run.isAsync() ? "64 in flight" : run.threads() + " thread(s)"));
+                JmhRun.Figures measured = jmh(run, settings, redis.port(), outcomes);
+                log(String.format(
+                        Locale.ROOT,
+                        "  -> %,.0f decisions/s, p50 %.1f us, p99 %.1f us",
+                        measured.decisionsPerSecond(),
+                        measured.p50Micros(),
+                        measured.p99Micros()));
+                figures.add(measured);
+            }
+
+            log("phase 3/4: round trips per decision (MONITOR + INFO commandstats)");
+            List<RoundTrips.Result> roundTrips = roundTrips(redis, settings.quick ? 200 : 2_000);
+
+            log("phase 4/4: Redis memory per tenant at full budget");
+            List<MemoryPerTenant.Result> memory = new ArrayList<>();
+            for (Tier tier : TierPolicy.defaults().tiers().values()) {
+                memory.add(progress(MemoryPerTenant.ours(redis, tier)));
+                memory.add(progress(MemoryPerTenant.bucket4j(redis, tier)));
+                memory.add(progress(MemoryPerTenant.redisson(redis, tier)));
+            }
+
+            machine = machine.finished();
+            String outcomeLines = Files.readString(outcomes, StandardCharsets.UTF_8);
+            Report report = new Report(
+                    machine,
+                    settings.describe(),
+                    ceilings,
+                    figures,
+                    roundTrips,
+                    memory,
+                    outcomeLines,
+                    Duration.ofNanos(System.nanoTime() - start));
+            if (settings.writeReport) {
+                Files.createDirectories(settings.docs);
+                report.write(settings.docs.resolve("benchmarks.md"), settings.docs.resolve("benchmarks.png"));
+                log("wrote " + settings.docs.resolve("benchmarks.md") + " and "
+                        + settings.docs.resolve("benchmarks.png"));
+            }
+            System.out.println();
+            System.out.println(report.ratiosMarkdown());
+        } finally {
+            Files.deleteIfExists(outcomes);
+        }
+        log("done in " + Duration.ofNanos(System.nanoTime() - start).toSeconds() + " s; private redis-server stopped");
+    }
+
+    /** Every JMH figure of the report. */
+    static List<JmhRun> runs() {
+        Class<?> le = LettuceEvalshaBenchmark.class;
+        Class<?> je = JedisEvalshaBenchmark.class;
+        Class<?> ls = LettuceStoreBenchmark.class;
+        Class<?> js = JedisStoreBenchmark.class;
+        Class<?> im = InMemoryStoreBenchmark.class;
+        Class<?> b4 = Bucket4jBenchmark.class;
+        Class<?> rd = RedissonBenchmark.class;
+        String ceiling = "ceiling";
+        String ours = "ours";
+        String peer = "peer";
+        List<JmhRun> runs = new ArrayList<>();
+        // spread keys, one window
+        runs.add(
+                JmhRun.blocking("evalsha-lettuce-1t", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 1, S, 1));
+        runs.add(
+                JmhRun.blocking("evalsha-lettuce-8t", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 8, S, 1));
+        runs.add(JmhRun.async("evalsha-lettuce-async", ceiling, "plain EVALSHA, Lettuce async", le, S, 1));
+        runs.add(JmhRun.blocking("evalsha-jedis-1t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 1, S, 1));
+        runs.add(JmhRun.blocking("evalsha-jedis-8t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, S, 1));
+        runs.add(JmhRun.blocking("ours-lettuce-1t", ours, "ours: Lettuce blocking", ls, "blocking", 1, S, 1));
+        runs.add(JmhRun.blocking("ours-lettuce-8t", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 1));
+        runs.add(JmhRun.async("ours-lettuce-async", ours, "ours: Lettuce async", ls, S, 1));
+        runs.add(JmhRun.blocking("ours-jedis-1t", ours, "ours: Jedis blocking", js, "blocking", 1, S, 1));
+        runs.add(JmhRun.blocking("ours-jedis-8t", ours, "ours: Jedis blocking", js, "blocking", 8, S, 1));
+        runs.add(JmhRun.blocking("ours-inmemory-1t", ours, "ours: in-memory", im, "check", 1, S, 1));
+        runs.add(JmhRun.blocking("ours-inmemory-8t", ours, "ours: in-memory", im, "check", 8, S, 1));
+        runs.add(JmhRun.blocking("bucket4j-1t", peer, "Bucket4j Lettuce proxy", b4, "blocking", 1, S, 1));
+        runs.add(JmhRun.blocking("bucket4j-8t", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, S, 1));
+        runs.add(JmhRun.blocking("redisson-1t", peer, "Redisson RRateLimiter", rd, "blocking", 1, S, 1));
+        runs.add(JmhRun.blocking("redisson-8t", peer, "Redisson RRateLimiter", rd, "blocking", 8, S, 1));
+        // one contended key, one window
+        runs.add(JmhRun.blocking(
+                "evalsha-lettuce-8t-c", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 8, C, 1));
+        runs.add(JmhRun.blocking("evalsha-jedis-8t-c", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, C, 1));
+        runs.add(JmhRun.blocking("ours-lettuce-8t-c", ours, "ours: Lettuce blocking", ls, "blocking", 8, C, 1));
+        runs.add(JmhRun.async("ours-lettuce-async-c", ours, "ours: Lettuce async", ls, C, 1));
+        runs.add(JmhRun.blocking("ours-jedis-8t-c", ours, "ours: Jedis blocking", js, "blocking", 8, C, 1));
+        runs.add(JmhRun.blocking("bucket4j-8t-c", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, C, 1));
+        runs.add(JmhRun.blocking("redisson-8t-c", peer, "Redisson RRateLimiter", rd, "blocking", 8, C, 1));
+        // spread keys, two windows (minute + day, all or nothing)
+        runs.add(JmhRun.blocking(
+                "evalsha-lettuce-1t-2w", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 1, S, 2));
+        runs.add(JmhRun.blocking(
+                "evalsha-lettuce-8t-2w", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 8, S, 2));
+        runs.add(JmhRun.async("evalsha-lettuce-async-2w", ceiling, "plain EVALSHA, Lettuce async", le, S, 2));
+        runs.add(JmhRun.blocking("evalsha-jedis-8t-2w", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, S, 2));
+        runs.add(JmhRun.blocking("ours-lettuce-1t-2w", ours, "ours: Lettuce blocking", ls, "blocking", 1, S, 2));
+        runs.add(JmhRun.blocking("ours-lettuce-8t-2w", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 2));
+        runs.add(JmhRun.async("ours-lettuce-async-2w", ours, "ours: Lettuce async", ls, S, 2));
+        runs.add(JmhRun.blocking("ours-jedis-8t-2w", ours, "ours: Jedis blocking", js, "blocking", 8, S, 2));
+        runs.add(JmhRun.blocking("ours-inmemory-8t-2w", ours, "ours: in-memory", im, "check", 8, S, 2));
+        runs.add(JmhRun.blocking("bucket4j-8t-2w", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, S, 2));
+        runs.add(JmhRun.blocking("redisson-8t-2w", peer, "Redisson RRateLimiter", rd, "blocking", 8, S, 2));
+        return runs;
+    }
+
+    private static JmhRun.Figures jmh(JmhRun run, Settings settings, int port, Path outcomes) throws RunnerException {
+        Options options = new OptionsBuilder()
+                .include("^" + Pattern.quote(run.benchmark().getName() + "." + run.method()) + "$")
+                .mode(Mode.SampleTime)
+                .timeUnit(TimeUnit.MICROSECONDS)
+                .threads(run.threads())
+                .forks(settings.forks)
+                .warmupIterations(settings.warmupIterations)
+                .warmupTime(settings.warmupTime)
+                .measurementIterations(settings.measurementIterations)
+                .measurementTime(settings.measurementTime)
+                .param("keys", run.keys())
+                .param("windows", Integer.toString(run.windows()))
+                .jvmArgsAppend(
+                        "-D" + BenchRedis.PORT_PROPERTY + "=" + port,
+                        "-D" + BenchRedis.OUTCOMES_PROPERTY + "=" + outcomes,
+                        "-Xms1g",
+                        "-Xmx3g")
+                .shouldFailOnError(true)
+                .verbosity(settings.quick ? VerboseMode.SILENT : VerboseMode.NORMAL)
+                .build();
+        if (settings.jfr != null) {
+            options = new OptionsBuilder()
+                    .parent(options)
+                    .jvmArgsAppend(
+                            "-D" + BenchRedis.PORT_PROPERTY + "=" + port,
+                            "-D" + BenchRedis.OUTCOMES_PROPERTY + "=" + outcomes,
+                            "-Xms1g",
+                            "-Xmx3g",
+                            "-XX:StartFlightRecording=settings=profile,filename="
+                                    + settings.jfr.resolve(run.id() + ".jfr").toAbsolutePath())
+                    .build();
+        }
+        Collection<RunResult> results = new Runner(options).run();
+        if (results.size() != 1) {
+            throw new IllegalStateException("expected one JMH result for " + run.id() + ", got " + results.size());
+        }
+        RunResult result = results.iterator().next();
+        Statistics statistics = result.getPrimaryResult().getStatistics();
+        double meanMicros = statistics.getMean();
+        // SampleTime measures each sampled call; with T threads each taking mean µs, T/mean calls
+        // complete per µs. An async call's time is the wait for room among the 64 in flight.
+        double perSecond = run.threads() * 1_000_000.0 / meanMicros;
+        double p50 = statistics.getPercentile(50);
+        double p99 = statistics.getPercentile(99);
+        if (run.isAsync()) {
+            // Little's law: latency = calls in flight / throughput.
+            p50 = Double.NaN;
+            p99 = Double.NaN;
+        }
+        return new JmhRun.Figures(run, perSecond, p50, p99, statistics.getN());
+    }
+
+    private static List<RoundTrips.Result> roundTrips(RedisServer redis, int perThread) throws Exception {
+        List<RoundTrips.Result> results = new ArrayList<>();
+        redis.call("FLUSHALL");
+        RedisClient lettuce = RedisClient.create(redis.uri());
+        redis.clients.jedis.RedisClient jedis = jedisFor(redis);
+        RedissonClient redisson = null;
+        StatefulRedisConnection<String, byte[]> bucket4jConnection = null;
+        StatefulRedisConnection<String, String> plainConnection = null;
+        WindowStore lettuceStore = LettuceWindowStore.create(lettuce);
+        try {
+            RateLimiter oursLettuce = SlidingWindowRateLimiter.builder(lettuceStore)
+                    .failOpen(false)
+                    .build();
+            RateLimiter oursJedis = SlidingWindowRateLimiter.builder(JedisWindowStore.create(jedis))
+                    .failOpen(false)
+                    .build();
+            plainConnection = lettuce.connect();
+            RedisCommands<String, String> plain = plainConnection.sync();
+            plain.scriptLoad(SlidingWindowScript.source());
+            bucket4jConnection = Peers.bucket4jConnection(lettuce);
+            ProxyManager<String> proxies = Peers.bucket4j(bucket4jConnection);
+            BucketProxy[] buckets = new BucketProxy[Workload.USERS];
+            BucketProxy[] tierBuckets = new BucketProxy[Workload.USERS];
+            for (int i = 0; i < Workload.USERS; i++) {
+                buckets[i] = proxies.builder()
+                        .build("bucket4j:" + Workload.user(i), Peers.bucketConfiguration(Workload.ONE_WINDOW));
+                tierBuckets[i] = proxies.builder()
+                        .build("bucket4j2:" + Workload.user(i), Peers.bucketConfiguration(Workload.TWO_WINDOWS));
+            }
+            redisson = Peers.redisson();
+            int users = 200;
+            RRateLimiter[][] redissonLimiters = new RRateLimiter[users][];
+            for (int i = 0; i < users; i++) {
+                redissonLimiters[i] = new RRateLimiter[] {
+                    Peers.redissonLimiter(redisson, Workload.user(i), Workload.MINUTE),
+                    Peers.redissonLimiter(redisson, Workload.user(i), Workload.DAY)
+                };
+            }
+            RedissonClient redissonClient = redisson;
+
+            // warm up every contender so connection set-up is not counted
+            for (int i = 0; i < 50; i++) {
+                oursLettuce.check(Workload.user(i), Workload.TWO_WINDOWS);
+                oursJedis.check(Workload.user(i), Workload.TWO_WINDOWS);
+                buckets[i].tryConsume(1);
+                tierBuckets[i].tryConsume(1);
+                redissonLimiters[i][0].tryAcquire();
+                redissonLimiters[i][1].tryAcquire();
+            }
+            for (int t = 0; t < 8; t++) { // let every pooled connection open
+                Thread[] warm = new Thread[8];
+                for (int w = 0; w < warm.length; w++) {
+                    warm[w] = new Thread(() -> {
+                        for (int i = 0; i < 20; i++) {
+                            oursJedis.check(Workload.user(i), Workload.ONE_WINDOW);
+                            redissonLimiters[0][0].tryAcquire();
+                        }
+                    });
+                    warm[w].start();
+                }
+                for (Thread thread : warm) {
+                    thread.join();
+                }
+            }
+
+            results.add(measure(redis, "plain EVALSHA (Lettuce)", "spread, 1 window, 1 thread", 1, perThread, t -> {
+                int user = Workload.next(false);
+                plain.evalsha(
+                        SlidingWindowScript.sha1(),
+                        ScriptOutputType.MULTI,
+                        ScriptArgs.keys(user, 1),
+                        ScriptArgs.args(MemberIds.next(), 1));
+            }));
+            results.add(measure(
+                    redis,
+                    "ours: Lettuce",
+                    "spread, 1 window, 1 thread",
+                    1,
+                    perThread,
+                    t -> oursLettuce.check(Workload.user(Workload.next(false)), Workload.ONE_WINDOW)));
+            results.add(measure(
+                    redis,
+                    "ours: Lettuce",
+                    "spread, 2 windows, 1 thread",
+                    1,
+                    perThread,
+                    t -> oursLettuce.check(Workload.user(Workload.next(false)), Workload.TWO_WINDOWS)));
+            results.add(measure(
+                    redis,
+                    "ours: Lettuce",
+                    "contended, 1 window, 8 threads",
+                    8,
+                    perThread / 4,
+                    t -> oursLettuce.check(Workload.user(0), Workload.ONE_WINDOW)));
+            results.add(measure(
+                    redis,
+                    "ours: Jedis",
+                    "spread, 1 window, 1 thread",
+                    1,
+                    perThread,
+                    t -> oursJedis.check(Workload.user(Workload.next(false)), Workload.ONE_WINDOW)));
+            results.add(measure(
+                    redis,
+                    "ours: Jedis",
+                    "spread, 2 windows, 1 thread",
+                    1,
+                    perThread,
+                    t -> oursJedis.check(Workload.user(Workload.next(false)), Workload.TWO_WINDOWS)));
+            results.add(measure(
+                    redis,
+                    "Bucket4j Lettuce proxy",
+                    "spread, 1 window, 1 thread",
+                    1,
+                    perThread,
+                    t -> buckets[Workload.next(false)].tryConsume(1)));
+            results.add(measure(
+                    redis,
+                    "Bucket4j Lettuce proxy",
+                    "spread, 2 windows, 1 thread",
+                    1,
+                    perThread,
+                    t -> tierBuckets[Workload.next(false)].tryConsume(1)));
+            results.add(measure(
+                    redis,
+                    "Bucket4j Lettuce proxy",
+                    "contended, 1 window, 8 threads",
+                    8,
+                    perThread / 4,
+                    t -> buckets[0].tryConsume(1)));
+            results.add(measure(
+                    redis,
+                    "Redisson RRateLimiter",
+                    "spread, 1 window, 1 thread",
+                    1,
+                    perThread,
+                    t ->
+                            redissonLimiters[
+                                    java.util.concurrent.ThreadLocalRandom.current()
+                                            .nextInt(users)][0].tryAcquire()));
+            results.add(measure(redis, "Redisson RRateLimiter", "spread, 2 windows, 1 thread", 1, perThread, t -> {
+                RRateLimiter[] pair = redissonLimiters[
+                        java.util.concurrent.ThreadLocalRandom.current().nextInt(users)];
+                if (pair[0].tryAcquire()) {
+                    pair[1].tryAcquire();
+                }
+            }));
+            results.add(measure(
+                    redis,
+                    "Redisson RRateLimiter",
+                    "contended, 1 window, 8 threads",
+                    8,
+                    perThread / 4,
+                    t -> redissonLimiters[0][0].tryAcquire()));
+            if (redissonClient.isShutdown()) {
+                throw new IllegalStateException("Redisson shut down during the round-trip phase");
+            }
+        } finally {
+            if (lettuceStore instanceof AutoCloseable closeable) {
+                closeable.close();
+            }
+            if (plainConnection != null) {
+                plainConnection.close();
+            }
+            if (bucket4jConnection != null) {
+                bucket4jConnection.close();
+            }
+            if (redisson != null) {
+                redisson.shutdown();
+            }
+            jedis.close();
+            lettuce.shutdown();
+        }
+        return results;
+    }
+
+    private static redis.clients.jedis.RedisClient jedisFor(RedisServer redis) {
+        System.setProperty(BenchRedis.PORT_PROPERTY, Integer.toString(redis.port()));
+        return BenchRedis.jedis();
+    }
+
+    private static RoundTrips.Result measure(
+            RedisServer redis, String label, String workload, int threads, int perThread, IntConsumer decide)
+            throws InterruptedException {
+        RoundTrips.Result result = RoundTrips.measure(redis, label, workload, threads, perThread, decide);
+        log(String.format(
+                Locale.ROOT,
+                "  %s, %s: %.2f round trips per decision (%s); executed: %s",
+                label,
+                workload,
+                result.roundTrips(),
+                result.clientSummary(),
+                result.executedSummary()));
+        return result;
+    }
+
+    private static <T> T progress(T result) {
+        log("  " + result);
+        return result;
+    }
+
+    static void log(String message) {
+        System.out.println("[bench " + Instant.now().toString().substring(11, 19) + "] " + message);
+        System.out.flush();
+    }
+
+    /** Command-line settings. */
+    static final class Settings {
+        boolean quick;
+        boolean writeReport = true;
+        Pattern only = Pattern.compile("");
+        Path docs = Path.of("docs");
+
+        @org.jspecify.annotations.Nullable
+        Path jfr;
+
+        int forks = 1;
+        int warmupIterations = 2;
+        TimeValue warmupTime = TimeValue.seconds(2);
+        int measurementIterations = 3;
+        TimeValue measurementTime = TimeValue.seconds(3);
+
+        static Settings parse(String[] args) {
+            Settings settings = new Settings();
+            for (int i = 0; i < args.length; i++) {
+                switch (args[i]) {
+                    case "--quick" -> {
+                        settings.quick = true;
+                        settings.warmupIterations = 1;
+                        settings.warmupTime = TimeValue.seconds(1);
+                        settings.measurementIterations = 1;
+                        settings.measurementTime = TimeValue.seconds(1);
+                    }
+                    case "--only" -> settings.only = Pattern.compile(args[++i]);
+                    case "--docs" -> settings.docs = Path.of(args[++i]);
+                    case "--no-report" -> settings.writeReport = false;
+                    case "--jfr" -> settings.jfr = Path.of(args[++i]);
+                    default ->
+                        throw new IllegalArgumentException("unknown option " + args[i]
+                                + "; options: --quick, --only REGEX, --docs DIR, --no-report");
+                }
+            }
+            return settings;
+        }
+
+        String describe() {
+            return String.format(
+                    Locale.ROOT,
+                    "JMH %s mode, %d fork, %d warm-up iteration(s) of %s and %d measurement iteration(s) of %s per figure",
+                    "SampleTime",
+                    forks,
+                    warmupIterations,
+                    warmupTime,
+                    measurementIterations,
+                    measurementTime);
+        }
+    }
+
+    static void writeString(Path path, String text) throws IOException {
+        Files.writeString(path, text, StandardCharsets.UTF_8);
+    }
+}

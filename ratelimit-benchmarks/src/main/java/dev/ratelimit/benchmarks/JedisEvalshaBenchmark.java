@@ -1,0 +1,69 @@
+package dev.ratelimit.benchmarks;
+
+import dev.ratelimit.redis.internal.MemberIds;
+import dev.ratelimit.redis.internal.SlidingWindowScript;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import redis.clients.jedis.RedisClient;
+
+/** The driver ceiling for Jedis: a plain pooled {@code EVALSHA} of our script, nothing else. */
+@State(Scope.Benchmark)
+public class JedisEvalshaBenchmark {
+
+    /** Which users the decisions go to: {@code contended} or {@code spread}. */
+    @Param({Workload.SPREAD, Workload.CONTENDED})
+    public String keys = Workload.SPREAD;
+
+    /** The number of windows per check: 1 or 2. */
+    @Param({"1", "2"})
+    public int windows = 1;
+
+    private final LongAdder rejected = new LongAdder();
+    private boolean contended;
+    private @org.jspecify.annotations.Nullable RedisClient jedis;
+
+    /** Empties Redis, loads the script and opens the pool. */
+    @Setup(Level.Trial)
+    public void setUp() {
+        BenchRedis.reset();
+        Workload.windows(windows);
+        contended = Workload.contended(keys);
+        jedis = BenchRedis.jedis();
+    }
+
+    /** Closes the pool and reports the outcomes. */
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        BenchRedis.recordOutcomes("JedisEvalsha", "keys=" + keys + ",windows=" + windows, rejected.sum(), 0);
+        if (jedis != null) {
+            jedis.close();
+        }
+    }
+
+    /**
+     * Runs one {@code EVALSHA} on a pooled connection.
+     *
+     * @return the script's reply
+     */
+    @Benchmark
+    public Object blocking() {
+        int user = Workload.next(contended);
+        Object reply = java.util.Objects.requireNonNull(jedis)
+                .evalsha(
+                        SlidingWindowScript.sha1(),
+                        Arrays.asList(ScriptArgs.keys(user, windows)),
+                        Arrays.asList(ScriptArgs.args(MemberIds.next(), windows)));
+        if (reply instanceof List<?> list && Long.valueOf(0).equals(list.get(0))) {
+            rejected.increment();
+        }
+        return reply;
+    }
+}

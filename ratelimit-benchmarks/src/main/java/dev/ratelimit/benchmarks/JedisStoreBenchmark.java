@@ -1,0 +1,75 @@
+package dev.ratelimit.benchmarks;
+
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.Window;
+import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.redis.jedis.JedisWindowStore;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import redis.clients.jedis.RedisClient;
+
+/** Ours over Jedis: the full {@link RateLimiter} over {@link JedisWindowStore} and a sized pool. */
+@State(Scope.Benchmark)
+public class JedisStoreBenchmark {
+
+    /** Which users the decisions go to: {@code contended} or {@code spread}. */
+    @Param({Workload.SPREAD, Workload.CONTENDED})
+    public String keys = Workload.SPREAD;
+
+    /** The number of windows per check: 1 or 2. */
+    @Param({"1", "2"})
+    public int windows = 1;
+
+    private final LongAdder rejected = new LongAdder();
+    private boolean contended;
+    private List<Window> checked = Workload.ONE_WINDOW;
+    private @Nullable RedisClient jedis;
+    private @Nullable RateLimiter limiter;
+
+    /** Empties Redis and builds the limiter; it fails closed, so a store failure fails the run. */
+    @Setup(Level.Trial)
+    public void setUp() {
+        BenchRedis.reset();
+        checked = Workload.windows(windows);
+        contended = Workload.contended(keys);
+        RedisClient created = BenchRedis.jedis();
+        jedis = created;
+        limiter = SlidingWindowRateLimiter.builder(JedisWindowStore.create(created))
+                .failOpen(false)
+                .name("bench")
+                .build();
+    }
+
+    /** Closes the pool and reports the outcomes. */
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        BenchRedis.recordOutcomes("JedisStore", "keys=" + keys + ",windows=" + windows, rejected.sum(), 0);
+        if (jedis != null) {
+            jedis.close();
+        }
+    }
+
+    /**
+     * Checks one request and waits for the decision.
+     *
+     * @return the decision
+     */
+    @Benchmark
+    public Decision blocking() {
+        Decision decision = Objects.requireNonNull(limiter).check(Workload.user(Workload.next(contended)), checked);
+        if (!decision.allowed()) {
+            rejected.increment();
+        }
+        return decision;
+    }
+}

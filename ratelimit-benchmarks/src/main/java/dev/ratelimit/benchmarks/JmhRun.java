@@ -1,0 +1,49 @@
+package dev.ratelimit.benchmarks;
+
+/**
+ * One JMH figure of the report: a benchmark method, a thread count and the workload parameters.
+ *
+ * @param id a short stable id the ratios refer to
+ * @param group ceiling, ours or peer
+ * @param contender who is measured, for example {@code ours: Lettuce blocking}
+ * @param benchmark the benchmark class
+ * @param method the benchmark method
+ * @param threads benchmark threads
+ * @param inFlight calls in flight (threads for blocking calls, 64 for the asynchronous ones)
+ * @param keys {@code contended} or {@code spread}
+ * @param windows windows per check
+ */
+record JmhRun(
+        String id,
+        String group,
+        String contender,
+        Class<?> benchmark,
+        String method,
+        int threads,
+        int inFlight,
+        String keys,
+        int windows) {
+
+    static JmhRun blocking(
+            String id,
+            String group,
+            String contender,
+            Class<?> benchmark,
+            String method,
+            int threads,
+            String keys,
+            int windows) {
+        return new JmhRun(id, group, contender, benchmark, method, threads, threads, keys, windows);
+    }
+
+    static JmhRun async(String id, String group, String contender, Class<?> benchmark, String keys, int windows) {
+        return new JmhRun(id, group, contender, benchmark, "async64", 1, BenchRedis.IN_FLIGHT, keys, windows);
+    }
+
+    boolean isAsync() {
+        return inFlight != threads;
+    }
+
+    /** The measured figures of a run. */
+    record Figures(JmhRun run, double decisionsPerSecond, double p50Micros, double p99Micros, long samples) {}
+}

@@ -1,0 +1,123 @@
+package dev.ratelimit.benchmarks;
+
+import dev.ratelimit.redis.internal.MemberIds;
+import dev.ratelimit.redis.internal.SlidingWindowScript;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * The driver ceiling for Lettuce: a plain {@code EVALSHA} of our script with the same keys and
+ * arguments our store sends, and nothing else (no validation, no decision, no circuit breaker).
+ */
+@State(Scope.Benchmark)
+public class LettuceEvalshaBenchmark {
+
+    /** Which users the decisions go to: {@code contended} or {@code spread}. */
+    @Param({Workload.SPREAD, Workload.CONTENDED})
+    public String keys = Workload.SPREAD;
+
+    /** The number of windows per check: 1 or 2. */
+    @Param({"1", "2"})
+    public int windows = 1;
+
+    private final InFlight inFlight = new InFlight();
+    private final LongAdder rejected = new LongAdder();
+    private boolean contended;
+    private @org.jspecify.annotations.Nullable RedisClient client;
+    private @org.jspecify.annotations.Nullable StatefulRedisConnection<String, String> connection;
+    private @org.jspecify.annotations.Nullable RedisCommands<String, String> sync;
+    private @org.jspecify.annotations.Nullable RedisAsyncCommands<String, String> async;
+
+    /** Empties Redis, loads the script and opens one connection, as the store does. */
+    @Setup(Level.Trial)
+    public void setUp() {
+        BenchRedis.reset();
+        Workload.windows(windows);
+        contended = Workload.contended(keys);
+        RedisClient created = RedisClient.create(BenchRedis.uri());
+        client = created;
+        StatefulRedisConnection<String, String> opened = created.connect();
+        connection = opened;
+        sync = opened.sync();
+        async = opened.async();
+    }
+
+    /** Lets the asynchronous calls of an iteration complete before the next one starts. */
+    @TearDown(Level.Iteration)
+    public void drain() throws InterruptedException {
+        inFlight.drain();
+    }
+
+    /** Closes the connection and reports the outcomes. */
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        BenchRedis.recordOutcomes(
+                "LettuceEvalsha", "keys=" + keys + ",windows=" + windows, rejected.sum(), inFlight.failed());
+        if (connection != null) {
+            connection.close();
+        }
+        if (client != null) {
+            client.shutdown();
+        }
+    }
+
+    /**
+     * Runs one {@code EVALSHA} and waits for its reply.
+     *
+     * @return the script's reply
+     */
+    @Benchmark
+    public List<Object> blocking() {
+        int user = Workload.next(contended);
+        List<Object> reply = java.util.Objects.requireNonNull(sync)
+                .evalsha(
+                        SlidingWindowScript.sha1(),
+                        ScriptOutputType.MULTI,
+                        ScriptArgs.keys(user, windows),
+                        ScriptArgs.args(MemberIds.next(), windows));
+        count(reply);
+        return reply;
+    }
+
+    /**
+     * Starts one {@code EVALSHA} once fewer than 64 are in flight.
+     *
+     * @throws InterruptedException if interrupted while waiting for room
+     */
+    @Benchmark
+    public void async64() throws InterruptedException {
+        inFlight.acquire();
+        int user = Workload.next(contended);
+        RedisFuture<List<Object>> reply = java.util.Objects.requireNonNull(async)
+                .evalsha(
+                        SlidingWindowScript.sha1(),
+                        ScriptOutputType.MULTI,
+                        ScriptArgs.keys(user, windows),
+                        ScriptArgs.args(MemberIds.next(), windows));
+        reply.whenComplete((value, failure) -> {
+            if (value != null) {
+                count(value);
+            }
+            inFlight.release(failure);
+        });
+    }
+
+    private void count(List<Object> reply) {
+        if (Long.valueOf(0).equals(reply.get(0))) {
+            rejected.increment();
+        }
+    }
+}

@@ -1,0 +1,111 @@
+package dev.ratelimit.benchmarks;
+
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.Window;
+import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.redis.lettuce.LettuceWindowStore;
+import io.lettuce.core.RedisClient;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * Ours over Lettuce: the full {@link RateLimiter} (validation, ordering, circuit breaker, decision)
+ * over {@link LettuceWindowStore}, blocking and asynchronous.
+ */
+@State(Scope.Benchmark)
+public class LettuceStoreBenchmark {
+
+    /** Which users the decisions go to: {@code contended} or {@code spread}. */
+    @Param({Workload.SPREAD, Workload.CONTENDED})
+    public String keys = Workload.SPREAD;
+
+    /** The number of windows per check: 1 or 2. */
+    @Param({"1", "2"})
+    public int windows = 1;
+
+    private final InFlight inFlight = new InFlight();
+    private final LongAdder rejected = new LongAdder();
+    private boolean contended;
+    private List<Window> checked = Workload.ONE_WINDOW;
+    private @Nullable RedisClient client;
+    private @Nullable WindowStore store;
+    private @Nullable RateLimiter limiter;
+
+    /** Empties Redis and builds the limiter; it fails closed, so a store failure fails the run. */
+    @Setup(Level.Trial)
+    public void setUp() {
+        BenchRedis.reset();
+        checked = Workload.windows(windows);
+        contended = Workload.contended(keys);
+        RedisClient created = RedisClient.create(BenchRedis.uri());
+        client = created;
+        WindowStore built = LettuceWindowStore.create(created);
+        store = built;
+        limiter = SlidingWindowRateLimiter.builder(built)
+                .failOpen(false)
+                .name("bench")
+                .build();
+    }
+
+    /** Lets the asynchronous checks of an iteration complete before the next one starts. */
+    @TearDown(Level.Iteration)
+    public void drain() throws InterruptedException {
+        inFlight.drain();
+    }
+
+    /** Closes the store and client and reports the outcomes. */
+    @TearDown(Level.Trial)
+    public void tearDown() throws Exception {
+        BenchRedis.recordOutcomes(
+                "LettuceStore", "keys=" + keys + ",windows=" + windows, rejected.sum(), inFlight.failed());
+        if (store instanceof AutoCloseable closeable) {
+            closeable.close();
+        }
+        if (client != null) {
+            client.shutdown();
+        }
+    }
+
+    /**
+     * Checks one request and waits for the decision.
+     *
+     * @return the decision
+     */
+    @Benchmark
+    public Decision blocking() {
+        Decision decision = Objects.requireNonNull(limiter).check(Workload.user(Workload.next(contended)), checked);
+        if (!decision.allowed()) {
+            rejected.increment();
+        }
+        return decision;
+    }
+
+    /**
+     * Starts one check once fewer than 64 are in flight.
+     *
+     * @throws InterruptedException if interrupted while waiting for room
+     */
+    @Benchmark
+    public void async64() throws InterruptedException {
+        inFlight.acquire();
+        Objects.requireNonNull(limiter)
+                .checkAsync(Workload.user(Workload.next(contended)), checked)
+                .whenComplete((decision, failure) -> {
+                    if (decision != null && !decision.allowed()) {
+                        rejected.increment();
+                    }
+                    inFlight.release(failure);
+                });
+    }
+}
