@@ -51,6 +51,10 @@ class HexagonArchitectureTest {
         assertThat(classes.containPackage("dev.ratelimit.inmemory")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.testkit")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.servlet")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.redis.internal")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.redis.lettuce")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.redis.jedis")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.demo")).isTrue();
     }
 
     @Test
