@@ -181,6 +181,12 @@ public final class BenchmarkRunner {
         runs.add(JmhRun.blocking("ours-lettuce-1t", ours, "ours: Lettuce blocking", ls, "blocking", 1, S, 1));
         runs.add(JmhRun.blocking("ours-lettuce-8t", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 1));
         runs.add(JmhRun.async("ours-lettuce-async", ours, "ours: Lettuce async", ls, S, 1));
+        runs.add(JmhRun.async("evalsha-lettuce-async-fc", ceiling, "plain EVALSHA, Lettuce async", le, S, 1)
+                .consolidated("evalsha-lettuce-async-fc", "plain EVALSHA, Lettuce async, flushes consolidated"));
+        runs.add(JmhRun.async("ours-lettuce-async-fc", ours, "ours: Lettuce async", ls, S, 1)
+                .consolidated("ours-lettuce-async-fc", "ours: Lettuce async, flushes consolidated"));
+        runs.add(JmhRun.blocking("ours-lettuce-8t-fc", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 1)
+                .consolidated("ours-lettuce-8t-fc", "ours: Lettuce blocking, flushes consolidated"));
         runs.add(JmhRun.blocking("ours-jedis-1t", ours, "ours: Jedis blocking", js, "blocking", 1, S, 1));
         runs.add(JmhRun.blocking("ours-jedis-8t", ours, "ours: Jedis blocking", js, "blocking", 8, S, 1));
         runs.add(JmhRun.blocking("ours-inmemory-1t", ours, "ours: in-memory", im, "check", 1, S, 1));
@@ -228,6 +234,7 @@ public final class BenchmarkRunner {
                 .measurementTime(settings.measurementTime)
                 .param("keys", run.keys())
                 .param("windows", Integer.toString(run.windows()))
+                .param("flush", run.flush())
                 .jvmArgsAppend(
                         "-D" + BenchRedis.PORT_PROPERTY + "=" + port,
                         "-D" + BenchRedis.OUTCOMES_PROPERTY + "=" + outcomes,

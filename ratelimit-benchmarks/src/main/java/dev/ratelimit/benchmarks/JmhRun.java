@@ -12,6 +12,7 @@ package dev.ratelimit.benchmarks;
  * @param inFlight calls in flight (threads for blocking calls, 64 for the asynchronous ones)
  * @param keys {@code contended} or {@code spread}
  * @param windows windows per check
+ * @param flush how the Lettuce client flushes: {@code auto} or {@code consolidated}
  */
 record JmhRun(
         String id,
@@ -22,7 +23,8 @@ record JmhRun(
         int threads,
         int inFlight,
         String keys,
-        int windows) {
+        int windows,
+        String flush) {
 
     static JmhRun blocking(
             String id,
@@ -33,11 +35,23 @@ record JmhRun(
             int threads,
             String keys,
             int windows) {
-        return new JmhRun(id, group, contender, benchmark, method, threads, threads, keys, windows);
+        return new JmhRun(id, group, contender, benchmark, method, threads, threads, keys, windows, "auto");
     }
 
     static JmhRun async(String id, String group, String contender, Class<?> benchmark, String keys, int windows) {
-        return new JmhRun(id, group, contender, benchmark, "async64", 1, BenchRedis.IN_FLIGHT, keys, windows);
+        return new JmhRun(id, group, contender, benchmark, "async64", 1, BenchRedis.IN_FLIGHT, keys, windows, "auto");
+    }
+
+    /** Returns this run with the Lettuce client's flushes consolidated, under another id and name. */
+    JmhRun consolidated(String newId, String newContender) {
+        return new JmhRun(
+                newId, group, newContender, benchmark, method, threads, inFlight, keys, windows, "consolidated");
+    }
+
+    /** Returns the parameters as the benchmark's outcome line spells them. */
+    String outcomeParams() {
+        String params = "keys=" + keys + ",windows=" + windows;
+        return benchmark.getSimpleName().startsWith("Lettuce") ? params + ",flush=" + flush : params;
     }
 
     boolean isAsync() {

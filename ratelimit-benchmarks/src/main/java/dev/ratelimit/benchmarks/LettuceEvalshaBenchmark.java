@@ -33,6 +33,10 @@ public class LettuceEvalshaBenchmark {
     @Param({"1", "2"})
     public int windows = 1;
 
+    /** How the Lettuce client flushes: {@code auto} (its default) or {@code consolidated}. */
+    @Param({"auto", "consolidated"})
+    public String flush = "auto";
+
     private final InFlight inFlight = new InFlight();
     private final LongAdder rejected = new LongAdder();
     private boolean contended;
@@ -47,7 +51,7 @@ public class LettuceEvalshaBenchmark {
         BenchRedis.reset();
         Workload.windows(windows);
         contended = Workload.contended(keys);
-        RedisClient created = RedisClient.create(BenchRedis.uri());
+        RedisClient created = BenchRedis.lettuce(BenchRedis.consolidated(flush));
         client = created;
         StatefulRedisConnection<String, String> opened = created.connect();
         connection = opened;
@@ -65,7 +69,10 @@ public class LettuceEvalshaBenchmark {
     @TearDown(Level.Trial)
     public void tearDown() {
         BenchRedis.recordOutcomes(
-                "LettuceEvalsha", "keys=" + keys + ",windows=" + windows, rejected.sum(), inFlight.failed());
+                "LettuceEvalsha",
+                "keys=" + keys + ",windows=" + windows + ",flush=" + flush,
+                rejected.sum(),
+                inFlight.failed());
         if (connection != null) {
             connection.close();
         }

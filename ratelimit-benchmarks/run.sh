@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds the benchmark jar and runs every benchmark on a private redis-server, writing
+# docs/benchmarks.md and docs/benchmarks.png. Options are passed to BenchmarkRunner:
+#   --quick         one short iteration per figure (smoke run; numbers not comparable)
+#   --only REGEX    only the JMH figures whose id matches
+#   --docs DIR      where to write the report (default: docs)
+#   --no-report     print the ratios only
+#   --jfr DIR       record each JMH fork with Java Flight Recorder into DIR/<id>.jfr
+# Run it on a quiet machine: the figures are ratios measured in the same run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./mvnw -q -B -pl ratelimit-benchmarks -am package -DskipTests
+exec java -jar ratelimit-benchmarks/target/benchmarks.jar "$@"
