@@ -55,6 +55,20 @@ public record Decision(
     }
 
     /**
+     * Creates a decision from the five components every decision has; {@code resetAfter} is taken to
+     * be {@code retryAfter} and the decision is not degraded.
+     *
+     * @param allowed whether the request may proceed
+     * @param limit the limit of the deciding window
+     * @param remaining requests left in the deciding window after this one; 0 on rejection
+     * @param retryAfter on rejection, the time until a retry can first succeed; zero when allowed
+     * @param window the deciding window
+     */
+    public Decision(boolean allowed, int limit, int remaining, Duration retryAfter, Window window) {
+        this(allowed, limit, remaining, retryAfter, window, retryAfter, false);
+    }
+
+    /**
      * Creates the decision of an allowed request.
      *
      * @param window the window with the least remaining

@@ -200,13 +200,26 @@ class HexagonArchitectureTest {
     }
 
     @Test
-    @DisplayName("decisions take time from the injected clock or the store, never from System.currentTimeMillis")
+    @DisplayName("decisions take time from the injected clock or the store, never from the wall clock")
     void noWallClockOnTheDecisionPath() {
         noClasses()
                 .that()
                 .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET)
                 .should()
                 .callMethod(System.class, "currentTimeMillis")
+                .orShould()
+                .callMethod(java.time.Instant.class, "now")
+                .orShould()
+                .callMethod(java.time.LocalDateTime.class, "now")
+                .check(classes);
+        // Only the in-memory store owns a clock (its default is the system clock); everyone else is given one.
+        noClasses()
+                .that()
+                .resideInAnyPackage(API, CORE, REDIS, SERVLET)
+                .should()
+                .callMethod(java.time.Clock.class, "systemUTC")
+                .orShould()
+                .callMethod(java.time.Clock.class, "systemDefaultZone")
                 .check(classes);
     }
 

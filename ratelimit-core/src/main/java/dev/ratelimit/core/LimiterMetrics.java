@@ -62,6 +62,16 @@ class LimiterMetrics {
         Registered(MeterRegistry registry, String limiter, boolean disabled) {
             this.registry = registry;
             this.limiter = limiter;
+            if (registry.find("ratelimit.fail.open").tag("limiter", limiter).gauge() != null) {
+                // Micrometer keeps the first gauge: this limiter's alerting metric would be invisible.
+                System.getLogger(SlidingWindowRateLimiter.class.getName())
+                        .log(
+                                System.Logger.Level.WARNING,
+                                "A rate limiter named ''{0}'' is already registered in this MeterRegistry: its"
+                                        + " gauges will report the first limiter only. Give each limiter its own"
+                                        + " name(...)",
+                                limiter);
+            }
             this.latency = Timer.builder("ratelimit.check")
                     .description("Latency of rate-limit checks, store call included")
                     .tag("limiter", limiter)

@@ -32,7 +32,11 @@ public final class InMemoryWindowStore implements WindowStore {
 
     private InMemoryWindowStore(Clock clock) {
         this.clock = clock;
-        this.logs = Caffeine.newBuilder().expireAfter(new IdleExpiry()).build();
+        // Idle logs expire on the store's own clock, the same one that timestamps its entries.
+        this.logs = Caffeine.newBuilder()
+                .expireAfter(new IdleExpiry())
+                .ticker(() -> TimeUnit.MILLISECONDS.toNanos(clock.millis()))
+                .build();
     }
 
     /**

@@ -160,6 +160,15 @@ public final class RateLimitFilter implements Filter {
      * @throws IOException if writing the response fails, or from the chain
      * @throws ServletException from the chain
      */
+    /**
+     * Keeps authenticated ids out of the anonymous namespace: an id that itself starts with {@value
+     * #ANONYMOUS_PREFIX} (or with the escape character) is escaped with a leading backslash, so user
+     * {@code "ip:10.0.0.5"} never shares a budget with anonymous callers from 10.0.0.5.
+     */
+    static String authenticatedKey(String userId) {
+        return userId.startsWith(ANONYMOUS_PREFIX) || userId.startsWith("\\") ? "\\" + userId : userId;
+    }
+
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
             throws IOException, ServletException {
@@ -179,7 +188,7 @@ public final class RateLimitFilter implements Filter {
             userId = ANONYMOUS_PREFIX + (address == null || address.isEmpty() ? "unknown" : address);
             tier = tiers.defaultTier();
         } else {
-            userId = identity.userId();
+            userId = authenticatedKey(identity.userId());
             tier = tiers.resolve(identity.tier());
         }
         Decision decision;
@@ -308,13 +317,15 @@ public final class RateLimitFilter implements Filter {
          * Sets the {@code Retry-After} of a 503 answered while the limiter is unavailable; defaults
          * to 5 seconds, the default circuit breaker's open time.
          *
-         * @param retryAfter the delay, rounded up to whole seconds, at least one second
+         * @param unavailableRetryAfter the delay, rounded up to whole seconds, at least one second
          * @return this builder
          */
-        public Builder unavailableRetryAfter(Duration retryAfter) {
-            Objects.requireNonNull(retryAfter, "retryAfter must not be null");
+        public Builder unavailableRetryAfter(Duration unavailableRetryAfter) {
+            Duration retryAfter =
+                    Objects.requireNonNull(unavailableRetryAfter, "unavailableRetryAfter must not be null");
             if (retryAfter.compareTo(Duration.ofSeconds(1)) < 0) {
-                throw new IllegalArgumentException("retryAfter must be at least one second, was " + retryAfter);
+                throw new IllegalArgumentException(
+                        "unavailableRetryAfter must be at least one second, was " + retryAfter);
             }
             long seconds = retryAfter.getSeconds() + (retryAfter.getNano() > 0 ? 1 : 0);
             this.unavailableRetryAfter = Duration.ofSeconds(seconds);

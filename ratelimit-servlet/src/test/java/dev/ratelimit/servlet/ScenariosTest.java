@@ -29,7 +29,8 @@ class ScenariosTest {
     private static final Map<String, TestServer.Account> ACCOUNTS = Map.of(
             "alice-free", new TestServer.Account("alice", "free"),
             "alice-pro", new TestServer.Account("alice", "pro"),
-            "mallory-key", new TestServer.Account("mallory", "free"));
+            "mallory-key", new TestServer.Account("mallory", "free"),
+            "squatter-key", new TestServer.Account("ip:127.0.0.1", "free"));
 
     private final MutableClock clock = MutableClock.at(Instant.parse("2026-03-01T12:00:00Z"));
     private final CountingStore store = new CountingStore();
@@ -168,6 +169,20 @@ class ScenariosTest {
                 .as("authenticated users have their own budget")
                 .isEqualTo(200);
         assertThat(alice.headers().firstValue("X-RateLimit-Remaining")).contains("4");
+    }
+
+    @Test
+    @DisplayName("a user whose id looks like an anonymous address key never shares that address's budget")
+    void anonymousNamespaceIsReserved() throws Exception {
+        start(false);
+        for (int i = 0; i < 5; i++) {
+            assertThat(as("squatter-key").statusCode()).isEqualTo(200);
+        }
+        assertThat(as("squatter-key").statusCode()).isEqualTo(429);
+        assertThat(server.get("/v1/chat").statusCode())
+                .as("anonymous callers from 127.0.0.1 keep their own budget")
+                .isEqualTo(200);
+        assertThat(store.subjects).contains("\\ip:127.0.0.1", "ip:127.0.0.1");
     }
 
     @Test

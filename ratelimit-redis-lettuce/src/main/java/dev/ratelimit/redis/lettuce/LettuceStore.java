@@ -1,9 +1,9 @@
 package dev.ratelimit.redis.lettuce;
 
 import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.StoreRequest;
-import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.internal.KeyLayout;
 import dev.ratelimit.redis.internal.RedisFailures;
 import dev.ratelimit.redis.internal.ScriptCall;
@@ -35,7 +35,7 @@ import org.jspecify.annotations.Nullable;
  * The Lettuce store: one lazily opened connection, one {@code EVALSHA} per check, {@code EVAL} only
  * after {@code NOSCRIPT}.
  */
-final class LettuceStore implements WindowStore, AutoCloseable {
+final class LettuceStore implements CloseableWindowStore {
 
     private static final String NAME = "Lettuce";
     private static final Executor CONNECTOR = task -> {

@@ -1,5 +1,6 @@
 package dev.ratelimit.redis.lettuce;
 
+import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.internal.KeyLayout;
 import io.lettuce.core.ClientOptions;
@@ -55,7 +56,7 @@ public final class LettuceWindowStore {
      * @param client the client; its options are adjusted as described in the class documentation
      * @return the store; it connects on first use
      */
-    public static WindowStore create(RedisClient client) {
+    public static CloseableWindowStore create(RedisClient client) {
         return builder(client).build();
     }
 
@@ -67,7 +68,7 @@ public final class LettuceWindowStore {
      *     documentation
      * @return the store; it connects on first use
      */
-    public static WindowStore create(RedisClusterClient client) {
+    public static CloseableWindowStore create(RedisClusterClient client) {
         return builder(client).build();
     }
 
@@ -144,7 +145,7 @@ public final class LettuceWindowStore {
          *
          * @return the store; it also implements {@link AutoCloseable}
          */
-        public WindowStore build() {
+        public CloseableWindowStore build() {
             if (client != null) {
                 RedisClient standalone = client;
                 standalone.setOptions(failFast(standalone.getOptions().mutate()).build());
