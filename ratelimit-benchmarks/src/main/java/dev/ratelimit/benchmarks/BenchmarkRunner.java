@@ -111,7 +111,15 @@ public final class BenchmarkRunner {
                         run.keys(),
                         run.windows(),
                         run.isAsync() ? "64 in flight" : run.threads() + " thread(s)"));
+                int othersBefore = Report.Machine.countOtherJvms();
                 JmhRun.Figures measured = jmh(run, settings, redis.port(), outcomes);
+                measured = new JmhRun.Figures(
+                        measured.run(),
+                        measured.decisionsPerSecond(),
+                        measured.p50Micros(),
+                        measured.p99Micros(),
+                        measured.samples(),
+                        Math.max(othersBefore, Report.Machine.countOtherJvms()));
                 log(String.format(
                         Locale.ROOT,
                         "  -> %,.0f decisions/s, p50 %.1f us, p99 %.1f us",
@@ -170,54 +178,56 @@ public final class BenchmarkRunner {
         String ours = "ours";
         String peer = "peer";
         List<JmhRun> runs = new ArrayList<>();
+        // Each ratio's two figures run back to back, so drift in the machine's load hits both alike.
         // spread keys, one window
         runs.add(
                 JmhRun.blocking("evalsha-lettuce-1t", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 1, S, 1));
+        runs.add(JmhRun.blocking("ours-lettuce-1t", ours, "ours: Lettuce blocking", ls, "blocking", 1, S, 1));
         runs.add(
                 JmhRun.blocking("evalsha-lettuce-8t", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 8, S, 1));
-        runs.add(JmhRun.async("evalsha-lettuce-async", ceiling, "plain EVALSHA, Lettuce async", le, S, 1));
-        runs.add(JmhRun.blocking("evalsha-jedis-1t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 1, S, 1));
-        runs.add(JmhRun.blocking("evalsha-jedis-8t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, S, 1));
-        runs.add(JmhRun.blocking("ours-lettuce-1t", ours, "ours: Lettuce blocking", ls, "blocking", 1, S, 1));
         runs.add(JmhRun.blocking("ours-lettuce-8t", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 1));
+        runs.add(JmhRun.async("evalsha-lettuce-async", ceiling, "plain EVALSHA, Lettuce async", le, S, 1));
         runs.add(JmhRun.async("ours-lettuce-async", ours, "ours: Lettuce async", ls, S, 1));
+        runs.add(JmhRun.blocking("evalsha-jedis-1t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 1, S, 1));
+        runs.add(JmhRun.blocking("ours-jedis-1t", ours, "ours: Jedis blocking", js, "blocking", 1, S, 1));
+        runs.add(JmhRun.blocking("evalsha-jedis-8t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, S, 1));
+        runs.add(JmhRun.blocking("ours-jedis-8t", ours, "ours: Jedis blocking", js, "blocking", 8, S, 1));
+        runs.add(JmhRun.blocking("bucket4j-8t", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, S, 1));
+        runs.add(JmhRun.blocking("redisson-8t", peer, "Redisson RRateLimiter", rd, "blocking", 8, S, 1));
+        runs.add(JmhRun.blocking("bucket4j-1t", peer, "Bucket4j Lettuce proxy", b4, "blocking", 1, S, 1));
+        runs.add(JmhRun.blocking("redisson-1t", peer, "Redisson RRateLimiter", rd, "blocking", 1, S, 1));
+        runs.add(JmhRun.blocking("ours-inmemory-1t", ours, "ours: in-memory", im, "check", 1, S, 1));
+        runs.add(JmhRun.blocking("ours-inmemory-8t", ours, "ours: in-memory", im, "check", 8, S, 1));
+        // experiment: Netty's FlushConsolidationHandler on the Lettuce client's channel
         runs.add(JmhRun.async("evalsha-lettuce-async-fc", ceiling, "plain EVALSHA, Lettuce async", le, S, 1)
                 .consolidated("evalsha-lettuce-async-fc", "plain EVALSHA, Lettuce async, flushes consolidated"));
         runs.add(JmhRun.async("ours-lettuce-async-fc", ours, "ours: Lettuce async", ls, S, 1)
                 .consolidated("ours-lettuce-async-fc", "ours: Lettuce async, flushes consolidated"));
         runs.add(JmhRun.blocking("ours-lettuce-8t-fc", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 1)
                 .consolidated("ours-lettuce-8t-fc", "ours: Lettuce blocking, flushes consolidated"));
-        runs.add(JmhRun.blocking("ours-jedis-1t", ours, "ours: Jedis blocking", js, "blocking", 1, S, 1));
-        runs.add(JmhRun.blocking("ours-jedis-8t", ours, "ours: Jedis blocking", js, "blocking", 8, S, 1));
-        runs.add(JmhRun.blocking("ours-inmemory-1t", ours, "ours: in-memory", im, "check", 1, S, 1));
-        runs.add(JmhRun.blocking("ours-inmemory-8t", ours, "ours: in-memory", im, "check", 8, S, 1));
-        runs.add(JmhRun.blocking("bucket4j-1t", peer, "Bucket4j Lettuce proxy", b4, "blocking", 1, S, 1));
-        runs.add(JmhRun.blocking("bucket4j-8t", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, S, 1));
-        runs.add(JmhRun.blocking("redisson-1t", peer, "Redisson RRateLimiter", rd, "blocking", 1, S, 1));
-        runs.add(JmhRun.blocking("redisson-8t", peer, "Redisson RRateLimiter", rd, "blocking", 8, S, 1));
         // one contended key, one window
         runs.add(JmhRun.blocking(
                 "evalsha-lettuce-8t-c", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 8, C, 1));
-        runs.add(JmhRun.blocking("evalsha-jedis-8t-c", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, C, 1));
         runs.add(JmhRun.blocking("ours-lettuce-8t-c", ours, "ours: Lettuce blocking", ls, "blocking", 8, C, 1));
-        runs.add(JmhRun.async("ours-lettuce-async-c", ours, "ours: Lettuce async", ls, C, 1));
-        runs.add(JmhRun.blocking("ours-jedis-8t-c", ours, "ours: Jedis blocking", js, "blocking", 8, C, 1));
         runs.add(JmhRun.blocking("bucket4j-8t-c", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, C, 1));
+        runs.add(JmhRun.blocking("evalsha-jedis-8t-c", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, C, 1));
+        runs.add(JmhRun.blocking("ours-jedis-8t-c", ours, "ours: Jedis blocking", js, "blocking", 8, C, 1));
         runs.add(JmhRun.blocking("redisson-8t-c", peer, "Redisson RRateLimiter", rd, "blocking", 8, C, 1));
+        runs.add(JmhRun.async("ours-lettuce-async-c", ours, "ours: Lettuce async", ls, C, 1));
         // spread keys, two windows (minute + day, all or nothing)
         runs.add(JmhRun.blocking(
                 "evalsha-lettuce-1t-2w", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 1, S, 2));
+        runs.add(JmhRun.blocking("ours-lettuce-1t-2w", ours, "ours: Lettuce blocking", ls, "blocking", 1, S, 2));
         runs.add(JmhRun.blocking(
                 "evalsha-lettuce-8t-2w", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 8, S, 2));
-        runs.add(JmhRun.async("evalsha-lettuce-async-2w", ceiling, "plain EVALSHA, Lettuce async", le, S, 2));
-        runs.add(JmhRun.blocking("evalsha-jedis-8t-2w", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, S, 2));
-        runs.add(JmhRun.blocking("ours-lettuce-1t-2w", ours, "ours: Lettuce blocking", ls, "blocking", 1, S, 2));
         runs.add(JmhRun.blocking("ours-lettuce-8t-2w", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 2));
+        runs.add(JmhRun.async("evalsha-lettuce-async-2w", ceiling, "plain EVALSHA, Lettuce async", le, S, 2));
         runs.add(JmhRun.async("ours-lettuce-async-2w", ours, "ours: Lettuce async", ls, S, 2));
+        runs.add(JmhRun.blocking("evalsha-jedis-8t-2w", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, S, 2));
         runs.add(JmhRun.blocking("ours-jedis-8t-2w", ours, "ours: Jedis blocking", js, "blocking", 8, S, 2));
-        runs.add(JmhRun.blocking("ours-inmemory-8t-2w", ours, "ours: in-memory", im, "check", 8, S, 2));
         runs.add(JmhRun.blocking("bucket4j-8t-2w", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, S, 2));
         runs.add(JmhRun.blocking("redisson-8t-2w", peer, "Redisson RRateLimiter", rd, "blocking", 8, S, 2));
+        runs.add(JmhRun.blocking("ours-inmemory-8t-2w", ours, "ours: in-memory", im, "check", 8, S, 2));
         return runs;
     }
 
@@ -272,7 +282,7 @@ public final class BenchmarkRunner {
             p50 = Double.NaN;
             p99 = Double.NaN;
         }
-        return new JmhRun.Figures(run, perSecond, p50, p99, statistics.getN());
+        return new JmhRun.Figures(run, perSecond, p50, p99, statistics.getN(), 0);
     }
 
     private static List<RoundTrips.Result> roundTrips(RedisServer redis, int perThread) throws Exception {
@@ -493,7 +503,7 @@ public final class BenchmarkRunner {
         int forks = 1;
         int warmupIterations = 2;
         TimeValue warmupTime = TimeValue.seconds(2);
-        int measurementIterations = 3;
+        int measurementIterations = 4;
         TimeValue measurementTime = TimeValue.seconds(3);
 
         static Settings parse(String[] args) {

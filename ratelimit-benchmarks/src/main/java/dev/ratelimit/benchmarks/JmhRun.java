@@ -59,5 +59,6 @@ record JmhRun(
     }
 
     /** The measured figures of a run. */
-    record Figures(JmhRun run, double decisionsPerSecond, double p50Micros, double p99Micros, long samples) {}
+    record Figures(
+            JmhRun run, double decisionsPerSecond, double p50Micros, double p99Micros, long samples, int otherJvms) {}
 }

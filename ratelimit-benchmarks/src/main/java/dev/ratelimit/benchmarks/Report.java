@@ -104,10 +104,12 @@ final class Report {
             }
         }
 
-        private static int countOtherJvms() {
+        static int countOtherJvms() {
             long self = ProcessHandle.current().pid();
+            java.util.Set<Long> mine = new java.util.HashSet<>();
+            ProcessHandle.current().descendants().forEach(child -> mine.add(child.pid()));
             return (int) ProcessHandle.allProcesses()
-                    .filter(process -> process.pid() != self)
+                    .filter(process -> process.pid() != self && !mine.contains(process.pid()))
                     .filter(process -> process.info()
                             .command()
                             .map(c -> c.endsWith("/java"))
@@ -376,7 +378,10 @@ final class Report {
         out.append(
                         "\nRejected/Failed: decisions that were rejections (the limits are set so there should be none) and ")
                 .append(
-                        "asynchronous calls that failed, counted over the whole trial including warm-up. The in-memory store ")
+                        "asynchronous calls that failed, counted over the whole trial including warm-up. Other JVMs: the most Java ")
+                .append(
+                        "processes not started by this run (other builds or tests on the shared machine) seen just before or just ")
+                .append("after the figure; 0 means nothing else was running then. The in-memory store ")
                 .append(
                         "runs only on spread keys: on one key it reaches the per-minute limit within a second and would measure ")
                 .append("rejections.\n\n");
