@@ -11,7 +11,8 @@ import java.util.concurrent.CompletionStage;
  * store):
  *
  * <ol>
- *   <li>for each window, shortest first: drop the entries whose timestamp is at or before {@code
+ *   <li>for each window in {@link StoreRequest#windows()} order (each scope's windows shortest
+ *       first; a user check has one scope, its user's): drop the entries whose timestamp is at or before {@code
  *       now - window length}, then count what is left; if {@code count + permits > limit}, stop and
  *       return {@link Evaluation#rejected} for that window with the time until its oldest entry
  *       leaves it ({@code oldest + length - now}). Nothing is written anywhere and longer windows are
@@ -25,10 +26,17 @@ import java.util.concurrent.CompletionStage;
  * <p>{@code now} is {@link StoreRequest#nowMillis()} when the request carries a time (an injected
  * clock), otherwise the store's own clock (for Redis: the server's {@code TIME}).
  *
+ * <p>Each window's log belongs to its scope's subject and length: two requests that name the same
+ * subject and window length share that log, whatever the limit. A store that cannot evaluate
+ * several scopes in one atomic step (for Redis Cluster, scopes whose keys lie in different hash
+ * slots) must reject such a request with {@link UnsupportedOperationException} rather than evaluate
+ * it piecewise; the limiter sends one scope per check today.
+ *
  * <p>Failures surface as {@link RateLimiterUnavailableException} (thrown by {@link #evaluate}, or
  * completing the stage of {@link #evaluateAsync} exceptionally); no driver exception type crosses
- * this port. Implementations are thread-safe. The conformance kit in {@code ratelimit-test-kit} is
- * the executable form of this contract.
+ * this port. The blocking call and the stage must both finish within the store's own timeout: the
+ * limiter's circuit breaker does not time calls out. Implementations are thread-safe. The
+ * conformance kit in {@code ratelimit-test-kit} is the executable form of this contract.
  */
 public interface WindowStore {
 

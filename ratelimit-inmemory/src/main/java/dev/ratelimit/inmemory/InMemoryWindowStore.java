@@ -8,16 +8,21 @@ import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link WindowStore} that keeps an exact sliding-window log per user in memory: the embedded
  * default for demos, unit tests and single-node services.
  *
- * <p>It honours the same contract as the Redis stores: each evaluation is atomic per user (it runs
- * inside the cache's per-key compute), a rejection records nothing, and a user's log is evicted
+ * <p>It honours the same contract as the Redis stores: each evaluation is atomic (a user's check
+ * runs inside the cache's per-key compute under a lock striped by user; a check of several scopes
+ * holds all their stripes), a rejection records nothing, and a user's log is evicted
  * once it has been idle for its longest window plus one second. Counts are per JVM: use a Redis
  * store when several processes share a budget.
  *
@@ -27,11 +32,17 @@ import java.util.concurrent.TimeUnit;
  */
 public final class InMemoryWindowStore implements WindowStore {
 
+    private static final int STRIPES = 256;
+
     private final Cache<String, UserLog> logs;
     private final Clock clock;
+    private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
 
     private InMemoryWindowStore(Clock clock) {
         this.clock = clock;
+        for (int i = 0; i < STRIPES; i++) {
+            stripes[i] = new ReentrantLock();
+        }
         // Idle logs expire on the store's own clock, the same one that timestamps its entries.
         this.logs = Caffeine.newBuilder()
                 .expireAfter(new IdleExpiry())
@@ -62,13 +73,92 @@ public final class InMemoryWindowStore implements WindowStore {
     public Evaluation evaluate(StoreRequest request) {
         Objects.requireNonNull(request, "request must not be null");
         long now = request.hasTime() ? request.nowMillis() : clock.millis();
-        Evaluation[] result = new Evaluation[1];
-        logs.asMap().compute(request.subject(), (subject, log) -> {
-            UserLog current = log == null ? new UserLog() : log;
-            result[0] = current.evaluate(request.windows(), request.permits(), now);
-            return current;
-        });
-        return result[0];
+        List<StoreRequest.Scope> scopes = request.scopes();
+        if (scopes.size() == 1) {
+            StoreRequest.Scope scope = scopes.get(0);
+            ReentrantLock stripe = stripeOf(scope.subject());
+            stripe.lock();
+            try {
+                Evaluation[] result = new Evaluation[1];
+                logs.asMap().compute(scope.subject(), (subject, log) -> {
+                    UserLog current = log == null ? new UserLog() : log;
+                    Evaluation rejected = current.check(scope.windows(), request.permits(), now, 0);
+                    if (rejected != null) {
+                        result[0] = rejected;
+                    } else {
+                        int n = scope.windows().size();
+                        long[] used = new long[n];
+                        long[] reset = new long[n];
+                        current.record(scope.windows(), request.permits(), now, used, reset, 0);
+                        result[0] = Evaluation.allowed(used, reset);
+                    }
+                    return current;
+                });
+                return result[0];
+            } finally {
+                stripe.unlock();
+            }
+        }
+        return evaluateScopes(scopes, request.permits(), now);
+    }
+
+    /**
+     * Evaluates several scopes atomically: their stripes are locked in a fixed order (no deadlock),
+     * every scope is checked, and only then is the request recorded in all of them.
+     */
+    private Evaluation evaluateScopes(List<StoreRequest.Scope> scopes, int permits, long now) {
+        TreeSet<Integer> order = new TreeSet<>();
+        for (StoreRequest.Scope scope : scopes) {
+            order.add(stripeIndex(scope.subject()));
+        }
+        List<ReentrantLock> held = new ArrayList<>(order.size());
+        try {
+            for (int index : order) {
+                ReentrantLock stripe = stripes[index];
+                stripe.lock();
+                held.add(stripe);
+            }
+            int offset = 0;
+            for (StoreRequest.Scope scope : scopes) {
+                Evaluation[] rejected = new Evaluation[1];
+                int first = offset;
+                logs.asMap().compute(scope.subject(), (subject, log) -> {
+                    UserLog current = log == null ? new UserLog() : log;
+                    rejected[0] = current.check(scope.windows(), permits, now, first);
+                    return current;
+                });
+                if (rejected[0] != null) {
+                    return rejected[0];
+                }
+                offset += scope.windows().size();
+            }
+            long[] used = new long[offset];
+            long[] reset = new long[offset];
+            offset = 0;
+            for (StoreRequest.Scope scope : scopes) {
+                int first = offset;
+                logs.asMap().compute(scope.subject(), (subject, log) -> {
+                    UserLog current = log == null ? new UserLog() : log;
+                    current.record(scope.windows(), permits, now, used, reset, first);
+                    return current;
+                });
+                offset += scope.windows().size();
+            }
+            return Evaluation.allowed(used, reset);
+        } finally {
+            for (ReentrantLock stripe : held) {
+                stripe.unlock();
+            }
+        }
+    }
+
+    private ReentrantLock stripeOf(String subject) {
+        return stripes[stripeIndex(subject)];
+    }
+
+    private static int stripeIndex(String subject) {
+        int hash = subject.hashCode();
+        return (hash ^ (hash >>> 16)) & (STRIPES - 1);
     }
 
     /**
@@ -125,32 +215,39 @@ public final class InMemoryWindowStore implements WindowStore {
         private long longestMillis;
         private boolean lastCheckRecorded;
 
-        Evaluation evaluate(List<Window> requested, int permits, long now) {
-            int count = requested.size();
-            WindowLog[] selected = new WindowLog[count];
-            for (int i = 0; i < count; i++) {
+        /**
+         * Trims and checks every window; returns the rejection of the first full one (indices
+         * shifted by {@code offset}), or {@code null} when all have room. Writes nothing.
+         */
+        @Nullable
+        Evaluation check(List<Window> requested, int permits, long now, int offset) {
+            lastCheckRecorded = false;
+            for (int i = 0; i < requested.size(); i++) {
                 Window window = requested.get(i);
                 long length = window.lengthMillis();
                 WindowLog log = logFor(length);
                 log.trim(now - length);
                 if (log.sum() + permits > window.limit()) {
-                    lastCheckRecorded = false;
-                    long retry = log.isEmpty() ? length : log.oldest() + length - now;
-                    return Evaluation.rejected(i, log.sum(), retry);
+                    long excess = log.sum() + permits - window.limit();
+                    long retry =
+                            log.isEmpty() || permits > window.limit() ? length : log.timeFreeing(excess) + length - now;
+                    return Evaluation.rejected(offset + i, log.sum(), retry);
                 }
-                selected[i] = log;
             }
-            long[] used = new long[count];
-            long[] reset = new long[count];
-            for (int i = 0; i < count; i++) {
+            return null;
+        }
+
+        /** Records the request in every window; call only after {@link #check} found room. */
+        void record(List<Window> requested, int permits, long now, long[] used, long[] reset, int offset) {
+            for (int i = 0; i < requested.size(); i++) {
                 long length = requested.get(i).lengthMillis();
-                selected[i].add(now, permits);
-                used[i] = selected[i].sum();
-                reset[i] = selected[i].oldest() + length - now;
+                WindowLog log = logFor(length);
+                log.add(now, permits);
+                used[offset + i] = log.sum();
+                reset[offset + i] = log.oldest() + length - now;
                 longestMillis = Math.max(longestMillis, length);
             }
             lastCheckRecorded = true;
-            return Evaluation.allowed(used, reset);
         }
 
         boolean lastCheckRecorded() {
@@ -195,6 +292,18 @@ public final class InMemoryWindowStore implements WindowStore {
 
         long oldest() {
             return times[head];
+        }
+
+        /** Returns the time of the entry whose leaving frees at least {@code units} permits. */
+        long timeFreeing(long units) {
+            long freed = 0;
+            for (int i = 0; i < size; i++) {
+                freed += weights[index(i)];
+                if (freed >= units) {
+                    return times[index(i)];
+                }
+            }
+            return times[index(size - 1)];
         }
 
         /** Drops every entry at or before {@code cutoff}: it has left the window. */

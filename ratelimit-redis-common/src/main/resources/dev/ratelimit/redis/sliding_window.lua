@@ -4,8 +4,9 @@ sliding_window.lua: one check of an exact sliding-window log, all windows at onc
 Each window is a sorted set of the requests recorded in it: score = time in epoch milliseconds,
 member = a name unique to that request. The whole script is one atomic step of Redis.
 
-KEYS[i]       the sorted set of window i, shortest window first (i = 1..n). In cluster mode all
-              keys must hash to one slot (the key codec gives them the user's hash tag).
+KEYS[i]       the sorted set of window i (i = 1..n), in evaluation order: scope by scope, each
+              scope's windows shortest first. In cluster mode all keys must hash to one slot
+              (the key codec gives them the user's hash tag).
 ARGV[1]       now in epoch milliseconds, or '' (empty) to take the server's TIME
 ARGV[2]       permits: entries the request records in every window, at least 1. Counts are
               entry counts, so a request of k permits is k entries: sums stay exact.
@@ -17,8 +18,9 @@ ARGV[3 + 2i]  window i limit
 Returns integers only:
   rejected  {0, i - 1, count_i, retry_ms}
             the first window i (0-based in the reply) where count + permits > limit, its count,
-            and the milliseconds until its oldest entry leaves it (oldest + length - now; the
-            window length when the window is empty, i.e. permits alone exceed the limit).
+            and the milliseconds until enough entries leave it for the request to fit: for one
+            permit, until its oldest entry leaves (oldest + length - now); the window length
+            when permits alone exceed the limit (the request can never fit).
             Nothing was written: only entries that had already left a window were dropped.
   allowed   {1, used_1, reset_1, ..., used_n, reset_n}
             every window's count after recording and the milliseconds until its oldest entry
@@ -65,8 +67,14 @@ for i = 1, n do
   end
   if count + permits > limit then
     local retry = length
-    if first ~= nil then
-      retry = first + length - now
+    if first ~= nil and permits <= limit then
+      -- room returns when the (count + permits - limit)-th oldest entry leaves: with one permit, the oldest
+      local excess = count + permits - limit
+      local freeing = first
+      if excess > 1 then
+        freeing = tonumber(redis.call('ZRANGE', key, excess - 1, excess - 1, 'WITHSCORES')[2])
+      end
+      retry = freeing + length - now
     end
     return {0, i - 1, count, retry}
   end

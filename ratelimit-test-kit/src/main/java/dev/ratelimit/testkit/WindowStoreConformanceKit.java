@@ -8,7 +8,9 @@ import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import java.time.Duration;
 import java.time.Instant;
@@ -112,6 +114,17 @@ public abstract class WindowStoreConformanceKit {
      */
     protected boolean holdsStateFor(WindowStore store, String userId, Duration window) {
         throw new UnsupportedOperationException("override holdsStateFor when supportsRealExpiry() is true");
+    }
+
+    /**
+     * Declares that the store evaluates requests of several scopes (a user's windows plus budgets
+     * shared by many users) in one atomic step; rules of section G then run. A store that cannot
+     * must refuse such requests with {@link UnsupportedOperationException}, which rule G0 checks.
+     *
+     * @return {@code true} when the store supports several scopes per request
+     */
+    protected boolean supportsSharedScopes() {
+        return false;
     }
 
     /**
@@ -709,6 +722,150 @@ public abstract class WindowStoreConformanceKit {
             Decision rejected = ownTime.check(user, 3, MINUTE);
             assertThat(rejected.allowed()).as("[T1]").isFalse();
             assertThat(rejected.retryAfter()).as("[T1]").isPositive().isLessThanOrEqualTo(MINUTE);
+        }
+    }
+
+    /** Section W: requests that take several permits (token budgets), through the port directly. */
+    @Nested
+    @DisplayName("W: weighted requests")
+    class Weighted {
+
+        private final Window minute = window("minute", 10, MINUTE);
+
+        private Evaluation take(String user, int permits) {
+            return store.evaluate(new StoreRequest(user, List.of(minute), permits, clock.millis()));
+        }
+
+        @Test
+        @DisplayName("W1 a request of k permits counts k in every window, all or nothing")
+        void permitsCount() {
+            String user = user("w1");
+            Evaluation first = take(user, 4);
+            assertThat(first.isAllowed()).as("[W1] 4 of 10").isTrue();
+            assertThat(first.used(0)).as("[W1] used after 4 permits").isEqualTo(4);
+            clock.advance(Duration.ofSeconds(10));
+            assertThat(take(user, 4).used(0)).as("[W1] used after 8 permits").isEqualTo(8);
+            clock.advance(Duration.ofSeconds(10));
+            Evaluation rejected = take(user, 4);
+            assertThat(rejected.isAllowed()).as("[W1] 8 + 4 > 10").isFalse();
+            assertThat(rejected.used(0)).as("[W1] a rejection records nothing").isEqualTo(8);
+            assertThat(take(user, 2).used(0)).as("[W1] 8 + 2 fits exactly").isEqualTo(10);
+        }
+
+        @Test
+        @DisplayName("W2 a weighted rejection's retry is when enough permits leave, not just the oldest")
+        void weightedRetry() {
+            String user = user("w2");
+            assertThat(take(user, 2).isAllowed()).isTrue(); // t0: 2
+            clock.advance(Duration.ofSeconds(10));
+            assertThat(take(user, 6).isAllowed()).isTrue(); // t0 + 10 s: 6 more, 8 in all
+            clock.advance(Duration.ofSeconds(10));
+            Evaluation rejected = take(user, 5); // needs 3 to leave: both t0 entries and one of t0 + 10 s
+            assertThat(rejected.isAllowed()).isFalse();
+            assertThat(rejected.resetAfterMillis(0))
+                    .as("[W2] room for 5 returns when the t0 + 10 s entries leave, 50 s from now")
+                    .isEqualTo(50_000);
+            clock.advance(Duration.ofSeconds(50));
+            assertThat(take(user, 5).isAllowed()).as("[W2] at the retry time").isTrue();
+        }
+
+        @Test
+        @DisplayName("W3 a request of more permits than the limit is rejected and records nothing")
+        void morePermitsThanTheLimit() {
+            String user = user("w3");
+            Evaluation rejected = take(user, 11);
+            assertThat(rejected.isAllowed()).as("[W3] 11 of 10").isFalse();
+            assertThat(rejected.used(0)).isZero();
+            assertThat(take(user, 10).isAllowed())
+                    .as("[W3] the budget is intact")
+                    .isTrue();
+        }
+    }
+
+    /** Section G: budgets shared by many users, charged in the same atomic step (optional). */
+    @Nested
+    @DisplayName("G: shared scopes")
+    class SharedScopes {
+
+        private final Window userMinute = window("minute", 5, MINUTE);
+        private final Window sharedMinute = window("minute", 3, MINUTE);
+
+        private StoreRequest request(String user, String shared) {
+            return new StoreRequest(
+                    List.of(
+                            new StoreRequest.Scope(user, List.of(userMinute)),
+                            new StoreRequest.Scope(shared, List.of(sharedMinute))),
+                    1,
+                    clock.millis());
+        }
+
+        @Test
+        @DisplayName("G0 a store without shared scopes refuses them instead of evaluating piecewise")
+        void refusedWhenUnsupported() {
+            assumeTrue(!supportsSharedScopes(), "the store supports shared scopes: G1 and G2 apply");
+            assertThatThrownBy(() -> store.evaluate(request(user("g0"), user("g0-shared"))))
+                    .as("[G0]")
+                    .isInstanceOf(UnsupportedOperationException.class);
+        }
+
+        @Test
+        @DisplayName("G1 a shared budget caps all its users, and its rejection charges nobody")
+        void sharedBudgetCaps() {
+            assumeTrue(supportsSharedScopes(), "the store does not declare shared scopes");
+            String shared = user("g1-upstream");
+            String alice = user("g1-alice");
+            String bob = user("g1-bob");
+            assertThat(store.evaluate(request(alice, shared)).isAllowed()).isTrue();
+            assertThat(store.evaluate(request(alice, shared)).isAllowed()).isTrue();
+            Evaluation bobFirst = store.evaluate(request(bob, shared));
+            assertThat(bobFirst.isAllowed()).isTrue();
+            assertThat(bobFirst.used(1))
+                    .as("[G1] the shared window counts every user")
+                    .isEqualTo(3);
+            Evaluation rejected = store.evaluate(request(bob, shared));
+            assertThat(rejected.isAllowed())
+                    .as("[G1] the shared budget of 3 is used up")
+                    .isFalse();
+            assertThat(rejected.rejectedIndex())
+                    .as("[G1] rejected by the shared window")
+                    .isEqualTo(1);
+            Evaluation bobAlone = store.evaluate(new StoreRequest(bob, List.of(userMinute), 1, clock.millis()));
+            assertThat(bobAlone.used(0))
+                    .as("[G1] bob's own window holds only his allowed request")
+                    .isEqualTo(2);
+        }
+
+        @Test
+        @DisplayName("G2 shared budgets stay exact under contention")
+        @Timeout(value = 120, unit = TimeUnit.SECONDS)
+        void sharedUnderContention() throws Exception {
+            assumeTrue(supportsSharedScopes(), "the store does not declare shared scopes");
+            String shared = user("g2-upstream");
+            int threads = 30;
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            try {
+                CountDownLatch go = new CountDownLatch(1);
+                List<Future<Evaluation>> results = new ArrayList<>();
+                for (int i = 0; i < threads; i++) {
+                    String user = user("g2-user-" + (i % 10));
+                    results.add(pool.submit(() -> {
+                        go.await();
+                        return store.evaluate(request(user, shared));
+                    }));
+                }
+                go.countDown();
+                int allowed = 0;
+                for (Future<Evaluation> result : results) {
+                    if (result.get(60, TimeUnit.SECONDS).isAllowed()) {
+                        allowed++;
+                    }
+                }
+                assertThat(allowed)
+                        .as("[G2] allowed of 30 simultaneous checks, shared limit 3")
+                        .isEqualTo(3);
+            } finally {
+                pool.shutdownNow();
+            }
         }
     }
 

@@ -45,15 +45,15 @@ class ReferenceStore implements WindowStore {
             List<Window> windows = request.windows();
             for (int i = 0; i < windows.size(); i++) {
                 Window window = windows.get(i);
-                Deque<Long> log = log(request.subject(), window);
+                Deque<Long> log = log(request.subjectOf(i), window);
                 trim(log, window, now);
                 if (log.size() + request.permits() > window.limit()) {
                     if (defect == Defect.CHARGES_SHORTER_WINDOWS_ON_REJECTION) {
                         for (int j = 0; j < i; j++) {
-                            log(request.subject(), windows.get(j)).addLast(now);
+                            log(request.subjectOf(j), windows.get(j)).addLast(now);
                         }
                     }
-                    long retry = retry(log, window, now);
+                    long retry = retry(log, window, now, request.permits());
                     return Evaluation.rejected(i, log.size(), retry);
                 }
             }
@@ -68,10 +68,10 @@ class ReferenceStore implements WindowStore {
             int size;
             long retry;
             synchronized (this) {
-                Deque<Long> log = log(request.subject(), window);
+                Deque<Long> log = log(request.subjectOf(i), window);
                 trim(log, window, now);
                 size = log.size();
-                retry = log.isEmpty() ? 0 : retry(log, window, now);
+                retry = log.isEmpty() ? 0 : retry(log, window, now, request.permits());
             }
             if (size + request.permits() > window.limit()) {
                 return Evaluation.rejected(i, size, retry);
@@ -92,20 +92,28 @@ class ReferenceStore implements WindowStore {
         long[] used = new long[windows.size()];
         long[] reset = new long[windows.size()];
         for (int i = 0; i < windows.size(); i++) {
-            Deque<Long> log = log(request.subject(), windows.get(i));
-            log.addLast(now);
+            Deque<Long> log = log(request.subjectOf(i), windows.get(i));
+            for (int p = 0; p < request.permits(); p++) {
+                log.addLast(now);
+            }
             used[i] = log.size();
             reset[i] = log.peekFirst() + windows.get(i).lengthMillis() - now;
         }
         return Evaluation.allowed(used, reset);
     }
 
-    private long retry(Deque<Long> log, Window window, long now) {
+    private long retry(Deque<Long> log, Window window, long now, int permits) {
         if (defect == Defect.FIXED_WINDOW) {
             long length = window.lengthMillis();
             return (now / length + 1) * length - now;
         }
-        long retry = log.peekFirst() + window.lengthMillis() - now;
+        if (log.isEmpty() || permits > window.limit()) {
+            return window.lengthMillis();
+        }
+        // room returns when the (count + permits - limit)-th oldest entry leaves
+        long excess = log.size() + permits - window.limit();
+        long freeing = log.stream().skip(excess - 1).findFirst().orElseThrow();
+        long retry = freeing + window.lengthMillis() - now;
         return defect == Defect.ROUNDED_RETRY ? retry / 1_000 * 1_000 : retry;
     }
 

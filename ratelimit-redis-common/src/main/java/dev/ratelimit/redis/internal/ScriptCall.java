@@ -46,6 +46,11 @@ public final class ScriptCall {
         Objects.requireNonNull(request, "request must not be null");
         Objects.requireNonNull(layout, "layout must not be null");
         Objects.requireNonNull(memberBase, "memberBase must not be null");
+        if (layout == KeyLayout.CLUSTER && request.scopes().size() > 1) {
+            // One script may only touch keys of one hash slot; piecewise evaluation would not be atomic.
+            throw new UnsupportedOperationException(
+                    "Redis Cluster evaluates one scope per check: scopes of different subjects lie in different slots");
+        }
         List<Window> windows = request.windows();
         int n = windows.size();
         String[] keys = new String[n];
@@ -55,7 +60,7 @@ public final class ScriptCall {
         args[2] = memberBase;
         for (int i = 0; i < n; i++) {
             Window window = windows.get(i);
-            keys[i] = layout.key(request.subject(), window.lengthSeconds());
+            keys[i] = layout.key(request.subjectOf(i), window.lengthSeconds());
             args[3 + 2 * i] = Long.toString(window.lengthMillis());
             args[4 + 2 * i] = Integer.toString(window.limit());
         }

@@ -40,4 +40,9 @@ class JedisStandaloneConformanceTest extends WindowStoreConformanceKit {
     protected boolean holdsStateFor(WindowStore store, String userId, Duration window) {
         return Long.valueOf(1).equals(redis.call("EXISTS", KeyLayout.STANDALONE.key(userId, window.getSeconds())));
     }
+
+    @Override
+    protected boolean supportsSharedScopes() {
+        return true;
+    }
 }
