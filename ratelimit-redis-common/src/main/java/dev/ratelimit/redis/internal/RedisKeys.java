@@ -27,8 +27,11 @@ import java.util.Objects;
  */
 public final class RedisKeys {
 
-    /** The prefix of every key. */
-    public static final String PREFIX = "ratelimit:";
+    /** The prefix of every key by default, before its colon. */
+    public static final String DEFAULT_PREFIX = "ratelimit";
+
+    /** The start of every key with the default prefix. */
+    public static final String PREFIX = DEFAULT_PREFIX + ":";
 
     private static final char ENCODED_MARK = '~';
     private static final Base64.Encoder BASE64URL = Base64.getUrlEncoder().withoutPadding();
@@ -44,12 +47,29 @@ public final class RedisKeys {
      * @return the key
      */
     public static String key(KeyLayout layout, String subject, long windowSeconds) {
+        return key(layout, DEFAULT_PREFIX, subject, windowSeconds);
+    }
+
+    /**
+     * Returns the key of one window of one subject under a custom prefix: {@code
+     * <prefix>:<user>:<window seconds>}.
+     *
+     * @param layout standalone or cluster
+     * @param prefix the prefix, without its trailing colon; validated by {@link KeySpace}
+     * @param subject the user id, not empty
+     * @param windowSeconds the window length in seconds, at least 1
+     * @return the key
+     */
+    public static String key(KeyLayout layout, String prefix, String subject, long windowSeconds) {
         Objects.requireNonNull(layout, "layout must not be null");
+        Objects.requireNonNull(prefix, "prefix must not be null");
         if (windowSeconds < 1) {
             throw new IllegalArgumentException("windowSeconds must be at least 1, was " + windowSeconds);
         }
         String token = token(subject);
-        StringBuilder key = new StringBuilder(PREFIX.length() + token.length() + 24).append(PREFIX);
+        StringBuilder key = new StringBuilder(prefix.length() + token.length() + 25)
+                .append(prefix)
+                .append(':');
         if (layout == KeyLayout.CLUSTER) {
             key.append('{').append(token).append('}');
         } else {

@@ -31,7 +31,18 @@ public final class ScriptCall {
      * @return the call
      */
     public static ScriptCall of(StoreRequest request, KeyLayout layout) {
-        return of(request, layout, MemberIds.next());
+        return of(request, KeySpace.of(layout), MemberIds.next());
+    }
+
+    /**
+     * Builds the call for a request in a key space, with a fresh member base.
+     *
+     * @param request the request, windows in evaluation order
+     * @param keys the layout and prefix of the target deployment
+     * @return the call
+     */
+    public static ScriptCall of(StoreRequest request, KeySpace keys) {
+        return of(request, keys, MemberIds.next());
     }
 
     /**
@@ -43,8 +54,21 @@ public final class ScriptCall {
      * @return the call
      */
     public static ScriptCall of(StoreRequest request, KeyLayout layout, String memberBase) {
+        return of(request, KeySpace.of(Objects.requireNonNull(layout, "layout must not be null")), memberBase);
+    }
+
+    /**
+     * Builds the call for a request in a key space with the given member base.
+     *
+     * @param request the request, windows in evaluation order
+     * @param space the layout and prefix of the target deployment
+     * @param memberBase the unique name of the entries to record
+     * @return the call
+     */
+    public static ScriptCall of(StoreRequest request, KeySpace space, String memberBase) {
         Objects.requireNonNull(request, "request must not be null");
-        Objects.requireNonNull(layout, "layout must not be null");
+        Objects.requireNonNull(space, "space must not be null");
+        KeyLayout layout = space.layout();
         Objects.requireNonNull(memberBase, "memberBase must not be null");
         if (layout == KeyLayout.CLUSTER && request.scopes().size() > 1) {
             // One script may only touch keys of one hash slot; piecewise evaluation would not be atomic.
@@ -60,7 +84,7 @@ public final class ScriptCall {
         args[2] = memberBase;
         for (int i = 0; i < n; i++) {
             Window window = windows.get(i);
-            keys[i] = layout.key(request.subjectOf(i), window.lengthSeconds());
+            keys[i] = space.key(request.subjectOf(i), window.lengthSeconds());
             args[3 + 2 * i] = Long.toString(window.lengthMillis());
             args[4 + 2 * i] = Integer.toString(window.limit());
         }

@@ -3,7 +3,7 @@ package dev.ratelimit.redis.jedis;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
-import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.redis.internal.RedisFailures;
 import dev.ratelimit.redis.internal.ScriptCall;
 import dev.ratelimit.redis.internal.ScriptReply;
@@ -21,17 +21,17 @@ final class JedisStore implements WindowStore {
     private static final String NAME = "Jedis";
 
     private final UnifiedJedis jedis;
-    private final KeyLayout layout;
+    private final KeySpace keys;
 
-    JedisStore(UnifiedJedis jedis, KeyLayout layout) {
+    JedisStore(UnifiedJedis jedis, KeySpace keys) {
         this.jedis = jedis;
-        this.layout = layout;
+        this.keys = keys;
     }
 
     @Override
     public Evaluation evaluate(StoreRequest request) {
         Objects.requireNonNull(request, "request must not be null");
-        ScriptCall call = ScriptCall.of(request, layout);
+        ScriptCall call = ScriptCall.of(request, keys);
         List<String> keys = call.keyList();
         List<String> args = call.argList();
         Object reply;
@@ -59,6 +59,6 @@ final class JedisStore implements WindowStore {
 
     @Override
     public String toString() {
-        return "JedisWindowStore{" + layout.name().toLowerCase(Locale.ROOT) + "}";
+        return "JedisWindowStore{" + keys.layout().name().toLowerCase(Locale.ROOT) + ", prefix=" + keys.prefix() + "}";
     }
 }

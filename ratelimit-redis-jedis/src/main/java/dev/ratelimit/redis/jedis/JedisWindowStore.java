@@ -2,7 +2,10 @@ package dev.ratelimit.redis.jedis;
 
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.redis.internal.KeySpace;
+import dev.ratelimit.redis.internal.RedisKeys;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
@@ -39,14 +42,24 @@ public final class JedisWindowStore {
     private JedisWindowStore() {}
 
     /**
-     * Creates a store over a Jedis client, standalone or cluster.
+     * Creates a store over a Jedis client, standalone or cluster (a {@code RedisClusterClient} or
+     * {@code JedisCluster} is recognised by its type; use {@link #builder} for other cluster clients).
      *
      * @param jedis the client; the store never closes it
      * @return the store
      */
     public static WindowStore create(UnifiedJedis jedis) {
-        Objects.requireNonNull(jedis, "jedis must not be null");
-        return new JedisStore(jedis, isCluster(jedis) ? KeyLayout.CLUSTER : KeyLayout.STANDALONE);
+        return builder(jedis).build();
+    }
+
+    /**
+     * Returns a builder of a store over a Jedis client.
+     *
+     * @param jedis the client; the store never closes it
+     * @return a new builder
+     */
+    public static Builder builder(UnifiedJedis jedis) {
+        return new Builder(Objects.requireNonNull(jedis, "jedis must not be null"));
     }
 
     private static boolean isCluster(UnifiedJedis jedis) {
@@ -58,5 +71,59 @@ public final class JedisWindowStore {
             }
         }
         return false;
+    }
+
+    /** Builds a Jedis store; not thread-safe. */
+    public static final class Builder {
+
+        private final UnifiedJedis jedis;
+        private @Nullable Boolean cluster;
+        private String keyPrefix = RedisKeys.DEFAULT_PREFIX;
+
+        private Builder(UnifiedJedis jedis) {
+            this.jedis = jedis;
+        }
+
+        /**
+         * Says whether the client talks to Redis Cluster, where all windows of a user must share a
+         * hash slot ({@code ratelimit:{<user>}:<seconds>} keys). By default a {@code
+         * RedisClusterClient} or {@code JedisCluster} is recognised by its type; set it for a {@code
+         * UnifiedJedis} built over a cluster connection provider.
+         *
+         * @param cluster whether the client is a cluster client
+         * @return this builder
+         */
+        public Builder cluster(boolean cluster) {
+            this.cluster = cluster;
+            return this;
+        }
+
+        /**
+         * Sets the prefix of every key, {@code <prefix>:<user>:<window seconds>}; {@value
+         * RedisKeys#DEFAULT_PREFIX} by default. Give services or environments that share one Redis
+         * different prefixes, so equal user ids never share a budget across them.
+         *
+         * @param keyPrefix a non-empty prefix without braces (they would move a cluster hash tag)
+         * @return this builder
+         */
+        public Builder keyPrefix(String keyPrefix) {
+            Objects.requireNonNull(keyPrefix, "keyPrefix must not be null");
+            if (keyPrefix.isEmpty() || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+                throw new IllegalArgumentException(
+                        "keyPrefix must be non-empty and hold no braces, was '" + keyPrefix + "'");
+            }
+            this.keyPrefix = keyPrefix;
+            return this;
+        }
+
+        /**
+         * Builds the store; it creates no connection of its own.
+         *
+         * @return the store
+         */
+        public WindowStore build() {
+            boolean clustered = cluster != null ? cluster : isCluster(jedis);
+            return new JedisStore(jedis, new KeySpace(clustered ? KeyLayout.CLUSTER : KeyLayout.STANDALONE, keyPrefix));
+        }
     }
 }

@@ -44,4 +44,26 @@ class JedisWindowStoreTest {
             assertThat(store.evaluate(request).isAllowed()).isTrue();
         }
     }
+
+    @Test
+    void keyPrefixAndExplicitClusterLayoutNameTheKeys() throws Exception {
+        try (RedisServer redis = RedisServer.start();
+                RedisClient jedis = JedisClients.standalone(
+                        redis.host(), redis.port(), Duration.ofSeconds(2), 4, Duration.ofMillis(500))) {
+            StoreRequest request = new StoreRequest(
+                    "tenant", List.of(Window.of(1, Duration.ofMinutes(1))), 1, StoreRequest.STORE_TIME);
+            WindowStore prefixed =
+                    JedisWindowStore.builder(jedis).keyPrefix("svc-a").build();
+            WindowStore clusterLayout =
+                    JedisWindowStore.builder(jedis).cluster(true).build();
+            assertThat(prefixed.evaluate(request).isAllowed()).isTrue();
+            assertThat(prefixed.evaluate(request).isAllowed()).isFalse();
+            assertThat(clusterLayout.evaluate(request).isAllowed())
+                    .as("other keys, other budget")
+                    .isTrue();
+            assertThat(jedis.exists("svc-a:tenant:60")).isTrue();
+            assertThat(jedis.exists("ratelimit:{tenant}:60")).isTrue();
+        }
+        assertThatThrownBy(() -> JedisWindowStore.builder(null)).hasMessageContaining("jedis");
+    }
 }

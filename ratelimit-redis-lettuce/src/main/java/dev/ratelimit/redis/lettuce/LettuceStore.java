@@ -4,7 +4,7 @@ import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.StoreRequest;
-import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.redis.internal.RedisFailures;
 import dev.ratelimit.redis.internal.ScriptCall;
 import dev.ratelimit.redis.internal.ScriptReply;
@@ -44,15 +44,15 @@ final class LettuceStore implements CloseableWindowStore {
         thread.start();
     };
 
-    private final KeyLayout layout;
+    private final KeySpace keys;
     private final Duration timeout;
     private final Duration connectTimeout;
     private final Supplier<Connected> connector;
     private final AtomicReference<@Nullable CompletableFuture<Connected>> connection = new AtomicReference<>();
     private volatile boolean closed;
 
-    LettuceStore(KeyLayout layout, Duration timeout, Duration connectTimeout, Supplier<Connected> connector) {
-        this.layout = layout;
+    LettuceStore(KeySpace keys, Duration timeout, Duration connectTimeout, Supplier<Connected> connector) {
+        this.keys = keys;
         this.timeout = timeout;
         this.connectTimeout = connectTimeout;
         this.connector = connector;
@@ -109,7 +109,7 @@ final class LettuceStore implements CloseableWindowStore {
 
     private CompletableFuture<Evaluation> run(StoreRequest request) {
         Objects.requireNonNull(request, "request must not be null");
-        ScriptCall call = ScriptCall.of(request, layout);
+        ScriptCall call = ScriptCall.of(request, keys);
         CompletableFuture<Connected> pending;
         try {
             pending = connection();
@@ -214,7 +214,7 @@ final class LettuceStore implements CloseableWindowStore {
 
     @Override
     public String toString() {
-        return "LettuceWindowStore{" + layout.name().toLowerCase(java.util.Locale.ROOT) + ", commandTimeout="
-                + timeout.toMillis() + "ms" + (closed ? ", closed" : "") + "}";
+        return "LettuceWindowStore{" + keys.layout().name().toLowerCase(java.util.Locale.ROOT) + ", prefix="
+                + keys.prefix() + ", commandTimeout=" + timeout.toMillis() + "ms" + (closed ? ", closed" : "") + "}";
     }
 }

@@ -3,6 +3,8 @@ package dev.ratelimit.redis.lettuce;
 import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.redis.internal.KeySpace;
+import dev.ratelimit.redis.internal.RedisKeys;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.TimeoutOptions;
@@ -99,6 +101,7 @@ public final class LettuceWindowStore {
         private final @Nullable RedisClusterClient clusterClient;
         private Duration commandTimeout = Duration.ofMillis(DEFAULT_COMMAND_TIMEOUT_MILLIS);
         private Duration connectTimeout = Duration.ofMillis(DEFAULT_CONNECT_TIMEOUT_MILLIS);
+        private String keyPrefix = RedisKeys.DEFAULT_PREFIX;
 
         private Builder(@Nullable RedisClient client, @Nullable RedisClusterClient clusterClient) {
             this.client = client;
@@ -140,6 +143,24 @@ public final class LettuceWindowStore {
         }
 
         /**
+         * Sets the prefix of every key, {@code <prefix>:<user>:<window seconds>}; {@value
+         * RedisKeys#DEFAULT_PREFIX} by default. Give services or environments that share one Redis
+         * different prefixes, so equal user ids never share a budget across them.
+         *
+         * @param keyPrefix a non-empty prefix without braces (they would move a cluster hash tag)
+         * @return this builder
+         */
+        public Builder keyPrefix(String keyPrefix) {
+            Objects.requireNonNull(keyPrefix, "keyPrefix must not be null");
+            if (keyPrefix.isEmpty() || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+                throw new IllegalArgumentException(
+                        "keyPrefix must be non-empty and hold no braces, was '" + keyPrefix + "'");
+            }
+            this.keyPrefix = keyPrefix;
+            return this;
+        }
+
+        /**
          * Adjusts the client's options for failing fast and returns the store, which connects on first
          * use.
          *
@@ -150,7 +171,7 @@ public final class LettuceWindowStore {
                 RedisClient standalone = client;
                 standalone.setOptions(failFast(standalone.getOptions().mutate()).build());
                 return new LettuceStore(
-                        KeyLayout.STANDALONE,
+                        new KeySpace(KeyLayout.STANDALONE, keyPrefix),
                         commandTimeout,
                         connectTimeout,
                         () -> LettuceStore.Connected.of(standalone.connect(StringCodec.UTF8)));
@@ -160,7 +181,7 @@ public final class LettuceWindowStore {
             failFast(options);
             cluster.setOptions(options.build());
             return new LettuceStore(
-                    KeyLayout.CLUSTER,
+                    new KeySpace(KeyLayout.CLUSTER, keyPrefix),
                     commandTimeout,
                     connectTimeout,
                     () -> LettuceStore.Connected.ofCluster(cluster.connect(StringCodec.UTF8)));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
@@ -97,5 +98,28 @@ class LettuceWindowStoreTest {
         assertThatThrownBy(() -> store.evaluate(new StoreRequest(
                         "closed", List.of(Window.of(1, Duration.ofMinutes(1))), 1, StoreRequest.STORE_TIME)))
                 .isInstanceOf(dev.ratelimit.api.RateLimiterUnavailableException.class);
+    }
+
+    @Test
+    void keyPrefixesKeepBudgetsApart() {
+        try (CloseableWindowStore tenantA =
+                        LettuceWindowStore.builder(client).keyPrefix("svc-a").build();
+                CloseableWindowStore tenantB =
+                        LettuceWindowStore.builder(client).keyPrefix("svc-b").build()) {
+            String user = "prefix-" + UUID.randomUUID();
+            StoreRequest request =
+                    new StoreRequest(user, List.of(Window.of(1, Duration.ofMinutes(1))), 1, StoreRequest.STORE_TIME);
+            assertThat(tenantA.evaluate(request).isAllowed()).isTrue();
+            assertThat(tenantA.evaluate(request).isAllowed()).isFalse();
+            assertThat(tenantB.evaluate(request).isAllowed())
+                    .as("another prefix, another budget")
+                    .isTrue();
+            assertThat(redis.call("EXISTS", "svc-a:" + user + ":60")).isEqualTo(1L);
+            assertThat(redis.call("EXISTS", "svc-b:" + user + ":60")).isEqualTo(1L);
+            assertThat(redis.call("EXISTS", "ratelimit:" + user + ":60")).isEqualTo(0L);
+        }
+        assertThatThrownBy(() -> LettuceWindowStore.builder(client).keyPrefix("a{b}"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("keyPrefix");
     }
 }
