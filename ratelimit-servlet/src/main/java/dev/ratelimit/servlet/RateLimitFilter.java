@@ -108,6 +108,8 @@ public final class RateLimitFilter implements Filter {
     private final IdentityResolver identityResolver;
     private final Set<String> exactExemptions;
     private final Set<String> prefixExemptions;
+    private final Set<String> exemptMethods;
+    private final boolean enforce;
     private final ResponseWriter writer;
 
     /**
@@ -136,6 +138,8 @@ public final class RateLimitFilter implements Filter {
         }
         this.exactExemptions = Set.copyOf(exact);
         this.prefixExemptions = Set.copyOf(prefixes);
+        this.exemptMethods = Set.copyOf(builder.exemptMethods);
+        this.enforce = builder.enforce;
         this.writer = new ResponseWriter(
                 builder.rateLimitHeaders, builder.draftHeaders, builder.unavailableRetryAfter.toSeconds());
     }
@@ -176,6 +180,7 @@ public final class RateLimitFilter implements Filter {
                 || !(res instanceof HttpServletResponse response)
                 || request.getDispatcherType() != DispatcherType.REQUEST
                 || request.getAttribute(DECISION_ATTRIBUTE) != null
+                || exemptMethods.contains(request.getMethod())
                 || isExempt(request)) {
             chain.doFilter(req, res);
             return;
@@ -202,6 +207,15 @@ public final class RateLimitFilter implements Filter {
         request.setAttribute(DECISION_ATTRIBUTE, decision);
         if (decision.allowed()) {
             writer.allowed(response, tier, decision);
+            chain.doFilter(request, response);
+        } else if (!enforce) {
+            // Shadow mode: the rejection is counted in the metrics and left in the request attribute,
+            // but the request proceeds without headers that would tell the client to back off.
+            LOG.log(
+                    System.Logger.Level.DEBUG,
+                    "Shadow mode: would have answered 429 to ''{0}'' (window {1})",
+                    userId,
+                    decision.window().name());
             chain.doFilter(request, response);
         } else {
             writer.rejected(response, tier, decision);
@@ -233,7 +247,7 @@ public final class RateLimitFilter implements Filter {
     @Override
     public String toString() {
         return "RateLimitFilter{limiter=" + limiter + ", tiers=" + tiers + ", exempt=" + exactExemptions + " "
-                + prefixExemptions + "}";
+                + prefixExemptions + ", exemptMethods=" + exemptMethods + (enforce ? "" : ", SHADOW MODE") + "}";
     }
 
     /** Builds a {@link RateLimitFilter}; not thread-safe. */
@@ -246,6 +260,8 @@ public final class RateLimitFilter implements Filter {
         private boolean rateLimitHeaders = true;
         private boolean draftHeaders = true;
         private Duration unavailableRetryAfter = Duration.ofSeconds(5);
+        private final Set<String> exemptMethods = new LinkedHashSet<>(Set.of("OPTIONS"));
+        private boolean enforce = true;
 
         private Builder(RateLimiter limiter, TierPolicy tiers) {
             this.limiter = Objects.requireNonNull(limiter, "limiter must not be null");
@@ -286,6 +302,44 @@ public final class RateLimitFilter implements Filter {
                 }
                 exemptPaths.add(path);
             }
+            return this;
+        }
+
+        /**
+         * Replaces the HTTP methods that are never checked nor counted; by default {@code OPTIONS},
+         * so CORS preflights do not spend a caller's budget. Call with no argument to check every
+         * method.
+         *
+         * @param methods the methods, such as {@code "OPTIONS"} or {@code "HEAD"}
+         * @return this builder
+         */
+        public Builder exemptMethods(String... methods) {
+            Objects.requireNonNull(methods, "methods must not be null");
+            Set<String> chosen = new LinkedHashSet<>();
+            for (String method : methods) {
+                Objects.requireNonNull(method, "methods must not contain null");
+                if (method.isBlank()) {
+                    throw new IllegalArgumentException("methods must not contain a blank method");
+                }
+                chosen.add(method.trim().toUpperCase(java.util.Locale.ROOT));
+            }
+            exemptMethods.clear();
+            exemptMethods.addAll(chosen);
+            return this;
+        }
+
+        /**
+         * Chooses whether rejections are enforced (the default) or only observed: with {@code
+         * false} (shadow mode) every request proceeds; would-be rejections still count in the
+         * {@code ratelimit.decisions} metric (outcome {@code rejected}) and leave their {@link
+         * Decision} in {@value RateLimitFilter#DECISION_ATTRIBUTE}, but get no 429 and no headers that
+         * tell the client to back off. For rolling limits out safely: watch, then enforce.
+         *
+         * @param enforce whether to answer rejections with 429
+         * @return this builder
+         */
+        public Builder enforce(boolean enforce) {
+            this.enforce = enforce;
             return this;
         }
 

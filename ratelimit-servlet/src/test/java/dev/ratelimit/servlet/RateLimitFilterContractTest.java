@@ -9,6 +9,8 @@ import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.testkit.MutableClock;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
@@ -268,6 +270,64 @@ class RateLimitFilterContractTest {
 
             assertThat(header(response, "X-RateLimit-Limit")).isEmpty();
             assertThat(header(response, "RateLimit")).contains("\"minute\";r=4;t=60");
+        }
+
+        @Test
+        @DisplayName("CORS preflights (OPTIONS) are neither checked nor counted by default; exemptMethods() checks all")
+        void preflightsAreExempt() throws Exception {
+            start(RateLimitFilter.builder(limiter(), TierPolicy.defaults()).build());
+            HttpRequest preflight = HttpRequest.newBuilder(
+                            server.request("/v1/chat").uri())
+                    .method("OPTIONS", HttpRequest.BodyPublishers.noBody())
+                    .header("Authorization", "Bearer alice-key")
+                    .build();
+            for (int i = 0; i < 10; i++) {
+                HttpResponse<String> response = server.client().send(preflight, HttpResponse.BodyHandlers.ofString());
+                assertThat(response.statusCode()).isEqualTo(200);
+                assertThat(header(response, "X-RateLimit-Limit")).isEmpty();
+            }
+            assertThat(store.calls).hasValue(0);
+            assertThat(header(as("alice-key"), "X-RateLimit-Remaining")).contains("4");
+            server.close();
+
+            start(RateLimitFilter.builder(limiter(), TierPolicy.defaults())
+                    .exemptMethods()
+                    .build());
+            HttpRequest checkedPreflight = HttpRequest.newBuilder(
+                            server.request("/v1/chat").uri())
+                    .method("OPTIONS", HttpRequest.BodyPublishers.noBody())
+                    .header("Authorization", "Bearer alice-key")
+                    .build();
+            HttpResponse<String> counted = server.client().send(checkedPreflight, HttpResponse.BodyHandlers.ofString());
+            assertThat(header(counted, "X-RateLimit-Remaining")).contains("3");
+        }
+
+        @Test
+        @DisplayName("shadow mode: would-be rejections proceed without back-off headers, and are counted as rejected")
+        void shadowMode() throws Exception {
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            start(RateLimitFilter.builder(
+                            SlidingWindowRateLimiter.builder(store)
+                                    .clock(clock)
+                                    .meterRegistry(registry)
+                                    .build(),
+                            TierPolicy.defaults())
+                    .enforce(false)
+                    .build());
+            for (int i = 0; i < 5; i++) {
+                assertThat(as("alice-key").statusCode()).isEqualTo(200);
+            }
+            for (int i = 0; i < 3; i++) {
+                HttpResponse<String> wouldBeRejected = as("alice-key");
+                assertThat(wouldBeRejected.statusCode()).isEqualTo(200);
+                assertThat(header(wouldBeRejected, "Retry-After")).isEmpty();
+                assertThat(header(wouldBeRejected, "X-RateLimit-Remaining")).isEmpty();
+            }
+            assertThat(registry.get("ratelimit.decisions")
+                            .tag("outcome", "rejected")
+                            .counter()
+                            .count())
+                    .isEqualTo(3.0);
         }
 
         @Test
