@@ -41,9 +41,49 @@ public final class RedisServer implements AutoCloseable {
     private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(20);
     private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
 
+    private static final String DIRECTORY_PREFIX = "ratelimit-redis-";
+    private static final String OWNER_FILE = "owner.pid";
+    private static final String SERVER_FILE = "server.pid";
+
     static {
         Runtime.getRuntime()
                 .addShutdownHook(new Thread(() -> LIVE.forEach(Process::destroyForcibly), "redis-server-reaper"));
+    }
+
+    /**
+     * Kills the servers of earlier test JVMs that died without stopping them: each server's
+     * directory records the pid of the JVM that started it and its own pid.
+     */
+    static synchronized void reapOrphans() {
+        Path temp = Path.of(System.getProperty("java.io.tmpdir"));
+        try (var directories = Files.newDirectoryStream(temp, DIRECTORY_PREFIX + "*")) {
+            for (Path directory : directories) {
+                try {
+                    long owner = Long.parseLong(
+                            Files.readString(directory.resolve(OWNER_FILE)).trim());
+                    if (ProcessHandle.of(owner).map(ProcessHandle::isAlive).orElse(false)) {
+                        continue;
+                    }
+                    Path serverFile = directory.resolve(SERVER_FILE);
+                    if (Files.exists(serverFile)) {
+                        long server =
+                                Long.parseLong(Files.readString(serverFile).trim());
+                        ProcessHandle.of(server)
+                                // the executable may be a link (Debian: redis-server -> redis-check-rdb)
+                                .filter(handle -> handle.info()
+                                        .command()
+                                        .map(command -> command.contains("redis"))
+                                        .orElse(false))
+                                .ifPresent(ProcessHandle::destroyForcibly);
+                    }
+                    deleteRecursively(directory);
+                } catch (IOException | RuntimeException e) {
+                    // not one of ours, or already gone: leave it
+                }
+            }
+        } catch (IOException e) {
+            // nothing to reap
+        }
     }
 
     private final int port;
@@ -81,12 +121,17 @@ public final class RedisServer implements AutoCloseable {
     }
 
     static RedisServer start(List<String> extraArguments, boolean needsBusPort) {
+        // A JVM killed outright (SIGKILL: a timed-out fork, say) runs no shutdown hook: reap what it left.
+        reapOrphans();
         IllegalStateException last = null;
         for (int attempt = 0; attempt < 5; attempt++) {
             int port = needsBusPort ? freePortWithBus() : freePort();
             Path directory;
             try {
-                directory = Files.createTempDirectory("redis-" + port + "-");
+                directory = Files.createTempDirectory(DIRECTORY_PREFIX + port + "-");
+                Files.writeString(
+                        directory.resolve(OWNER_FILE),
+                        Long.toString(ProcessHandle.current().pid()));
             } catch (IOException e) {
                 throw new UncheckedIOException("Cannot create a directory for redis-server", e);
             }
@@ -247,6 +292,11 @@ public final class RedisServer implements AutoCloseable {
         }
         LIVE.add(started);
         process = started;
+        try {
+            Files.writeString(directory.resolve(SERVER_FILE), Long.toString(started.pid()));
+        } catch (IOException e) {
+            // only the orphan reaper reads it
+        }
         long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
         while (System.nanoTime() < deadline) {
             if (!started.isAlive()) {
