@@ -104,6 +104,7 @@ public final class DemoServer {
             context.addFilter(
                     new FilterHolder(RateLimitFilter.builder(limiter, tiers)
                             .exemptPaths("/", "/health", "/metrics")
+                            .openAiHeaders(true) // the demo speaks OpenAI's API: its clients read these
                             .build()),
                     "/*",
                     EnumSet.of(DispatcherType.REQUEST));

@@ -141,7 +141,10 @@ public final class RateLimitFilter implements Filter {
         this.exemptMethods = Set.copyOf(builder.exemptMethods);
         this.enforce = builder.enforce;
         this.writer = new ResponseWriter(
-                builder.rateLimitHeaders, builder.draftHeaders, builder.unavailableRetryAfter.toSeconds());
+                builder.rateLimitHeaders,
+                builder.draftHeaders,
+                builder.openAiHeaders,
+                builder.unavailableRetryAfter.toSeconds());
     }
 
     /**
@@ -259,6 +262,7 @@ public final class RateLimitFilter implements Filter {
         private final Set<String> exemptPaths = new LinkedHashSet<>();
         private boolean rateLimitHeaders = true;
         private boolean draftHeaders = true;
+        private boolean openAiHeaders;
         private Duration unavailableRetryAfter = Duration.ofSeconds(5);
         private final Set<String> exemptMethods = new LinkedHashSet<>(Set.of("OPTIONS"));
         private boolean enforce = true;
@@ -364,6 +368,20 @@ public final class RateLimitFilter implements Filter {
          */
         public Builder draftHeaders(boolean enabled) {
             this.draftHeaders = enabled;
+            return this;
+        }
+
+        /**
+         * Switches the OpenAI-style headers {@code x-ratelimit-limit-requests}, {@code
+         * x-ratelimit-remaining-requests} and {@code x-ratelimit-reset-requests} (a duration such as
+         * {@code 6m0s} until the deciding window's budget grows again) on or off (the default), for
+         * clients written against OpenAI's API.
+         *
+         * @param enabled whether to send them
+         * @return this builder
+         */
+        public Builder openAiHeaders(boolean enabled) {
+            this.openAiHeaders = enabled;
             return this;
         }
 

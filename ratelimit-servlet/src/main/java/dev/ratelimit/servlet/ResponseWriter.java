@@ -7,6 +7,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -23,16 +24,22 @@ final class ResponseWriter {
     static final String RATE_LIMIT = "RateLimit";
     static final String RATE_LIMIT_POLICY = "RateLimit-Policy";
     static final String RETRY_AFTER = "Retry-After";
+    static final String OPENAI_LIMIT = "x-ratelimit-limit-requests";
+    static final String OPENAI_REMAINING = "x-ratelimit-remaining-requests";
+    static final String OPENAI_RESET = "x-ratelimit-reset-requests";
     static final int TOO_MANY_REQUESTS = 429;
 
     private final boolean rateLimitHeaders;
     private final boolean draftHeaders;
+    private final boolean openAiHeaders;
     private final long unavailableRetryAfterSeconds;
     private final ConcurrentMap<Tier, String> policies = new ConcurrentHashMap<>();
 
-    ResponseWriter(boolean rateLimitHeaders, boolean draftHeaders, long unavailableRetryAfterSeconds) {
+    ResponseWriter(
+            boolean rateLimitHeaders, boolean draftHeaders, boolean openAiHeaders, long unavailableRetryAfterSeconds) {
         this.rateLimitHeaders = rateLimitHeaders;
         this.draftHeaders = draftHeaders;
+        this.openAiHeaders = openAiHeaders;
         this.unavailableRetryAfterSeconds = unavailableRetryAfterSeconds;
     }
 
@@ -55,6 +62,42 @@ final class ResponseWriter {
         if (draftHeaders) {
             response.setHeader(RATE_LIMIT, rateLimit(decision, decision.resetAfterSeconds()));
         }
+        if (openAiHeaders) {
+            openAi(response, decision, decision.resetAfter());
+        }
+    }
+
+    /** The OpenAI-style family, for clients written against OpenAI's API. */
+    private static void openAi(HttpServletResponse response, Decision decision, Duration reset) {
+        response.setHeader(OPENAI_LIMIT, Integer.toString(decision.limit()));
+        response.setHeader(OPENAI_REMAINING, Integer.toString(decision.remaining()));
+        response.setHeader(OPENAI_RESET, goDuration(reset));
+    }
+
+    /** Formats a duration as OpenAI's headers do (Go's notation): {@code 12ms}, {@code 1s}, {@code 6m0s}, {@code 1h0m0s}. */
+    static String goDuration(Duration duration) {
+        long millis = Math.max(0, duration.toMillis());
+        if (millis < 1_000) {
+            return millis + "ms";
+        }
+        long hours = millis / 3_600_000;
+        long minutes = millis / 60_000 % 60;
+        long seconds = millis / 1_000 % 60;
+        long fraction = millis % 1_000;
+        StringBuilder text = new StringBuilder();
+        if (hours > 0) {
+            text.append(hours).append('h');
+        }
+        if (hours > 0 || minutes > 0) {
+            text.append(minutes).append('m');
+        }
+        text.append(seconds);
+        if (fraction > 0) {
+            String digits =
+                    String.format(java.util.Locale.ROOT, "%03d", fraction).replaceFirst("0+$", "");
+            text.append('.').append(digits);
+        }
+        return text.append('s').toString();
     }
 
     void rejected(HttpServletResponse response, Tier tier, Decision decision) throws IOException {
@@ -70,6 +113,9 @@ final class ResponseWriter {
             response.setHeader(RATE_LIMIT_POLICY, policy(tier));
             // Retry-After must not point earlier than t: both come from the same duration
             response.setHeader(RATE_LIMIT, rateLimit(decision, Math.max(retryAfter, decision.resetAfterSeconds())));
+        }
+        if (openAiHeaders) {
+            openAi(response, decision, decision.retryAfter());
         }
         Window window = decision.window();
         String message = "Too many requests: the limit of " + window.limit() + " requests per "

@@ -273,6 +273,41 @@ class RateLimitFilterContractTest {
         }
 
         @Test
+        @DisplayName("the OpenAI header family, when switched on: limit, remaining and a Go-style reset duration")
+        void openAiHeaders() throws Exception {
+            start(RateLimitFilter.builder(limiter(), TierPolicy.defaults())
+                    .openAiHeaders(true)
+                    .build());
+            HttpResponse<String> first = as("alice-key");
+            assertThat(header(first, "x-ratelimit-limit-requests")).contains("5");
+            assertThat(header(first, "x-ratelimit-remaining-requests")).contains("4");
+            assertThat(header(first, "x-ratelimit-reset-requests")).contains("1m0s");
+            clock.advanceMillis(15_500);
+            for (int i = 0; i < 4; i++) {
+                as("alice-key");
+            }
+            HttpResponse<String> rejected = as("alice-key");
+            assertThat(rejected.statusCode()).isEqualTo(429);
+            assertThat(header(rejected, "x-ratelimit-remaining-requests")).contains("0");
+            assertThat(header(rejected, "x-ratelimit-reset-requests")).contains("44.5s");
+            assertThat(ResponseWriter.goDuration(java.time.Duration.ofMillis(12)))
+                    .isEqualTo("12ms");
+            assertThat(ResponseWriter.goDuration(java.time.Duration.ofSeconds(1)))
+                    .isEqualTo("1s");
+            assertThat(ResponseWriter.goDuration(java.time.Duration.ofMinutes(6)))
+                    .isEqualTo("6m0s");
+            assertThat(ResponseWriter.goDuration(java.time.Duration.ofSeconds(3_723)))
+                    .isEqualTo("1h2m3s");
+        }
+
+        @Test
+        @DisplayName("without the switch, no OpenAI headers")
+        void noOpenAiHeadersByDefault() throws Exception {
+            start(new RateLimitFilter(limiter(), TierPolicy.defaults()));
+            assertThat(header(as("alice-key"), "x-ratelimit-limit-requests")).isEmpty();
+        }
+
+        @Test
         @DisplayName("CORS preflights (OPTIONS) are neither checked nor counted by default; exemptMethods() checks all")
         void preflightsAreExempt() throws Exception {
             start(RateLimitFilter.builder(limiter(), TierPolicy.defaults()).build());
