@@ -122,10 +122,11 @@ public final class BenchmarkRunner {
                         Math.max(othersBefore, Report.Machine.countOtherJvms()));
                 log(String.format(
                         Locale.ROOT,
-                        "  -> %,.0f decisions/s, p50 %.1f us, p99 %.1f us",
+                        "  -> %,.0f decisions/s, p50 %.1f us, p99 %.1f us; other JVMs seen: %d",
                         measured.decisionsPerSecond(),
                         measured.p50Micros(),
-                        measured.p99Micros()));
+                        measured.p99Micros(),
+                        measured.otherJvms()));
                 figures.add(measured);
             }
 
@@ -188,6 +189,25 @@ public final class BenchmarkRunner {
         runs.add(JmhRun.blocking("ours-lettuce-8t", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 1));
         runs.add(JmhRun.async("evalsha-lettuce-async", ceiling, "plain EVALSHA, Lettuce async", le, S, 1));
         runs.add(JmhRun.async("ours-lettuce-async", ours, "ours: Lettuce async", ls, S, 1));
+        // experiment: the blocking Lettuce check with the change proposed to the adapter (see CallerThreadLettuceStore)
+        runs.add(JmhRun.blocking(
+                "ours-lettuce-8t-ct",
+                ours,
+                "ours: Lettuce blocking, reply handled on the caller thread",
+                ls,
+                "blocking",
+                8,
+                S,
+                1));
+        runs.add(JmhRun.blocking(
+                "ours-lettuce-1t-ct",
+                ours,
+                "ours: Lettuce blocking, reply handled on the caller thread",
+                ls,
+                "blocking",
+                1,
+                S,
+                1));
         runs.add(JmhRun.blocking("evalsha-jedis-1t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 1, S, 1));
         runs.add(JmhRun.blocking("ours-jedis-1t", ours, "ours: Jedis blocking", js, "blocking", 1, S, 1));
         runs.add(JmhRun.blocking("evalsha-jedis-8t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, S, 1));
@@ -245,6 +265,7 @@ public final class BenchmarkRunner {
                 .param("keys", run.keys())
                 .param("windows", Integer.toString(run.windows()))
                 .param("flush", run.flush())
+                .param("store", run.store())
                 .jvmArgsAppend(
                         "-D" + BenchRedis.PORT_PROPERTY + "=" + port,
                         "-D" + BenchRedis.OUTCOMES_PROPERTY + "=" + outcomes,

@@ -51,7 +51,15 @@ record JmhRun(
     /** Returns the parameters as the benchmark's outcome line spells them. */
     String outcomeParams() {
         String params = "keys=" + keys + ",windows=" + windows;
+        if (benchmark == LettuceStoreBenchmark.class) {
+            return params + ",flush=" + flush + ",store=" + store();
+        }
         return benchmark.getSimpleName().startsWith("Lettuce") ? params + ",flush=" + flush : params;
+    }
+
+    /** Returns which Lettuce store the run measures: the adapter, or the caller-thread experiment. */
+    String store() {
+        return id.endsWith("-ct") ? "caller-thread" : "adapter";
     }
 
     boolean isAsync() {

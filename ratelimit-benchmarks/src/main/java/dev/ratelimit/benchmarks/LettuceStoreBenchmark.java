@@ -34,6 +34,13 @@ public class LettuceStoreBenchmark {
     @Param({"1", "2"})
     public int windows = 1;
 
+    /**
+     * Which store: {@code adapter} (LettuceWindowStore) or {@code caller-thread} (the experiment of
+     * {@link CallerThreadLettuceStore}, blocking checks only).
+     */
+    @Param({"adapter", "caller-thread"})
+    public String store = "adapter";
+
     /** How the Lettuce client flushes: {@code auto} (its default) or {@code consolidated}. */
     @Param({"auto", "consolidated"})
     public String flush = "auto";
@@ -54,7 +61,14 @@ public class LettuceStoreBenchmark {
         contended = Workload.contended(keys);
         RedisClient created = BenchRedis.lettuce(BenchRedis.consolidated(flush));
         client = created;
-        WindowStore built = LettuceWindowStore.create(created);
+        WindowStore built;
+        if (store.equals("caller-thread")) {
+            io.lettuce.core.api.StatefulRedisConnection<String, String> connection = created.connect();
+            connection.setTimeout(java.time.Duration.ofMillis(LettuceWindowStore.DEFAULT_COMMAND_TIMEOUT_MILLIS));
+            built = new CallerThreadLettuceStore(connection, LettuceWindowStore.DEFAULT_COMMAND_TIMEOUT_MILLIS);
+        } else {
+            built = LettuceWindowStore.create(created);
+        }
         store = built;
         limiter = SlidingWindowRateLimiter.builder(built)
                 .failOpen(false)
@@ -76,7 +90,7 @@ public class LettuceStoreBenchmark {
     public void tearDown() throws Exception {
         BenchRedis.recordOutcomes(
                 "LettuceStore",
-                "keys=" + keys + ",windows=" + windows + ",flush=" + flush,
+                "keys=" + keys + ",windows=" + windows + ",flush=" + flush + ",store=" + store,
                 rejected.sum(),
                 inFlight.failed());
         if (store instanceof AutoCloseable closeable) {

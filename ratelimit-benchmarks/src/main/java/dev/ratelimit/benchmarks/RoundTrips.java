@@ -28,7 +28,8 @@ final class RoundTrips {
             long decisions,
             double roundTrips,
             Map<String, Double> clientCommands,
-            Map<String, Double> executedCommands) {
+            Map<String, Double> executedCommands,
+            double serverMicros) {
 
         String clientSummary() {
             return summary(clientCommands);
@@ -139,6 +140,7 @@ final class RoundTrips {
                 total += entry.getValue();
             }
             Map<String, Double> executed = new TreeMap<>();
+            long clientUsec = 0;
             for (String line : String.valueOf(stats).split("\r?\n")) {
                 if (!line.startsWith("cmdstat_")) {
                     continue;
@@ -150,8 +152,20 @@ final class RoundTrips {
                 long calls = Long.parseLong(
                         line.replaceAll("^cmdstat_[^:]+:calls=(\\d+),.*$", "$1").trim());
                 executed.put(command, calls / (double) decisions);
+                if (client.containsKey(command)) {
+                    // a script's time includes the commands it runs; those are not client commands
+                    clientUsec += Long.parseLong(
+                            line.replaceAll("^.*[:,]usec=(\\d+),.*$", "$1").trim());
+                }
             }
-            return new Result(label, workload, decisions, total / (double) decisions, client, executed);
+            return new Result(
+                    label,
+                    workload,
+                    decisions,
+                    total / (double) decisions,
+                    client,
+                    executed,
+                    clientUsec / (double) decisions);
         }
     }
 
