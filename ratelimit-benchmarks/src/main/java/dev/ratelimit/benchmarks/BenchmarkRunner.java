@@ -143,6 +143,7 @@ public final class BenchmarkRunner {
 
             machine = machine.finished();
             String outcomeLines = Files.readString(outcomes, StandardCharsets.UTF_8);
+            log("outcomes per trial (benchmark, parameters, rejected, failed):\n" + outcomeLines);
             Report report = new Report(
                     machine,
                     settings.describe(),
@@ -265,7 +266,7 @@ public final class BenchmarkRunner {
                 .param("keys", run.keys())
                 .param("windows", Integer.toString(run.windows()))
                 .param("flush", run.flush())
-                .param("store", run.store())
+                .param("variant", run.variant())
                 .jvmArgsAppend(
                         "-D" + BenchRedis.PORT_PROPERTY + "=" + port,
                         "-D" + BenchRedis.OUTCOMES_PROPERTY + "=" + outcomes,

@@ -43,13 +43,13 @@ final class CallerThreadLettuceStore implements WindowStore {
         List<Object> reply;
         try {
             try {
-                reply = commands.evalsha(SlidingWindowScript.sha1(), ScriptOutputType.MULTI, keys, args)
+                reply = commands.<List<Object>>evalsha(SlidingWindowScript.sha1(), ScriptOutputType.MULTI, keys, args)
                         .get(timeoutMillis, TimeUnit.MILLISECONDS);
             } catch (ExecutionException e) {
                 if (!(RedisFailures.unwrap(e) instanceof RedisNoScriptException)) {
                     throw e;
                 }
-                reply = commands.eval(SlidingWindowScript.source(), ScriptOutputType.MULTI, keys, args)
+                reply = commands.<List<Object>>eval(SlidingWindowScript.source(), ScriptOutputType.MULTI, keys, args)
                         .get(timeoutMillis, TimeUnit.MILLISECONDS);
             }
         } catch (ExecutionException | TimeoutException e) {

@@ -52,13 +52,13 @@ record JmhRun(
     String outcomeParams() {
         String params = "keys=" + keys + ",windows=" + windows;
         if (benchmark == LettuceStoreBenchmark.class) {
-            return params + ",flush=" + flush + ",store=" + store();
+            return params + ",flush=" + flush + ",variant=" + variant();
         }
         return benchmark.getSimpleName().startsWith("Lettuce") ? params + ",flush=" + flush : params;
     }
 
     /** Returns which Lettuce store the run measures: the adapter, or the caller-thread experiment. */
-    String store() {
+    String variant() {
         return id.endsWith("-ct") ? "caller-thread" : "adapter";
     }
 

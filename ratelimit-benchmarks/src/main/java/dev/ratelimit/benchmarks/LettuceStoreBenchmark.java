@@ -39,7 +39,7 @@ public class LettuceStoreBenchmark {
      * {@link CallerThreadLettuceStore}, blocking checks only).
      */
     @Param({"adapter", "caller-thread"})
-    public String store = "adapter";
+    public String variant = "adapter";
 
     /** How the Lettuce client flushes: {@code auto} (its default) or {@code consolidated}. */
     @Param({"auto", "consolidated"})
@@ -62,7 +62,7 @@ public class LettuceStoreBenchmark {
         RedisClient created = BenchRedis.lettuce(BenchRedis.consolidated(flush));
         client = created;
         WindowStore built;
-        if (store.equals("caller-thread")) {
+        if (variant.equals("caller-thread")) {
             io.lettuce.core.api.StatefulRedisConnection<String, String> connection = created.connect();
             connection.setTimeout(java.time.Duration.ofMillis(LettuceWindowStore.DEFAULT_COMMAND_TIMEOUT_MILLIS));
             built = new CallerThreadLettuceStore(connection, LettuceWindowStore.DEFAULT_COMMAND_TIMEOUT_MILLIS);
@@ -90,7 +90,7 @@ public class LettuceStoreBenchmark {
     public void tearDown() throws Exception {
         BenchRedis.recordOutcomes(
                 "LettuceStore",
-                "keys=" + keys + ",windows=" + windows + ",flush=" + flush + ",store=" + store,
+                "keys=" + keys + ",windows=" + windows + ",flush=" + flush + ",variant=" + variant,
                 rejected.sum(),
                 inFlight.failed());
         if (store instanceof AutoCloseable closeable) {

@@ -606,8 +606,7 @@ final class Report {
         List<Map.Entry<String, long[]>> entries = new ArrayList<>(counts.entrySet());
         int next = 0;
         for (JmhRun.Figures f : figures) {
-            String prefix = benchmarkName(f.run()) + "|keys=" + f.run().keys() + ",windows="
-                    + f.run().windows() + "|";
+            String prefix = benchmarkName(f.run()) + "|" + f.run().outcomeParams() + "|";
             for (int i = next; i < entries.size(); i++) {
                 if (entries.get(i).getKey().startsWith(prefix)) {
                     byRun.put(outcomeKey(f.run()), entries.get(i).getValue());
