@@ -322,7 +322,7 @@ final class Report {
                 .append(
                         "percentiles of one call. For the asynchronous figures a call's time is the wait for room among the 64 in ")
                 .append(
-                        "flight, so only throughput is reported (latency ≈ 64 / throughput by Little's law). Each JMH figure starts ")
+                        "flight, so only throughput is reported (latency ≈ 64 / throughput by Little's law). One fork per figure: on this shared machine a figure varies by up to about ±10% from run to run (peers more, up to about 20%), so a ratio within a few percent of its target can land on either side in another run; the two figures of each ratio run back to back. Each JMH figure starts ")
                 .append("on an emptied Redis (`FLUSHALL` of the private server).\n\n");
         out.append("**Workload** (the same for every contender): one request per decision; limits far above what a ")
                 .append(
@@ -427,13 +427,13 @@ final class Report {
         out.append("\n## Round trips and Redis work per decision\n\n");
         out.append(
                         "Round trips: commands sent by the client, counted with `MONITOR` (commands a script runs are tagged `lua` ")
-                .append("and not counted). Executed: every command Redis ran per decision, scripts' included, from ")
+                .append(
+                        "and not counted). The other columns come from a second pass of the same decisions without MONITOR. Executed: every command Redis ran per decision, scripts' included, from ")
                 .append(
                         "`INFO commandstats` deltas after `CONFIG RESETSTAT`. Redis µs / decision: commandstats `usec` of the client's ")
                 .append(
                         "commands (a script's time includes the commands it runs; reading, parsing and answering each round trip ")
-                .append(
-                        "costs Redis more on top, and MONITOR slows every command, so compare these within the table only). ")
+                .append("costs Redis more on top). ")
                 .append("Counted after a warm-up, so connection set-up is excluded.\n\n");
         out.append(
                 "| Contender | Workload | Decisions | Round trips / decision | Client commands / decision | Executed commands / decision (commandstats) | Redis µs / decision |\n");
@@ -549,14 +549,14 @@ final class Report {
         });
         CategoryChart chart = new CategoryChartBuilder()
                 .width(1600)
-                .height(800)
+                .height(900)
                 .title("Rate-limit decisions per second, one window, same run (" + machine.cores()
                         + "-core shared machine" + (machine.quick() ? ", SMOKE RUN" : "") + ")")
                 .xAxisTitle("")
                 .yAxisTitle("decisions / s")
                 .build();
         chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
-        chart.getStyler().setXAxisLabelRotation(35);
+        chart.getStyler().setXAxisLabelRotation(90);
         chart.getStyler().setLabelsVisible(false);
         chart.getStyler().setYAxisDecimalPattern("#,###");
         chart.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
