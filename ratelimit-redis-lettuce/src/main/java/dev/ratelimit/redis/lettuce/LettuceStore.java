@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -49,6 +50,7 @@ final class LettuceStore implements CloseableWindowStore {
     private final Duration connectTimeout;
     private final Supplier<Connected> connector;
     private final AtomicReference<@Nullable CompletableFuture<Connected>> connection = new AtomicReference<>();
+    private final ConcurrentLinkedQueue<Waiting> waiting = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
     LettuceStore(KeySpace keys, Duration timeout, Duration connectTimeout, Supplier<Connected> connector) {
@@ -119,12 +121,53 @@ final class LettuceStore implements CloseableWindowStore {
         if (pending.isDone() && !pending.isCompletedExceptionally()) {
             return send(pending.join(), call);
         }
-        return pending.copy()
-                .orTimeout(connectTimeout.toMillis(), TimeUnit.MILLISECONDS)
-                .handle((connected, failure) -> failure == null
-                        ? send(connected, call)
-                        : CompletableFuture.<Evaluation>failedFuture(RedisFailures.unavailable(NAME, failure)))
-                .thenCompose(stage -> stage);
+        // Checks that arrive while the connection is being opened wait in arrival order: dependents of
+        // a CompletableFuture would run newest first, sending later timestamps before earlier ones.
+        CompletableFuture<Evaluation> result = new CompletableFuture<>();
+        waiting.add(new Waiting(call, result));
+        pending.whenComplete((connected, failure) -> drainWaiting(pending));
+        return result.orTimeout(connectTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .exceptionallyCompose(failure -> CompletableFuture.failedFuture(
+                        failure instanceof RateLimiterUnavailableException
+                                ? failure
+                                : RedisFailures.unavailable(NAME, failure)));
+    }
+
+    /** A check waiting for the connection to open. */
+    private record Waiting(ScriptCall call, CompletableFuture<Evaluation> result) {}
+
+    /** Sends (or fails) the waiting checks in arrival order once {@code attempt} has settled. */
+    private void drainWaiting(CompletableFuture<Connected> attempt) {
+        synchronized (waiting) {
+            Waiting next;
+            while ((next = waiting.poll()) != null) {
+                if (next.result().isDone()) {
+                    continue; // timed out while waiting
+                }
+                if (attempt.isCompletedExceptionally()) {
+                    Throwable failure = attempt.handle((connected, e) -> e).join();
+                    next.result().completeExceptionally(RedisFailures.unavailable(NAME, failure));
+                } else {
+                    CompletableFuture<Evaluation> target = next.result();
+                    send(attempt.join(), next.call()).whenComplete((evaluation, e) -> {
+                        if (e == null) {
+                            target.complete(evaluation);
+                        } else {
+                            target.completeExceptionally(e);
+                        }
+                    });
+                }
+            }
+        }
+    }
+
+    /** Starts opening the connection in the background so that the first checks need not wait for it. */
+    void connectEagerly() {
+        try {
+            connection();
+        } catch (RuntimeException e) {
+            // closed already: nothing to do
+        }
     }
 
     /** Returns the connection future, starting a connection attempt when there is none or the last one failed. */

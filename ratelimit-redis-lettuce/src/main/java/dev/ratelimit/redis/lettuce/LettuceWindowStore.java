@@ -27,8 +27,8 @@ import org.jspecify.annotations.Nullable;
  * RateLimiter clustered = SlidingWindowRateLimiter.builder(LettuceWindowStore.create(cluster)).build();
  * }</pre>
  *
- * <p>A store opens one connection of its own, lazily on its first check, so creating it needs no
- * running Redis; all its checks, blocking or asynchronous, share that connection (Lettuce pipelines
+ * <p>A store opens one connection of its own, in the background from its creation (and again on
+ * a check after a failed attempt), so creating it needs no running Redis; all its checks, blocking or asynchronous, share that connection (Lettuce pipelines
  * concurrent commands on it). A blocking check is the same single command awaited. To fail fast when
  * Redis is down, building a store adjusts the client's options: automatic reconnection on, commands
  * rejected at once while disconnected instead of queued, and per-connection command timeouts; the
@@ -56,7 +56,7 @@ public final class LettuceWindowStore {
      * command timeout.
      *
      * @param client the client; its options are adjusted as described in the class documentation
-     * @return the store; it connects on first use
+     * @return the store; it connects in the background, and needs no running Redis to be created
      */
     public static CloseableWindowStore create(RedisClient client) {
         return builder(client).build();
@@ -68,7 +68,7 @@ public final class LettuceWindowStore {
      *
      * @param client the cluster client; its options are adjusted as described in the class
      *     documentation
-     * @return the store; it connects on first use
+     * @return the store; it connects in the background, and needs no running Redis to be created
      */
     public static CloseableWindowStore create(RedisClusterClient client) {
         return builder(client).build();
@@ -161,8 +161,8 @@ public final class LettuceWindowStore {
         }
 
         /**
-         * Adjusts the client's options for failing fast and returns the store, which connects on first
-         * use.
+         * Adjusts the client's options for failing fast and returns the store, which starts connecting
+         * in the background (a Redis that is down now is retried by later checks).
          *
          * @return the store; it also implements {@link AutoCloseable}
          */
@@ -170,21 +170,31 @@ public final class LettuceWindowStore {
             if (client != null) {
                 RedisClient standalone = client;
                 standalone.setOptions(failFast(standalone.getOptions().mutate()).build());
-                return new LettuceStore(
+                return started(new LettuceStore(
                         new KeySpace(KeyLayout.STANDALONE, keyPrefix),
                         commandTimeout,
                         connectTimeout,
-                        () -> LettuceStore.Connected.of(standalone.connect(StringCodec.UTF8)));
+                        () -> LettuceStore.Connected.of(standalone.connect(StringCodec.UTF8))));
             }
             RedisClusterClient cluster = Objects.requireNonNull(clusterClient);
             ClusterClientOptions.Builder options = ClusterClientOptions.builder(cluster.getOptions());
             failFast(options);
             cluster.setOptions(options.build());
-            return new LettuceStore(
+            return started(new LettuceStore(
                     new KeySpace(KeyLayout.CLUSTER, keyPrefix),
                     commandTimeout,
                     connectTimeout,
-                    () -> LettuceStore.Connected.ofCluster(cluster.connect(StringCodec.UTF8)));
+                    () -> LettuceStore.Connected.ofCluster(cluster.connect(StringCodec.UTF8))));
+        }
+
+        /**
+         * Starts connecting in the background: creating a store still needs no live Redis (a failed
+         * attempt is retried by the next check), but the first checks of a busy service need not all
+         * wait for the connection, which a circuit breaker would count as slow calls.
+         */
+        private static CloseableWindowStore started(LettuceStore store) {
+            store.connectEagerly();
+            return store;
         }
 
         private static <B extends ClientOptions.Builder> B failFast(B options) {

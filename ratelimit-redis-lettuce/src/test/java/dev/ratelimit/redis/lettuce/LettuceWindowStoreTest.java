@@ -122,4 +122,31 @@ class LettuceWindowStoreTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("keyPrefix");
     }
+
+    @Test
+    void checksWaitingForTheConnectionAreSentInArrivalOrder() throws Exception {
+        // With an injected clock, a later check sent first would count as "in the window" of the earlier
+        // ones: 100 checks spread over a day against 5/minute + 100/day must all pass only in order.
+        RedisClient fresh = RedisClient.create(redis.uri());
+        try (CloseableWindowStore store = LettuceWindowStore.create(fresh)) {
+            String user = "order-" + UUID.randomUUID();
+            List<Window> windows =
+                    List.of(new Window("minute", 5, Duration.ofMinutes(1)), new Window("day", 100, Duration.ofDays(1)));
+            long start = 1_767_225_600_000L;
+            List<CompletableFuture<Evaluation>> checks = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                StoreRequest request = new StoreRequest(user, windows, 1, start + i * 600_000L);
+                checks.add(store.evaluateAsync(request).toCompletableFuture());
+            }
+            long allowed = 0;
+            for (CompletableFuture<Evaluation> check : checks) {
+                if (check.get().isAllowed()) {
+                    allowed++;
+                }
+            }
+            assertThat(allowed).isEqualTo(100);
+        } finally {
+            fresh.shutdown();
+        }
+    }
 }
