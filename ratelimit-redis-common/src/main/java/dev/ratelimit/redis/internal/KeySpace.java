@@ -19,10 +19,7 @@ public record KeySpace(KeyLayout layout, String prefix) {
      */
     public KeySpace {
         Objects.requireNonNull(layout, "layout must not be null");
-        Objects.requireNonNull(prefix, "prefix must not be null");
-        if (prefix.isEmpty() || prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
-            throw new IllegalArgumentException("prefix must be non-empty and hold no braces, was '" + prefix + "'");
-        }
+        RedisKeys.checkPrefix(prefix, "prefix");
     }
 
     /**

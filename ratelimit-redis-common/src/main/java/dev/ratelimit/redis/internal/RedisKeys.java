@@ -79,6 +79,24 @@ public final class RedisKeys {
     }
 
     /**
+     * Validates a key prefix: not empty, and without braces, which would move a cluster hash tag.
+     *
+     * @param prefix the prefix
+     * @param argument the argument's name, for the message
+     * @return the prefix
+     * @throws NullPointerException if the prefix is {@code null}
+     * @throws IllegalArgumentException if the prefix is empty or holds a brace
+     */
+    public static String checkPrefix(String prefix, String argument) {
+        Objects.requireNonNull(prefix, () -> argument + " must not be null");
+        if (prefix.isEmpty() || prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
+            throw new IllegalArgumentException(
+                    argument + " must be non-empty and hold no braces, was '" + prefix + "'");
+        }
+        return prefix;
+    }
+
+    /**
      * Returns the token that stands for a subject in its keys: the id itself, or its encoded form
      * for ids that hold <code>'&#125;'</code>, start with {@code '~'} or hold an unpaired surrogate.
      *

@@ -151,12 +151,7 @@ public final class LettuceWindowStore {
          * @return this builder
          */
         public Builder keyPrefix(String keyPrefix) {
-            Objects.requireNonNull(keyPrefix, "keyPrefix must not be null");
-            if (keyPrefix.isEmpty() || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
-                throw new IllegalArgumentException(
-                        "keyPrefix must be non-empty and hold no braces, was '" + keyPrefix + "'");
-            }
-            this.keyPrefix = keyPrefix;
+            this.keyPrefix = RedisKeys.checkPrefix(keyPrefix, "keyPrefix");
             return this;
         }
 
