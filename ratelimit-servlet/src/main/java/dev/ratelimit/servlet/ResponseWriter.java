@@ -205,18 +205,9 @@ final class ResponseWriter {
         return quoted.append('"').toString();
     }
 
+    /** Names a window length for a sentence: "minute", "day", or "90 seconds". */
     private static String describe(long seconds) {
-        if (seconds == 1) {
-            return "second";
-        } else if (seconds == 60) {
-            return "minute";
-        } else if (seconds == 3_600) {
-            return "hour";
-        } else if (seconds == 86_400) {
-            return "day";
-        } else if (seconds == 604_800) {
-            return "week";
-        }
-        return seconds + " seconds";
+        String name = Window.of(1, Duration.ofSeconds(seconds)).name(); // second, minute, hour, day, week or "90s"
+        return Character.isDigit(name.charAt(0)) ? seconds + " seconds" : name;
     }
 }
