@@ -13,6 +13,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The worker of the multi-process test: connects, warms up, prints {@value #READY}, waits for
@@ -53,28 +54,52 @@ public final class Hammer {
         if (!GO.equals(in.readLine())) {
             throw new IllegalStateException("expected " + GO);
         }
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        CountDownLatch start = new CountDownLatch(1);
-        List<Future<Integer>> results = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            results.add(pool.submit(() -> {
-                start.await();
-                int allowed = 0;
-                for (int i = 0; i < perThread; i++) {
-                    if (limiter.check(user, limit, Duration.ofMinutes(1)).allowed()) {
-                        allowed++;
-                    }
-                }
-                return allowed;
-            }));
-        }
-        start.countDown();
-        int allowed = 0;
-        for (Future<Integer> result : results) {
-            allowed += result.get();
-        }
-        pool.shutdown();
+        int allowed = allowedOf(limiter, user, limit, threads, perThread, () -> {});
         System.out.println(RESULT + " " + allowed + " " + threads * perThread);
         System.out.flush();
+    }
+
+    /**
+     * Releases {@code threads} threads together, each making {@code perThread} checks of one user
+     * against one minute window, and counts the allowed ones.
+     *
+     * @param limiter the limiter under test
+     * @param user the user every check charges
+     * @param limit the per-minute limit
+     * @param threads how many threads race
+     * @param perThread checks per thread
+     * @param beforeRelease run once every thread is submitted, just before they are released
+     * @return the number of allowed checks
+     * @throws Exception if a check fails or the race does not finish within a minute
+     */
+    public static int allowedOf(
+            RateLimiter limiter, String user, int limit, int threads, int perThread, Runnable beforeRelease)
+            throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<Integer>> results = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                results.add(pool.submit(() -> {
+                    start.await();
+                    int allowed = 0;
+                    for (int i = 0; i < perThread; i++) {
+                        if (limiter.check(user, limit, Duration.ofMinutes(1)).allowed()) {
+                            allowed++;
+                        }
+                    }
+                    return allowed;
+                }));
+            }
+            beforeRelease.run();
+            start.countDown();
+            int allowed = 0;
+            for (Future<Integer> result : results) {
+                allowed += result.get(60, TimeUnit.SECONDS);
+            }
+            return allowed;
+        } finally {
+            pool.shutdownNow();
+        }
     }
 }

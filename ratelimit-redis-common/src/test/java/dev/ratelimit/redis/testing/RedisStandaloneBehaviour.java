@@ -32,10 +32,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -220,34 +216,13 @@ public abstract class RedisStandaloneBehaviour {
                 Thread.currentThread().interrupt();
             }
         });
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
-            CountDownLatch start = new CountDownLatch(1);
-            List<Future<Integer>> results = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                results.add(pool.submit(() -> {
-                    start.await();
-                    int allowed = 0;
-                    for (int i = 0; i < perThread; i++) {
-                        if (limiter.check(user, limit, Duration.ofMinutes(1)).allowed()) {
-                            allowed++;
-                        }
-                    }
-                    return allowed;
-                }));
-            }
-            flusher.start();
-            start.countDown();
-            int allowed = 0;
-            for (Future<Integer> result : results) {
-                allowed += result.get(60, TimeUnit.SECONDS);
-            }
+            int allowed = Hammer.allowedOf(limiter, user, limit, threads, perThread, flusher::start);
             assertThat(allowed).isEqualTo(limit);
             assertThat(flushes.get()).isPositive();
         } finally {
             running.set(false);
             flusher.join(10_000);
-            pool.shutdownNow();
         }
     }
 
