@@ -1,48 +1,27 @@
 package dev.ratelimit.redis.lettuce;
 
 import dev.ratelimit.core.WindowStore;
-import dev.ratelimit.redis.internal.KeyLayout;
-import dev.ratelimit.testkit.WindowStoreConformanceKit;
-import dev.ratelimit.testkit.redis.RedisServer;
+import dev.ratelimit.redis.testing.RedisStandaloneConformance;
 import io.lettuce.core.RedisClient;
-import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
-class LettuceStandaloneConformanceTest extends WindowStoreConformanceKit {
+class LettuceStandaloneConformanceTest extends RedisStandaloneConformance {
 
-    private static RedisServer redis;
     private static RedisClient client;
 
     @BeforeAll
-    static void start() {
-        redis = RedisServer.start();
+    static void connect() {
         client = RedisClient.create(redis.uri());
     }
 
     @AfterAll
-    static void stop() {
+    static void disconnect() {
         client.shutdown();
-        redis.close();
     }
 
     @Override
     protected WindowStore createStore() {
         return LettuceWindowStore.create(client);
-    }
-
-    @Override
-    protected boolean supportsRealExpiry() {
-        return true;
-    }
-
-    @Override
-    protected boolean holdsStateFor(WindowStore store, String userId, Duration window) {
-        return Long.valueOf(1).equals(redis.call("EXISTS", KeyLayout.STANDALONE.key(userId, window.getSeconds())));
-    }
-
-    @Override
-    protected boolean supportsSharedScopes() {
-        return true;
     }
 }

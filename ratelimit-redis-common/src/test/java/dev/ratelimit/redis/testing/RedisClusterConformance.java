@@ -1,0 +1,44 @@
+package dev.ratelimit.redis.testing;
+
+import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.testkit.WindowStoreConformanceKit;
+import dev.ratelimit.testkit.redis.RedisCluster;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * The conformance kit against a private three-master cluster, with what every Redis store declares
+ * there: real expiry (key TTLs, seen with {@code EXISTS} on the key's node) and no shared scopes
+ * (one script touches one slot). An adapter's test creates its driver client in its own {@code
+ * @BeforeAll}, which runs after this one.
+ */
+public abstract class RedisClusterConformance extends WindowStoreConformanceKit {
+
+    /** The cluster of the whole class. */
+    protected static RedisCluster cluster;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = RedisCluster.start();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Override
+    protected boolean supportsRealExpiry() {
+        return true;
+    }
+
+    @Override
+    protected boolean holdsStateFor(WindowStore store, String userId, Duration window) {
+        String key = KeyLayout.CLUSTER.key(userId, window.getSeconds());
+        return Long.valueOf(1).equals(cluster.nodeOf(key).call("EXISTS", key));
+    }
+}
