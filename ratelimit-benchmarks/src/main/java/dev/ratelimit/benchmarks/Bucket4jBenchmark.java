@@ -6,11 +6,9 @@ import io.github.bucket4j.distributed.proxy.ProxyManager;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.util.Objects;
-import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -18,18 +16,8 @@ import org.openjdk.jmh.annotations.TearDown;
 
 /** Peer: Bucket4j's Lettuce proxy manager, one token per decision, same limits as ours. */
 @State(Scope.Benchmark)
-public class Bucket4jBenchmark {
+public class Bucket4jBenchmark extends WorkloadState {
 
-    /** Which users the decisions go to: {@code contended} or {@code spread}. */
-    @Param({Workload.SPREAD, Workload.CONTENDED})
-    public String keys = Workload.SPREAD;
-
-    /** The number of windows (bandwidths) per bucket: 1 or 2. */
-    @Param({"1", "2"})
-    public int windows = 1;
-
-    private final LongAdder rejected = new LongAdder();
-    private boolean contended;
     private BucketProxy[] buckets = new BucketProxy[0];
     private @Nullable RedisClient client;
     private @Nullable StatefulRedisConnection<String, byte[]> connection;
@@ -38,13 +26,13 @@ public class Bucket4jBenchmark {
     @Setup(Level.Trial)
     public void setUp() {
         BenchRedis.reset();
-        contended = Workload.contended(keys);
+        prepareWorkload();
         RedisClient created = RedisClient.create(BenchRedis.uri());
         client = created;
         StatefulRedisConnection<String, byte[]> opened = Peers.bucket4jConnection(created);
         connection = opened;
         ProxyManager<String> proxies = Peers.bucket4j(opened);
-        BucketConfiguration configuration = Peers.bucketConfiguration(Workload.windows(windows));
+        BucketConfiguration configuration = Peers.bucketConfiguration(checked);
         buckets = new BucketProxy[Workload.USERS];
         for (int i = 0; i < Workload.USERS; i++) {
             buckets[i] = proxies.builder().build("bucket4j:" + Workload.user(i), () -> configuration);

@@ -4,10 +4,8 @@ import dev.ratelimit.redis.internal.MemberIds;
 import dev.ratelimit.redis.internal.SlidingWindowScript;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.atomic.LongAdder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -16,26 +14,15 @@ import redis.clients.jedis.RedisClient;
 
 /** The driver ceiling for Jedis: a plain pooled {@code EVALSHA} of our script, nothing else. */
 @State(Scope.Benchmark)
-public class JedisEvalshaBenchmark {
+public class JedisEvalshaBenchmark extends WorkloadState {
 
-    /** Which users the decisions go to: {@code contended} or {@code spread}. */
-    @Param({Workload.SPREAD, Workload.CONTENDED})
-    public String keys = Workload.SPREAD;
-
-    /** The number of windows per check: 1 or 2. */
-    @Param({"1", "2"})
-    public int windows = 1;
-
-    private final LongAdder rejected = new LongAdder();
-    private boolean contended;
     private @org.jspecify.annotations.Nullable RedisClient jedis;
 
     /** Empties Redis, loads the script and opens the pool. */
     @Setup(Level.Trial)
     public void setUp() {
         BenchRedis.reset();
-        Workload.windows(windows);
-        contended = Workload.contended(keys);
+        prepareWorkload();
         jedis = BenchRedis.jedis();
     }
 

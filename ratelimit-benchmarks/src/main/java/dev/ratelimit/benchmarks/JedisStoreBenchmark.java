@@ -2,16 +2,12 @@ package dev.ratelimit.benchmarks;
 
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
-import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.redis.jedis.JedisWindowStore;
-import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -20,19 +16,8 @@ import redis.clients.jedis.RedisClient;
 
 /** Ours over Jedis: the full {@link RateLimiter} over {@link JedisWindowStore} and a sized pool. */
 @State(Scope.Benchmark)
-public class JedisStoreBenchmark {
+public class JedisStoreBenchmark extends WorkloadState {
 
-    /** Which users the decisions go to: {@code contended} or {@code spread}. */
-    @Param({Workload.SPREAD, Workload.CONTENDED})
-    public String keys = Workload.SPREAD;
-
-    /** The number of windows per check: 1 or 2. */
-    @Param({"1", "2"})
-    public int windows = 1;
-
-    private final LongAdder rejected = new LongAdder();
-    private boolean contended;
-    private List<Window> checked = Workload.ONE_WINDOW;
     private @Nullable RedisClient jedis;
     private @Nullable RateLimiter limiter;
 
@@ -40,8 +25,7 @@ public class JedisStoreBenchmark {
     @Setup(Level.Trial)
     public void setUp() {
         BenchRedis.reset();
-        checked = Workload.windows(windows);
-        contended = Workload.contended(keys);
+        prepareWorkload();
         RedisClient created = BenchRedis.jedis();
         jedis = created;
         limiter = SlidingWindowRateLimiter.builder(JedisWindowStore.create(created))

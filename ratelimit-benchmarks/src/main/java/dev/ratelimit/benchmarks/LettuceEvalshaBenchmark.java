@@ -9,7 +9,6 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.util.List;
-import java.util.concurrent.atomic.LongAdder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Param;
@@ -23,23 +22,13 @@ import org.openjdk.jmh.annotations.TearDown;
  * arguments our store sends, and nothing else (no validation, no decision, no circuit breaker).
  */
 @State(Scope.Benchmark)
-public class LettuceEvalshaBenchmark {
-
-    /** Which users the decisions go to: {@code contended} or {@code spread}. */
-    @Param({Workload.SPREAD, Workload.CONTENDED})
-    public String keys = Workload.SPREAD;
-
-    /** The number of windows per check: 1 or 2. */
-    @Param({"1", "2"})
-    public int windows = 1;
+public class LettuceEvalshaBenchmark extends WorkloadState {
 
     /** How the Lettuce client flushes: {@code auto} (its default) or {@code consolidated}. */
     @Param({"auto", "consolidated"})
     public String flush = "auto";
 
     private final InFlight inFlight = new InFlight();
-    private final LongAdder rejected = new LongAdder();
-    private boolean contended;
     private @org.jspecify.annotations.Nullable RedisClient client;
     private @org.jspecify.annotations.Nullable StatefulRedisConnection<String, String> connection;
     private @org.jspecify.annotations.Nullable RedisCommands<String, String> sync;
@@ -49,8 +38,7 @@ public class LettuceEvalshaBenchmark {
     @Setup(Level.Trial)
     public void setUp() {
         BenchRedis.reset();
-        Workload.windows(windows);
-        contended = Workload.contended(keys);
+        prepareWorkload();
         RedisClient created = BenchRedis.lettuce(BenchRedis.consolidated(flush));
         client = created;
         StatefulRedisConnection<String, String> opened = created.connect();

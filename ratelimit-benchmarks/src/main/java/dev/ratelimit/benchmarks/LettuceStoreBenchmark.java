@@ -2,14 +2,11 @@ package dev.ratelimit.benchmarks;
 
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
-import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.lettuce.LettuceWindowStore;
 import io.lettuce.core.RedisClient;
-import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
@@ -24,15 +21,7 @@ import org.openjdk.jmh.annotations.TearDown;
  * over {@link LettuceWindowStore}, blocking and asynchronous.
  */
 @State(Scope.Benchmark)
-public class LettuceStoreBenchmark {
-
-    /** Which users the decisions go to: {@code contended} or {@code spread}. */
-    @Param({Workload.SPREAD, Workload.CONTENDED})
-    public String keys = Workload.SPREAD;
-
-    /** The number of windows per check: 1 or 2. */
-    @Param({"1", "2"})
-    public int windows = 1;
+public class LettuceStoreBenchmark extends WorkloadState {
 
     /**
      * Which store: {@code adapter} (LettuceWindowStore) or {@code caller-thread} (the experiment of
@@ -46,9 +35,6 @@ public class LettuceStoreBenchmark {
     public String flush = "auto";
 
     private final InFlight inFlight = new InFlight();
-    private final LongAdder rejected = new LongAdder();
-    private boolean contended;
-    private List<Window> checked = Workload.ONE_WINDOW;
     private @Nullable RedisClient client;
     private @Nullable WindowStore store;
     private @Nullable RateLimiter limiter;
@@ -57,8 +43,7 @@ public class LettuceStoreBenchmark {
     @Setup(Level.Trial)
     public void setUp() {
         BenchRedis.reset();
-        checked = Workload.windows(windows);
-        contended = Workload.contended(keys);
+        prepareWorkload();
         RedisClient created = BenchRedis.lettuce(BenchRedis.consolidated(flush));
         client = created;
         WindowStore built;

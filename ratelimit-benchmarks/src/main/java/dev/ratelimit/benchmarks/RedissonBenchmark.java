@@ -1,12 +1,8 @@
 package dev.ratelimit.benchmarks;
 
-import dev.ratelimit.api.Window;
-import java.util.List;
-import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -20,18 +16,8 @@ import org.redisson.api.RedissonClient;
  * so a day rejection can follow a consumed minute permit.
  */
 @State(Scope.Benchmark)
-public class RedissonBenchmark {
+public class RedissonBenchmark extends WorkloadState {
 
-    /** Which users the decisions go to: {@code contended} or {@code spread}. */
-    @Param({Workload.SPREAD, Workload.CONTENDED})
-    public String keys = Workload.SPREAD;
-
-    /** The number of windows (limiters) per user: 1 or 2. */
-    @Param({"1", "2"})
-    public int windows = 1;
-
-    private final LongAdder rejected = new LongAdder();
-    private boolean contended;
     private RRateLimiter[][] limiters = new RRateLimiter[0][];
     private @Nullable RedissonClient client;
 
@@ -39,10 +25,9 @@ public class RedissonBenchmark {
     @Setup(Level.Trial)
     public void setUp() {
         BenchRedis.reset();
-        contended = Workload.contended(keys);
+        prepareWorkload();
         RedissonClient created = Peers.redisson();
         client = created;
-        List<Window> checked = Workload.windows(windows);
         int users = contended ? 1 : Workload.USERS;
         limiters = new RRateLimiter[users][];
         for (int i = 0; i < users; i++) {

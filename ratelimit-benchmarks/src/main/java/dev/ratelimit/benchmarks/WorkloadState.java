@@ -1,0 +1,39 @@
+package dev.ratelimit.benchmarks;
+
+import dev.ratelimit.api.Window;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.State;
+
+/**
+ * The workload every contender's JMH state shares: which users the decisions go to, how many windows
+ * each check has, and the count of decisions that came back rejected.
+ */
+@State(Scope.Benchmark)
+public abstract class WorkloadState {
+
+    /** Which users the decisions go to: {@code contended} or {@code spread}. */
+    @Param({Workload.SPREAD, Workload.CONTENDED})
+    public String keys = Workload.SPREAD;
+
+    /** The number of windows per check (a peer's bandwidths or limiters): 1 or 2. */
+    @Param({"1", "2"})
+    public int windows = 1;
+
+    /** Decisions that were rejections; the limits are set so there should be none. */
+    protected final LongAdder rejected = new LongAdder();
+
+    /** Whether every decision goes to one user. */
+    protected boolean contended;
+
+    /** The windows of every check. */
+    protected List<Window> checked = Workload.ONE_WINDOW;
+
+    /** Reads the parameters; call first in each trial's setup. */
+    protected void prepareWorkload() {
+        checked = Workload.windows(windows);
+        contended = Workload.contended(keys);
+    }
+}
