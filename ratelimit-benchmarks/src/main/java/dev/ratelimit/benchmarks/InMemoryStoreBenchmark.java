@@ -42,10 +42,6 @@ public class InMemoryStoreBenchmark extends WorkloadState {
      */
     @Benchmark
     public Decision check() {
-        Decision decision = Objects.requireNonNull(limiter).check(Workload.user(Workload.next(contended)), checked);
-        if (!decision.allowed()) {
-            rejected.increment();
-        }
-        return decision;
+        return checkNext(Objects.requireNonNull(limiter));
     }
 }

@@ -53,10 +53,6 @@ public class JedisStoreBenchmark extends WorkloadState {
      */
     @Benchmark
     public Decision blocking() {
-        Decision decision = Objects.requireNonNull(limiter).check(Workload.user(Workload.next(contended)), checked);
-        if (!decision.allowed()) {
-            rejected.increment();
-        }
-        return decision;
+        return checkNext(Objects.requireNonNull(limiter));
     }
 }

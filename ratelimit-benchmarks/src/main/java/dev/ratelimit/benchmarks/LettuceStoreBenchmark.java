@@ -93,11 +93,7 @@ public class LettuceStoreBenchmark extends WorkloadState {
      */
     @Benchmark
     public Decision blocking() {
-        Decision decision = Objects.requireNonNull(limiter).check(Workload.user(Workload.next(contended)), checked);
-        if (!decision.allowed()) {
-            rejected.increment();
-        }
-        return decision;
+        return checkNext(Objects.requireNonNull(limiter));
     }
 
     /**

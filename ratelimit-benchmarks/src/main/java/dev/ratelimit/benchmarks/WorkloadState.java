@@ -1,5 +1,7 @@
 package dev.ratelimit.benchmarks;
 
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Window;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
@@ -30,6 +32,21 @@ public abstract class WorkloadState {
 
     /** The windows of every check. */
     protected List<Window> checked = Workload.ONE_WINDOW;
+
+    /**
+     * Checks one request of the next user against the workload's windows, blocking, and counts a
+     * rejection.
+     *
+     * @param limiter the limiter under test
+     * @return the decision
+     */
+    protected Decision checkNext(RateLimiter limiter) {
+        Decision decision = limiter.check(Workload.user(Workload.next(contended)), checked);
+        if (!decision.allowed()) {
+            rejected.increment();
+        }
+        return decision;
+    }
 
     /** Reads the parameters; call first in each trial's setup. */
     protected void prepareWorkload() {
