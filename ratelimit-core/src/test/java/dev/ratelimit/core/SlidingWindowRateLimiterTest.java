@@ -40,7 +40,7 @@ class SlidingWindowRateLimiterTest {
             long[] reset = new long[used.length];
             java.util.Arrays.fill(used, 1);
             java.util.Arrays.fill(reset, 60_000);
-            return Evaluation.allowed(used, reset);
+            return Evaluation.allowed(0, used, reset);
         }
 
         @Override
@@ -52,6 +52,9 @@ class SlidingWindowRateLimiterTest {
             calls.decrementAndGet();
             return CompletableFuture.completedFuture(evaluate(request));
         }
+
+        @Override
+        public void settle(Settlement settlement) {}
     }
 
     private static CircuitBreakerConfig fastBreaker() {
@@ -240,7 +243,7 @@ class SlidingWindowRateLimiterTest {
         @Test
         @DisplayName("a store answer that does not fit the request is a store failure, not a wrong decision")
         void malformedAnswer() {
-            WindowStore liar = request -> Evaluation.allowed(new long[] {1}, new long[] {1});
+            WindowStore liar = Stores.answering(request -> Evaluation.allowed(0, new long[] {1}, new long[] {1}));
             RateLimiter limiter =
                     SlidingWindowRateLimiter.builder(liar).failOpen(false).build();
             assertThatThrownBy(() -> limiter.check("u", TierPolicy.defaults().resolve("free")))
