@@ -40,9 +40,6 @@ public abstract class WindowStoreConformanceKit {
     /** The store under test, created before each test. */
     protected WindowStore store;
 
-    /** The store wrapped to count calls. */
-    protected CountingStore counting;
-
     /** The clock injected into {@link #limiter}. */
     protected MutableClock clock;
 
@@ -117,9 +114,11 @@ public abstract class WindowStoreConformanceKit {
     @BeforeEach
     void createLimiter() {
         store = createStore();
-        counting = new CountingStore(store);
         clock = MutableClock.at(START);
-        limiter = limiterFor(counting, false);
+        limiter = SlidingWindowRateLimiter.builder(store)
+                .clock(clock)
+                .failOpen(false)
+                .build();
         prefix = "kit-" + UUID.randomUUID().toString().substring(0, 8) + "-";
     }
 
@@ -136,14 +135,6 @@ public abstract class WindowStoreConformanceKit {
      */
     protected String user(String name) {
         return prefix + name;
-    }
-
-    RateLimiter limiterFor(WindowStore target, boolean disabled) {
-        return SlidingWindowRateLimiter.builder(target)
-                .clock(clock)
-                .failOpen(false)
-                .disabled(disabled)
-                .build();
     }
 
     /** A section bound to the kit instance running the test; the sections below extend it. */
@@ -173,14 +164,6 @@ public abstract class WindowStoreConformanceKit {
     @Nested
     @DisplayName("C: concurrency")
     class Concurrency extends Section implements ConcurrencyRules {}
-
-    @Nested
-    @DisplayName("I: input validation")
-    class InputValidation extends Section implements InputValidationRules {}
-
-    @Nested
-    @DisplayName("K: kill switch")
-    class KillSwitch extends Section implements KillSwitchRules {}
 
     @Nested
     @DisplayName("T: store time")
