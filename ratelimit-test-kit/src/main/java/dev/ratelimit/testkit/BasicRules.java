@@ -27,8 +27,12 @@ interface BasicRules extends ConformanceSection {
             assertThat(decision.retryAfter())
                     .as("[B1] an allowed check has no retry")
                     .isZero();
-            assertThat(decision.retryAfterSeconds()).isZero();
-            assertThat(decision.degraded()).as("[B1] degraded").isFalse();
+            assertThat(decision.retryAfterSeconds())
+                    .as("[B1] an allowed check has no retry in seconds either")
+                    .isZero();
+            assertThat(decision.degraded())
+                    .as("[B1] a decision the store made is not degraded")
+                    .isFalse();
         }
     }
 
@@ -36,15 +40,21 @@ interface BasicRules extends ConformanceSection {
     @DisplayName("B2 rejects past the limit with remaining 0 and a positive retry")
     default void rejectsPastTheLimit() {
         String user = user("b2");
-        assertThat(allowedOf(3, user, 3, MINUTE)).isEqualTo(3);
+        assertThat(allowedOf(3, user, 3, MINUTE))
+                .as("[B2] the first 3 checks of a 3-limit window must be allowed")
+                .isEqualTo(3);
         Decision decision = limiter().check(user, 3, MINUTE);
         assertThat(decision.allowed())
                 .as("[B2] the check past the limit must be rejected")
                 .isFalse();
         assertThat(decision.remaining()).as("[B2] remaining on rejection").isZero();
-        assertThat(decision.window().length()).as("[B2] rejecting window").isEqualTo(MINUTE);
-        assertThat(decision.retryAfter()).as("[B2] retryAfter").isPositive();
-        assertThat(decision.retryAfterSeconds()).as("[B2] retryAfterSeconds").isBetween(1L, 60L);
+        assertThat(decision.window().length())
+                .as("[B2] the rejecting window's length")
+                .isEqualTo(MINUTE);
+        assertThat(decision.retryAfter()).as("[B2] a rejection's retryAfter").isPositive();
+        assertThat(decision.retryAfterSeconds())
+                .as("[B2] a rejection's retryAfterSeconds, within the window")
+                .isBetween(1L, 60L);
     }
 
     @Test
@@ -84,8 +94,12 @@ interface BasicRules extends ConformanceSection {
     @DisplayName("B4 windows of different lengths keep separate logs for one user")
     default void windowLengthsAreSeparate() {
         String user = user("b4");
-        assertThat(allowedOf(2, user, 2, MINUTE)).isEqualTo(2);
-        assertThat(limiter().check(user, 2, MINUTE).allowed()).isFalse();
+        assertThat(allowedOf(2, user, 2, MINUTE))
+                .as("[B4] the first 2 checks of a 2-per-minute window must be allowed")
+                .isEqualTo(2);
+        assertThat(limiter().check(user, 2, MINUTE).allowed())
+                .as("[B4] the third check of a 2-per-minute window must be rejected")
+                .isFalse();
         assertThat(allowedOf(3, user, 2, HOUR))
                 .as("[B4] an hour window must not see the minute window's entries")
                 .isEqualTo(2);
@@ -95,12 +109,18 @@ interface BasicRules extends ConformanceSection {
     @DisplayName("B5 a rejected check records nothing")
     default void rejectionRecordsNothing() {
         String user = user("b5");
-        assertThat(limiter().check(user, 2, MINUTE).allowed()).isTrue(); // t0
+        assertThat(limiter().check(user, 2, MINUTE).allowed())
+                .as("[B5] the first check at t0")
+                .isTrue();
         clock().advance(Duration.ofSeconds(10));
-        assertThat(limiter().check(user, 2, MINUTE).allowed()).isTrue(); // t0 + 10 s
+        assertThat(limiter().check(user, 2, MINUTE).allowed())
+                .as("[B5] the second check at t0 + 10 s")
+                .isTrue();
         for (int i = 0; i < 5; i++) {
             clock().advance(Duration.ofSeconds(5));
-            assertThat(limiter().check(user, 2, MINUTE).allowed()).isFalse();
+            assertThat(limiter().check(user, 2, MINUTE).allowed())
+                    .as("[B5] check %d at t0 + %d s, with 2 of 2 held, must be rejected", i + 3, 15 + 5 * i)
+                    .isFalse();
         }
         clock().set(START.plus(MINUTE)); // the t0 entry has left
         assertThat(allowedOf(3, user, 2, MINUTE))

@@ -77,7 +77,9 @@ interface ConcurrencyRules extends ConformanceSection {
                 .as("[C4] second minute: the day window caps at 15 in all")
                 .isEqualTo(5);
         assertThat(allowedOf(20, user, 10, MINUTE))
-                .as("[C4] the minute window holds only the 5 allowed requests of this minute")
+                .as("[C4] free room left in the minute window: it holds only this minute's 5 allowed requests,"
+                        + " so 5 of its 10 slots are free. A store that records in the minute window when the day"
+                        + " window rejects leaves fewer")
                 .isEqualTo(5);
     }
 }

@@ -1,7 +1,5 @@
 package dev.ratelimit.testkit;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.core.WindowStore;
 import java.time.Duration;
@@ -114,7 +112,9 @@ interface ConformanceSection {
                     return check.test(thread);
                 }));
             }
-            assertThat(ready.await(30, TimeUnit.SECONDS)).isTrue();
+            if (!ready.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException(threads + " threads did not all start within 30 s");
+            }
             go.countDown();
             int allowed = 0;
             for (Future<Boolean> result : results) {

@@ -34,23 +34,28 @@ interface SharedScopeRules extends ConformanceSection {
     @Test
     @DisplayName("G0 a store without shared scopes refuses them instead of evaluating piecewise")
     default void refusedWhenUnsupported() {
-        assumeTrue(!kit().supportsSharedScopes(), "the store supports shared scopes: G1 and G2 apply");
+        assumeTrue(!kit().supportsSharedScopes(), "[G0] the store supports shared scopes: G1 and G2 apply");
         assertThatThrownBy(() -> store().evaluate(request(user("g0"), user("g0-shared"))))
-                .as("[G0]")
+                .as("[G0] a request with a shared scope, to a store that does not declare them")
                 .isInstanceOf(UnsupportedOperationException.class);
     }
 
     @Test
     @DisplayName("G1 a shared budget caps all its users, and its rejection charges nobody")
     default void sharedBudgetCaps() {
-        assumeTrue(kit().supportsSharedScopes(), "the store does not declare shared scopes");
+        assumeTrue(kit().supportsSharedScopes(), "[G1] the store does not declare shared scopes");
         String shared = user("g1-upstream");
         String alice = user("g1-alice");
         String bob = user("g1-bob");
-        assertThat(store().evaluate(request(alice, shared)).isAllowed()).isTrue();
-        assertThat(store().evaluate(request(alice, shared)).isAllowed()).isTrue();
+        for (int i = 0; i < 2; i++) {
+            assertThat(store().evaluate(request(alice, shared)).isAllowed())
+                    .as("[G1] alice's check %d: 5/minute her own, 3/minute shared", i + 1)
+                    .isTrue();
+        }
         Evaluation bobFirst = store().evaluate(request(bob, shared));
-        assertThat(bobFirst.isAllowed()).isTrue();
+        assertThat(bobFirst.isAllowed())
+                .as("[G1] bob's first check takes the shared budget's last slot")
+                .isTrue();
         assertThat(bobFirst.used(1))
                 .as("[G1] the shared window counts every user")
                 .isEqualTo(3);
@@ -71,7 +76,7 @@ interface SharedScopeRules extends ConformanceSection {
     @DisplayName("G2 shared budgets stay exact under contention")
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     default void sharedUnderContention() throws Exception {
-        assumeTrue(kit().supportsSharedScopes(), "the store does not declare shared scopes");
+        assumeTrue(kit().supportsSharedScopes(), "[G2] the store does not declare shared scopes");
         String shared = user("g2-upstream");
         int allowed = allowedOfRace(
                 30,

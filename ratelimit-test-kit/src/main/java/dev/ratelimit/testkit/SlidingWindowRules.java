@@ -14,7 +14,9 @@ interface SlidingWindowRules extends ConformanceSection {
     default void straddlingBurst() {
         String user = user("s1");
         clock().set(START.plusSeconds(59));
-        assertThat(allowedOf(5, user, 5, MINUTE)).isEqualTo(5);
+        assertThat(allowedOf(5, user, 5, MINUTE))
+                .as("[S1] a burst of 5 at 0:59 on a 5-per-minute window must be allowed")
+                .isEqualTo(5);
         clock().set(START.plusSeconds(61)); // past the minute boundary a fixed window resets at
         assertThat(allowedOf(5, user, 5, MINUTE))
                 .as("[S1] 2 s after a full burst, across a minute boundary, nothing more may pass")
@@ -29,7 +31,9 @@ interface SlidingWindowRules extends ConformanceSection {
     @DisplayName("S2 an entry leaves exactly one window length after it was recorded")
     default void entryLeavesAfterExactlyOneWindow() {
         String user = user("s2");
-        assertThat(limiter().check(user, 1, MINUTE).allowed()).isTrue();
+        assertThat(limiter().check(user, 1, MINUTE).allowed())
+                .as("[S2] the first check must be allowed")
+                .isTrue();
         clock().advance(MINUTE.minusMillis(1));
         assertThat(limiter().check(user, 1, MINUTE).allowed())
                 .as("[S2] 1 ms before the entry leaves, the window is still full")
@@ -45,7 +49,9 @@ interface SlidingWindowRules extends ConformanceSection {
     default void budgetReturnsEntryByEntry() {
         String user = user("s3");
         for (int i = 0; i < 3; i++) {
-            assertThat(limiter().check(user, 3, MINUTE).allowed()).isTrue();
+            assertThat(limiter().check(user, 3, MINUTE).allowed())
+                    .as("[S3] check %d of 3, at t0 + %d s", i + 1, 10 * i)
+                    .isTrue();
             clock().advance(Duration.ofSeconds(10));
         }
         clock().set(START.plus(MINUTE));

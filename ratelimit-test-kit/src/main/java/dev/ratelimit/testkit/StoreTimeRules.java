@@ -18,10 +18,17 @@ interface StoreTimeRules extends ConformanceSection {
                 SlidingWindowRateLimiter.builder(store()).failOpen(false).build();
         String user = user("t1");
         for (int i = 0; i < 3; i++) {
-            assertThat(ownTime.check(user, 3, MINUTE).allowed()).as("[T1]").isTrue();
+            assertThat(ownTime.check(user, 3, MINUTE).allowed())
+                    .as("[T1] check %d of 3 on the store's own time must be allowed", i + 1)
+                    .isTrue();
         }
         Decision rejected = ownTime.check(user, 3, MINUTE);
-        assertThat(rejected.allowed()).as("[T1]").isFalse();
-        assertThat(rejected.retryAfter()).as("[T1]").isPositive().isLessThanOrEqualTo(MINUTE);
+        assertThat(rejected.allowed())
+                .as("[T1] the fourth check on the store's own time must be rejected")
+                .isFalse();
+        assertThat(rejected.retryAfter())
+                .as("[T1] the retry on the store's own time is within the window")
+                .isPositive()
+                .isLessThanOrEqualTo(MINUTE);
     }
 }

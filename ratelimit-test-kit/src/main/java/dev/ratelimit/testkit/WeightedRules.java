@@ -40,12 +40,14 @@ interface WeightedRules extends ConformanceSection {
     @DisplayName("W2 a weighted rejection's retry is when enough permits leave, not just the oldest")
     default void weightedRetry() {
         String user = user("w2");
-        assertThat(take(user, 2).isAllowed()).isTrue(); // t0: 2
+        assertThat(take(user, 2).isAllowed()).as("[W2] 2 of 10 at t0").isTrue();
         clock().advance(Duration.ofSeconds(10));
-        assertThat(take(user, 6).isAllowed()).isTrue(); // t0 + 10 s: 6 more, 8 in all
+        assertThat(take(user, 6).isAllowed())
+                .as("[W2] 6 more at t0 + 10 s, 8 of 10")
+                .isTrue();
         clock().advance(Duration.ofSeconds(10));
         Evaluation rejected = take(user, 5); // needs 3 to leave: both t0 entries and one of t0 + 10 s
-        assertThat(rejected.isAllowed()).isFalse();
+        assertThat(rejected.isAllowed()).as("[W2] 8 + 5 > 10 at t0 + 20 s").isFalse();
         assertThat(rejected.resetAfterMillis(0))
                 .as("[W2] room for 5 returns when the t0 + 10 s entries leave, 50 s from now")
                 .isEqualTo(50_000);
@@ -59,7 +61,7 @@ interface WeightedRules extends ConformanceSection {
         String user = user("w3");
         Evaluation rejected = take(user, 11);
         assertThat(rejected.isAllowed()).as("[W3] 11 of 10").isFalse();
-        assertThat(rejected.used(0)).isZero();
+        assertThat(rejected.used(0)).as("[W3] a rejection records nothing").isZero();
         assertThat(take(user, 10).isAllowed()).as("[W3] the budget is intact").isTrue();
     }
 }
