@@ -2,7 +2,8 @@ package dev.ratelimit.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ratelimit.testkit.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -12,6 +13,7 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The demo on a real Redis ({@code REDIS_URL}): limits through Lettuce, and fail-open when Redis stops. */
 class DemoRedisTest {
@@ -20,7 +22,10 @@ class DemoRedisTest {
 
     private final HttpClient client =
             HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-    private final RedisServer redis = RedisServer.start();
+
+    @RegisterExtension
+    final RedisServerExtension<RedisServer> redis = RedisServerExtension.standalone();
+
     private DemoServer demo;
 
     @AfterEach
@@ -28,7 +33,6 @@ class DemoRedisTest {
         if (demo != null) {
             demo.close();
         }
-        redis.close();
     }
 
     private HttpResponse<String> send(String path, String key) throws Exception {
@@ -43,8 +47,9 @@ class DemoRedisTest {
     @Test
     @DisplayName("REDIS_URL: limits live in Redis; with Redis stopped the demo fails open, loudly")
     void redisStore() throws Exception {
-        demo = DemoServer.start(Map.of("PORT", "0", "REDIS_URL", redis.uri()));
-        assertThat(demo.statusPage()).contains("store:   redis at 127.0.0.1:" + redis.port(), "reachable");
+        demo = DemoServer.start(Map.of("PORT", "0", "REDIS_URL", redis.get().uri()));
+        assertThat(demo.statusPage())
+                .contains("store:   redis at 127.0.0.1:" + redis.get().port(), "reachable");
         assertThat(send("/health", null).body()).isEqualTo("{\"status\":\"UP\",\"store\":\"redis\"}");
 
         for (int i = 0; i < 5; i++) {
@@ -53,9 +58,9 @@ class DemoRedisTest {
         HttpResponse<String> sixth = send("/v1/chat/completions", "demo-free");
         assertThat(sixth.statusCode()).isEqualTo(429);
         assertThat(sixth.headers().firstValue("Retry-After")).isPresent();
-        assertThat((Long) redis.call("DBSIZE")).as("keys in Redis").isPositive();
+        assertThat((Long) redis.get().call("DBSIZE")).as("keys in Redis").isPositive();
 
-        redis.stop();
+        redis.get().stop();
         for (int i = 0; i < 10; i++) {
             HttpResponse<String> degraded = send("/v1/chat/completions", "demo-free");
             assertThat(degraded.statusCode()).isEqualTo(200);

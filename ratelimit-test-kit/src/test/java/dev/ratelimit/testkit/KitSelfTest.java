@@ -34,7 +34,7 @@ class KitSelfTest {
     void chargingOnRejectionFails() {
         Map<String, String> failed = failures(run(ChargesOnRejection.class));
         assertThat(failed).containsOnlyKeys("M1", "M5", "C4", "G1");
-        assertThat(failed.get("M1")).contains("[M1]");
+        assertThat(failed.get("M1")).contains("[M1]", "records in the minute window when the day window rejects");
     }
 
     @Test
@@ -68,16 +68,22 @@ class KitSelfTest {
                 .testEvents();
     }
 
-    /** Failed rules by id (the display name's first word), with the failure message. */
+    /**
+     * Failed rules by id (the display name's first word), with the failure message; every message
+     * must name the rule that failed, as {@code [id]}.
+     */
     private static Map<String, String> failures(Events tests) {
         List<Event> failed = tests.failed().list();
-        return failed.stream()
+        Map<String, String> byRule = failed.stream()
                 .collect(Collectors.toMap(
                         event -> event.getTestDescriptor().getDisplayName().split(" ")[0],
                         event -> event.getRequiredPayload(TestExecutionResult.class)
                                 .getThrowable()
                                 .map(String::valueOf)
                                 .orElse("")));
+        byRule.forEach((rule, message) ->
+                assertThat(message).as("the failure message of %s", rule).contains("[" + rule + "]"));
+        return byRule;
     }
 
     /** The reference store handles several scopes atomically (one lock), so every kit over it says so. */

@@ -65,16 +65,12 @@ class ReferenceStore implements WindowStore {
         List<Window> windows = request.windows();
         for (int i = 0; i < windows.size(); i++) {
             Window window = windows.get(i);
-            int size;
-            long retry;
             synchronized (this) {
                 Deque<Long> log = log(request.subjectOf(i), window);
                 trim(log, window, now);
-                size = log.size();
-                retry = log.isEmpty() ? 0 : retry(log, window, now, request.permits());
-            }
-            if (size + request.permits() > window.limit()) {
-                return Evaluation.rejected(i, size, retry);
+                if (log.size() + request.permits() > window.limit()) {
+                    return Evaluation.rejected(i, log.size(), retry(log, window, now, request.permits()));
+                }
             }
         }
         try {

@@ -6,9 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.StoreRequest;
-import dev.ratelimit.testkit.redis.RedisServer;
-import dev.ratelimit.testkit.redis.RespClient;
-import dev.ratelimit.testkit.redis.RespException;
+import dev.ratelimit.testsupport.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServerExtension;
+import dev.ratelimit.testsupport.redis.RespClient;
+import dev.ratelimit.testsupport.redis.RespException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,25 +17,26 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The script itself, run over a raw RESP connection on a private server: no driver involved. */
 class SlidingWindowScriptTest {
 
     private static final long T0 = 1_767_225_600_000L; // 2026-01-01T00:00:00Z
 
-    private static RedisServer redis;
+    @RegisterExtension
+    static final RedisServerExtension<RedisServer> redis = RedisServerExtension.standalone();
+
     private static RespClient raw;
 
     @BeforeAll
-    static void start() {
-        redis = RedisServer.start();
-        raw = redis.connect();
+    static void connect() {
+        raw = redis.get().connect();
     }
 
     @AfterAll
-    static void stop() {
+    static void disconnect() {
         raw.close();
-        redis.close();
     }
 
     private static Evaluation run(ScriptCall call) {
