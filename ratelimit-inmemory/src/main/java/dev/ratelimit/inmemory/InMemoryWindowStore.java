@@ -26,8 +26,9 @@ import org.jspecify.annotations.Nullable;
  * lock striped by scope; a request of several scopes holds all their stripes), a rejection records
  * nothing, precision windows keep one entry per step, and a scope's state is dropped one second
  * after its last entry has left its window. Time is the request's when it carries one (an
- * injected clock), otherwise the store's clock, and idle state is evicted on that same time. Counts
- * are per JVM: use a Redis store when several processes share a budget.
+ * injected clock), otherwise the store's clock, and idle state is evicted on that same time: once
+ * requests carry their time, the latest time a request carried. Counts are per JVM: use a Redis
+ * store when several processes share a budget.
  *
  * <pre>{@code
  * RateLimiter limiter = SlidingWindowRateLimiter.builder(InMemoryWindowStore.create()).build();

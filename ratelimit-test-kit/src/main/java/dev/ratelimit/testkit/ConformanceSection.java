@@ -1,17 +1,22 @@
 package dev.ratelimit.testkit;
 
+import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.Window;
 import dev.ratelimit.core.WindowStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntPredicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What every section of the kit sees: the running {@link WindowStoreConformanceKit} (its store,
@@ -126,5 +131,32 @@ interface ConformanceSection {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /**
+     * Returns what a decision reports as used in one window.
+     *
+     * @param decision the decision
+     * @param window the window
+     * @param budget {@code null} for the user's own window, else the shared budget's name
+     * @return the window's used count
+     * @throws AssertionError if the decision does not report that window
+     */
+    default long used(Decision decision, Window window, @Nullable String budget) {
+        return decision.usage().stream()
+                .filter(usage -> usage.window().equals(window) && Objects.equals(usage.budget(), budget))
+                .findFirst()
+                .orElseThrow(
+                        () -> new AssertionError("no usage of " + window + " (budget " + budget + ") in " + decision))
+                .used();
+    }
+
+    /**
+     * Waits for a settlement to be applied.
+     *
+     * @param stage the stage {@code commit} or {@code cancel} returned
+     */
+    default void settled(CompletionStage<Void> stage) {
+        stage.toCompletableFuture().join();
     }
 }

@@ -1,6 +1,7 @@
 package dev.ratelimit.testkit;
 
 import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.WindowStore;
 import java.time.Duration;
@@ -91,14 +92,27 @@ public abstract class WindowStoreConformanceKit {
     }
 
     /**
-     * Declares that the store evaluates requests of several scopes (a user's windows plus budgets
-     * shared by many users) in one atomic step; rules of section G then run. A store that cannot
-     * must refuse such requests with {@link UnsupportedOperationException}, which rule G0 checks.
+     * Declares that {@link #stateSize} can measure what the store keeps for one user's window; rule
+     * P4 (state stays flat as traffic grows) then runs.
      *
-     * @return {@code true} when the store supports several scopes per request
+     * @return {@code true} when the store reports its state size
      */
-    protected boolean supportsSharedScopes() {
+    protected boolean supportsStateSize() {
         return false;
+    }
+
+    /**
+     * Returns the size of what the store keeps for one window of a user, in any unit that grows
+     * with what is stored (bytes for Redis's {@code MEMORY USAGE}); used only when {@link
+     * #supportsStateSize()} is {@code true}.
+     *
+     * @param store the store
+     * @param userId the user
+     * @param window the window
+     * @return the size, positive while state is held
+     */
+    protected long stateSize(WindowStore store, String userId, Window window) {
+        throw new UnsupportedOperationException("override stateSize when supportsStateSize() is true");
     }
 
     /**
@@ -170,12 +184,24 @@ public abstract class WindowStoreConformanceKit {
     class StoreTime extends Section implements StoreTimeRules {}
 
     @Nested
-    @DisplayName("W: weighted requests")
+    @DisplayName("W: token windows")
     class Weighted extends Section implements WeightedRules {}
 
     @Nested
-    @DisplayName("G: shared scopes")
+    @DisplayName("X: settling reservations")
+    class Settling extends Section implements SettlementRules {}
+
+    @Nested
+    @DisplayName("G: shared budgets")
     class SharedScopes extends Section implements SharedScopeRules {}
+
+    @Nested
+    @DisplayName("P: precision windows")
+    class Precision extends Section implements PrecisionRules {}
+
+    @Nested
+    @DisplayName("L: large limits")
+    class LargeLimits extends Section implements LargeLimitRules {}
 
     @Nested
     @DisplayName("E: real expiry (optional)")

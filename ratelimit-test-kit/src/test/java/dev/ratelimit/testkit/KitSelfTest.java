@@ -24,17 +24,26 @@ class KitSelfTest {
         assertThat(failures(tests)).isEmpty();
         assertThat(tests.succeeded().count()).isGreaterThanOrEqualTo(25);
         assertThat(tests.skipped().count() + tests.aborted().count())
-                .as("E1 needs real expiry, which the reference store does not declare; G0 is for stores"
-                        + " without shared scopes")
-                .isEqualTo(2);
+                .as("E1 needs real expiry and P4 state sizes, which the reference store does not declare; G0 is"
+                        + " for stores that cannot evaluate several scopes atomically")
+                .isEqualTo(3);
     }
 
     @Test
-    @DisplayName("a store that charges the windows checked before the one that rejects fails M1, M5, C4 and G1")
+    @DisplayName(
+            "a store that charges the windows checked before the one that rejects fails M1, M5, C4, W1, W4, G1, G3")
     void chargingOnRejectionFails() {
         Map<String, String> failed = failures(run(ChargesOnRejection.class));
-        assertThat(failed).containsOnlyKeys("M1", "M5", "C4", "G1");
+        assertThat(failed).containsOnlyKeys("M1", "M5", "C4", "W1", "W4", "G1", "G3");
         assertThat(failed.get("M1")).contains("[M1]", "records in the minute window when the day window rejects");
+    }
+
+    @Test
+    @DisplayName("a store that charges the user when a shared budget rejects fails G1 and G3")
+    void chargingTheUserOnSharedRejectionFails() {
+        Map<String, String> failed = failures(run(ChargesUserWhenSharedRejects.class));
+        assertThat(failed).containsOnlyKeys("G1", "G3");
+        assertThat(failed.get("G1")).contains("[G1] bob's own window holds his allowed request and this check");
     }
 
     @Test
@@ -49,7 +58,7 @@ class KitSelfTest {
     @DisplayName("a store that counts and records in two steps fails the concurrency rules")
     void nonAtomicFails() {
         Map<String, String> failed = failures(run(NotAtomic.class));
-        assertThat(failed).containsKeys("C1", "C2");
+        assertThat(failed).containsKeys("C1", "W4", "G3");
         assertThat(failed.get("C1")).contains("[C1] trial 0: allowed of 20 simultaneous checks, limit 10");
     }
 
@@ -86,11 +95,13 @@ class KitSelfTest {
         return byRule;
     }
 
-    /** The reference store handles several scopes atomically (one lock), so every kit over it says so. */
-    abstract static class ReferenceKit extends WindowStoreConformanceKit {
+    /** Every kit over the reference store. */
+    abstract static class ReferenceKit extends WindowStoreConformanceKit {}
+
+    static class ChargesUserWhenSharedRejects extends ReferenceKit {
         @Override
-        protected boolean supportsSharedScopes() {
-            return true;
+        protected WindowStore createStore() {
+            return new ReferenceStore(ReferenceStore.Defect.CHARGES_USER_WHEN_SHARED_REJECTS);
         }
     }
 
