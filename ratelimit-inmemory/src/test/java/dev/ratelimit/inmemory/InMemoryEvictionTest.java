@@ -51,10 +51,12 @@ class InMemoryEvictionTest {
         clock.advance(Duration.ofSeconds(2)); // step [0 s, 10 s): counted at 10 s, leaves at 70 s
         limiter.check("carol", tier);
         clock.advance(Duration.ofSeconds(68)); // at 70 s
+        limiter.check("dave", tier); // the store learns the time from the requests it sees
         assertThat(store.holdsStateFor("carol"))
                 .as("at 70 s: left, kept one more second")
                 .isTrue();
         clock.advance(Duration.ofMillis(1_001));
+        limiter.check("dave", tier);
         assertThat(store.holdsStateFor("carol")).as("at 71.001 s").isFalse();
     }
 }
