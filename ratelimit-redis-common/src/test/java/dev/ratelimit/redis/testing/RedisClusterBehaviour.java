@@ -92,7 +92,7 @@ public abstract class RedisClusterBehaviour {
         assertThat(limiter.check(user, windows).allowed()).isTrue();
         Set<Integer> slots = new HashSet<>();
         for (Window window : windows) {
-            String key = KeyLayout.CLUSTER.key(user, window.lengthSeconds());
+            String key = TestKeys.requests(KeyLayout.CLUSTER, user, window.lengthSeconds());
             slots.add(cluster.get().slotOf(key));
             RedisServer owner = cluster.get().nodeOf(key);
             assertThat(owner.call("ZCARD", key)).as(key).isEqualTo(1L);
@@ -113,9 +113,9 @@ public abstract class RedisClusterBehaviour {
         }
         int[] perNode = new int[RedisCluster.MASTERS];
         for (int i = 0; i < users; i++) {
-            RedisServer owner = cluster.get().nodeOf(KeyLayout.CLUSTER.key(base + "-" + i, 60));
+            RedisServer owner = cluster.get().nodeOf(TestKeys.requests(KeyLayout.CLUSTER, base + "-" + i, 60));
             perNode[cluster.get().nodes().indexOf(owner)]++;
-            assertThat(owner.call("EXISTS", KeyLayout.CLUSTER.key(base + "-" + i, 60)))
+            assertThat(owner.call("EXISTS", TestKeys.requests(KeyLayout.CLUSTER, base + "-" + i, 60)))
                     .isEqualTo(1L);
         }
         for (int count : perNode) {
@@ -139,8 +139,8 @@ public abstract class RedisClusterBehaviour {
             assertThat(limiter.check(id, 1, Duration.ofMinutes(1)).allowed())
                     .as(id)
                     .isFalse();
-            String minute = KeyLayout.CLUSTER.key(id, 60);
-            String hour = KeyLayout.CLUSTER.key(id, 3600);
+            String minute = TestKeys.requests(KeyLayout.CLUSTER, id, 60);
+            String hour = TestKeys.requests(KeyLayout.CLUSTER, id, 3600);
             assertThat(cluster.get().slotOf(minute)).isEqualTo(cluster.get().slotOf(hour));
             assertThat(cluster.get().nodeOf(minute).call("ZCARD", minute)).isEqualTo(1L);
         }

@@ -107,7 +107,7 @@ public abstract class RedisStandaloneBehaviour {
     }
 
     private static String key(String user, long seconds) {
-        return KeyLayout.STANDALONE.key(user, seconds);
+        return TestKeys.requests(KeyLayout.STANDALONE, user, seconds);
     }
 
     private static RateLimiter limiter(WindowStore store, MutableClock clock) {
