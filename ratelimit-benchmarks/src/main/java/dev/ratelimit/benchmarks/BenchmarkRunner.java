@@ -5,7 +5,6 @@ import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.WindowStore;
-import dev.ratelimit.redis.internal.MemberIds;
 import dev.ratelimit.redis.internal.SlidingWindowScript;
 import dev.ratelimit.redis.jedis.JedisWindowStore;
 import dev.ratelimit.redis.lettuce.LettuceWindowStore;
@@ -378,7 +377,7 @@ public final class BenchmarkRunner {
                         SlidingWindowScript.sha1(),
                         ScriptOutputType.MULTI,
                         ScriptArgs.keys(user, 1),
-                        ScriptArgs.args(MemberIds.next(), 1));
+                        ScriptArgs.args(ScriptArgs.member(), 1));
             }));
             results.add(measure(
                     redis,
