@@ -131,8 +131,9 @@ public abstract class WindowStoreConformanceKit {
      * Fails a test run that does not use the JUnit Platform, so that it cannot pass with none of the
      * kit's tests run. Surefire before 2.22 (the default of Maven 3.8 and older is 2.12.4) does not
      * run JUnit 5 tests: without JUnit 4 on the class path it falls back to running the public
-     * {@code test*()} methods of {@code *Test} classes, and this is the only one the kit has. The
-     * JUnit Platform ignores it, since it is not a {@code @Test} method.
+     * {@code test*()} methods of public {@code *Test} classes that have a public no-argument
+     * constructor, and this is the only such method the kit has; so declare the subclass {@code
+     * public}. The JUnit Platform ignores it, since it is not a {@code @Test} method.
      *
      * @throws AssertionError always, explaining how to run the kit
      */
