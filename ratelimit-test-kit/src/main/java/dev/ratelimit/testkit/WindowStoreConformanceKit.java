@@ -142,6 +142,24 @@ public abstract class WindowStoreConformanceKit {
     }
 
     /**
+     * Fails a test run that does not use the JUnit Platform, so that it cannot pass with none of the
+     * kit's tests run. Surefire before 2.22 (the default of Maven 3.8 and older is 2.12.4) does not
+     * run JUnit 5 tests: without JUnit 4 on the class path it falls back to running the public
+     * {@code test*()} methods of public {@code *Test} classes that have a public no-argument
+     * constructor, and this is the only such method the kit has; so declare the subclass {@code
+     * public}. The JUnit Platform ignores it, since it is not a {@code @Test} method.
+     *
+     * @throws AssertionError always, explaining how to run the kit
+     */
+    public final void testRunWithTheJUnitPlatform() {
+        throw new AssertionError("This run does not use the JUnit Platform, so none of the "
+                + getClass().getSimpleName()
+                + " conformance tests ran. The kit's tests are JUnit 5 tests: run them with"
+                + " maven-surefire-plugin 2.22.0 or later (3.x recommended; Maven 3.8 and older default to"
+                + " 2.12.4), or Gradle's useJUnitPlatform(). A full run reports 30 tests; see CONFORMANCE.md.");
+    }
+
+    /**
      * Returns a user id unique to the running test.
      *
      * @param name a readable suffix

@@ -1,9 +1,12 @@
 package dev.ratelimit.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import dev.ratelimit.core.WindowStore;
+import java.lang.reflect.Method;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -27,6 +30,28 @@ class KitSelfTest {
                 .as("E1 needs real expiry and P4 state sizes, which the reference store does not declare; G0 is"
                         + " for stores that cannot evaluate several scopes atomically")
                 .isEqualTo(3);
+    }
+
+    @Test
+    @DisplayName("a full run is the 48 tests CONFORMANCE.md promises; outside the JUnit Platform it fails instead")
+    void runOutsideTheJUnitPlatformFails() throws NoSuchMethodException {
+        Events tests = run(Correct.class);
+        assertThat(tests.started().count()).as("tests of a full run").isEqualTo(48);
+        assertThat(tests.list())
+                .as("the JUnit Platform does not run the guard")
+                .noneMatch(event -> event.getTestDescriptor().getDisplayName().startsWith("testRun"));
+
+        // Surefire 2.12's fallback provider runs every public no-argument test*() method it finds.
+        assertThat(Arrays.stream(Correct.class.getMethods())
+                        .filter(method -> method.getName().startsWith("test") && method.getParameterCount() == 0)
+                        .map(Method::getName))
+                .containsExactly("testRunWithTheJUnitPlatform");
+        Method guard = Correct.class.getMethod("testRunWithTheJUnitPlatform");
+        assertThat(guard.getReturnType()).isEqualTo(void.class);
+        assertThatThrownBy(() -> new Correct().testRunWithTheJUnitPlatform())
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("none of the Correct conformance tests ran")
+                .hasMessageContaining("maven-surefire-plugin 2.22.0 or later");
     }
 
     @Test
