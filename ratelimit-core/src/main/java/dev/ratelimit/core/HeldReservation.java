@@ -42,11 +42,17 @@ final class HeldReservation implements Reservation {
         return new HeldReservation(decision, List.of(), 0, null, null);
     }
 
-    /** Gives back what earlier scopes reserved when a later one refused the request. */
-    static void cancelAll(StoreGuard guard, List<Part> parts, long estimatedTokens, long nowMillis) {
-        for (Part part : parts) {
-            guard.settle(part.settlement(estimatedTokens, Settlement.CANCEL, nowMillis));
+    /**
+     * Gives back what earlier scopes reserved when a later one refused the request; the stage
+     * completes once every cancel has been applied or has failed (failures are counted, not thrown).
+     */
+    static CompletableFuture<Void> cancelAll(StoreGuard guard, List<Part> parts, long estimatedTokens, long nowMillis) {
+        CompletableFuture<?>[] cancels = new CompletableFuture<?>[parts.size()];
+        for (int i = 0; i < cancels.length; i++) {
+            cancels[i] = guard.settle(parts.get(i).settlement(estimatedTokens, Settlement.CANCEL, nowMillis))
+                    .toCompletableFuture();
         }
+        return CompletableFuture.allOf(cancels);
     }
 
     @Override

@@ -316,11 +316,12 @@ public final class SlidingWindowRateLimiter {
                 try {
                     evaluation = guard.evaluate(request);
                 } catch (StoreGuard.Unavailable e) {
-                    HeldReservation.cancelAll(guard, held, plan.tokens(), now());
+                    // the caller's next request must not find this one's earlier scopes still charged
+                    HeldReservation.cancelAll(guard, held, plan.tokens(), now()).join();
                     return HeldReservation.none(guard.onUnavailable(plan.shortest(), e));
                 }
                 if (!evaluation.isAllowed()) {
-                    HeldReservation.cancelAll(guard, held, plan.tokens(), now());
+                    HeldReservation.cancelAll(guard, held, plan.tokens(), now()).join();
                     return HeldReservation.none(plan.decide(held, request, evaluation));
                 }
                 held.add(new HeldReservation.Part(request, evaluation));
@@ -340,9 +341,8 @@ public final class SlidingWindowRateLimiter {
                             held.add(new HeldReservation.Part(request, evaluation));
                             return stepwiseAsync(plan, next + 1, held);
                         }
-                        HeldReservation.cancelAll(guard, held, plan.tokens(), now());
-                        return CompletableFuture.completedFuture(
-                                finish(plan, List.of(request), held, evaluation, failure));
+                        return HeldReservation.cancelAll(guard, held, plan.tokens(), now())
+                                .thenApply(cancelled -> finish(plan, List.of(request), held, evaluation, failure));
                     })
                     .thenCompose(stage -> stage);
         }
