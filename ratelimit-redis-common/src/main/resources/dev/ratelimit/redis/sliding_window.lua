@@ -359,15 +359,14 @@ if op == RESERVE then
     local w = windows[i]
     local amount = weight(w, tokens)
     if w.kind == 'log' then
-      redis.call('ZADD', w.key, score, id)
+      -- an entry id names one entry: recording it again changes nothing
+      w.used = w.used + redis.call('ZADD', w.key, 'NX', score, id)
       redis.call('EXPIRE', w.key, math.ceil(w.length / 1000) + 1)
-      w.used = w.used + 1
       if w.oldest == nil then
         w.oldest = now
       end
     elseif w.kind == 'weighted' then
-      if amount > 0 then
-        redis.call('ZADD', w.key, score, int(amount) .. ':' .. id)
+      if amount > 0 and redis.call('ZADD', w.key, 'NX', score, int(amount) .. ':' .. id) == 1 then
         redis.call('INCRBY', w.sumkey, int(amount))
         weighted_expire(w)
         w.used = w.used + amount

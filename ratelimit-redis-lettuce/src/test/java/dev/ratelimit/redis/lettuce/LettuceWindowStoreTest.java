@@ -52,10 +52,10 @@ class LettuceWindowStoreTest {
         WindowStore store = LettuceWindowStore.create(client);
         try {
             String user = "shared-" + UUID.randomUUID();
-            StoreRequest request =
-                    new StoreRequest(user, List.of(Window.of(100, Duration.ofMinutes(1))), 1, StoreRequest.STORE_TIME);
+            List<Window> windows = List.of(Window.of(100, Duration.ofMinutes(1)));
             List<CompletableFuture<Evaluation>> inFlight = new ArrayList<>();
             for (int i = 0; i < 300; i++) {
+                StoreRequest request = new StoreRequest(user, windows, 0, StoreRequest.STORE_TIME);
                 inFlight.add(store.evaluateAsync(request).toCompletableFuture());
             }
             long allowed = 0;
@@ -65,7 +65,9 @@ class LettuceWindowStoreTest {
                 }
             }
             assertThat(allowed).isEqualTo(100);
-            assertThat(store.evaluate(request).isAllowed()).isFalse();
+            assertThat(store.evaluate(new StoreRequest(user, windows, 0, StoreRequest.STORE_TIME))
+                            .isAllowed())
+                    .isFalse();
             assertThat(storeConnections() - before).isEqualTo(1);
         } finally {
             ((AutoCloseable) store).close();
