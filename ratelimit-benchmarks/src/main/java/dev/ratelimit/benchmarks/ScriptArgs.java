@@ -35,11 +35,32 @@ final class ScriptArgs {
     static String[] args(String member, int windows) {
         return windows == 1
                 ? new String[] {
-                    RESERVE, SERVER_TIME, member, NO_TOKENS, UNUSED, UNUSED, MINUTE_MILLIS, MINUTE_LIMIT, REQUESTS, EXACT
+                    RESERVE,
+                    SERVER_TIME,
+                    member,
+                    NO_TOKENS,
+                    UNUSED,
+                    UNUSED,
+                    MINUTE_MILLIS,
+                    MINUTE_LIMIT,
+                    REQUESTS,
+                    EXACT
                 }
                 : new String[] {
-                    RESERVE, SERVER_TIME, member, NO_TOKENS, UNUSED, UNUSED, MINUTE_MILLIS, MINUTE_LIMIT, REQUESTS, EXACT,
-                    DAY_MILLIS, DAY_LIMIT, REQUESTS, EXACT
+                    RESERVE,
+                    SERVER_TIME,
+                    member,
+                    NO_TOKENS,
+                    UNUSED,
+                    UNUSED,
+                    MINUTE_MILLIS,
+                    MINUTE_LIMIT,
+                    REQUESTS,
+                    EXACT,
+                    DAY_MILLIS,
+                    DAY_LIMIT,
+                    REQUESTS,
+                    EXACT
                 };
     }
 
