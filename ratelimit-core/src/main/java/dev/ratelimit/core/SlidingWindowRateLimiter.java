@@ -123,7 +123,7 @@ public final class SlidingWindowRateLimiter {
 
         /**
          * Replaces the circuit breaker settings. The default opens after 5 calls of which half
-         * failed or took over a second, within the last 10, stays open 5 seconds, then lets 3 probe
+         * failed or took over a second, within the last 10, stays open half a second, then lets 3 probe
          * calls through.
          *
          * @param config the resilience4j circuit breaker configuration

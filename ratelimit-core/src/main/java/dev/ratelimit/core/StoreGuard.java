@@ -61,7 +61,7 @@ final class StoreGuard {
                 .failureRateThreshold(50)
                 .slowCallDurationThreshold(Duration.ofSeconds(1))
                 .slowCallRateThreshold(50)
-                .waitDurationInOpenState(Duration.ofSeconds(5))
+                .waitDurationInOpenState(Duration.ofMillis(500))
                 .permittedNumberOfCallsInHalfOpenState(3)
                 .recordExceptions(RuntimeException.class)
                 .build();

@@ -1,3 +1,4 @@
+#!lua flags=
 --[[
 sliding_window.lua: reserve or settle one request in sliding-window logs, all windows at once,
 all or nothing. The whole script is one atomic step of Redis.
@@ -46,7 +47,9 @@ an entry that has already left its window.
 
 Keys expire one second after their last entry leaves the window, so idle users cost no memory.
 An entry scored exactly now - length has left its window.
-Needs Redis 5 or later when ARGV[2] is '' (effects replication lets TIME precede writes).
+Needs Redis 7.0 or later: the #!lua line declares a script that writes (no flags), so Redis checks
+maxmemory before it starts and refuses it with an OOM error when memory is full, instead of letting
+its first write (a removal, allowed under OOM) open the way for the rest.
 ]]
 
 local RESERVE, SETTLE = 'r', 's'

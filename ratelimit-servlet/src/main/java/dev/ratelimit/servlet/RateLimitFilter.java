@@ -387,7 +387,7 @@ public final class RateLimitFilter implements Filter {
 
         /**
          * Sets the {@code Retry-After} of a 503 answered while the limiter is unavailable; defaults
-         * to 5 seconds, the default circuit breaker's open time.
+         * to 5 seconds.
          *
          * @param unavailableRetryAfter the delay, rounded up to whole seconds, at least one second
          * @return this builder

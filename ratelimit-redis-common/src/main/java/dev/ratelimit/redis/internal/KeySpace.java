@@ -84,6 +84,17 @@ public record KeySpace(KeyLayout layout, String prefix) {
         return window.isTokens() && window.isExact();
     }
 
+    /**
+     * Returns a key the startup check may write: inside the prefix (so an ACL limited to it allows
+     * it) and never a window's key, whose last part is always a window length.
+     *
+     * @param name a short name, such as {@code z}
+     * @return {@code <prefix>:~~:check-<name>}, or {@code <prefix>:{~~}:check-<name>} in a cluster
+     */
+    public String checkKey(String name) {
+        return prefix + (layout == KeyLayout.CLUSTER ? ":{" + SHARED_MARK + "}" : ":" + SHARED_MARK) + ":check-" + name;
+    }
+
     private StringBuilder scopePart(StoreRequest.Scope scope) {
         String token = RedisKeys.token(scope.subject());
         StringBuilder key = new StringBuilder(prefix.length() + token.length() + 30)

@@ -4,9 +4,14 @@ import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.internal.KeyLayout;
 import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.redis.internal.RedisKeys;
+import dev.ratelimit.redis.internal.StoreCheck;
+import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
+import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.commands.ProtocolCommand;
+import redis.clients.jedis.exceptions.JedisDataException;
 
 /**
  * Creates {@link WindowStore}s over Redis through Jedis: one {@code EVALSHA} of the shared
@@ -32,10 +37,21 @@ import redis.clients.jedis.UnifiedJedis;
  * also set {@code maxAttempts(1)}, since Jedis retries a command whose connection failed or timed
  * out, and a rate-limit check must not run twice.
  *
+ * <p>Building a store checks the deployment when Redis answers: that the client's credentials are
+ * accepted, that its user may run every command of the script on the key prefix (the minimal ACL
+ * rule is in the exception's message and the README), and that Redis runs the script (7.0 or
+ * later); any of these failing throws {@link IllegalStateException} at once, naming what is
+ * missing. It also logs a warning when Redis may evict keys ({@code maxmemory-policy} other than
+ * {@code noeviction}, where {@code CONFIG GET} is permitted): an evicted window forgets its counts.
+ * A Redis that cannot be reached is not checked, and the store is built all the same.
+ *
  * <p>The store creates no connection itself. Every failure surfaces as {@link
  * dev.ratelimit.api.RateLimiterUnavailableException}; only a {@code NOSCRIPT} answer is followed
- * by {@code EVAL}. Checks block the calling thread ({@link WindowStore#evaluateAsync} completes
- * synchronously). Stores are thread-safe as far as the client is, which Jedis pooled clients are.
+ * by {@code EVAL}. With a {@code RedisClient}, a connection that failed goes back to its pool on
+ * another thread: the pool replaces it at once, and against a stalled Redis that replacement's
+ * handshake would cost the check a second timeout. Checks block the calling thread ({@link
+ * WindowStore#evaluateAsync} completes synchronously). Stores are thread-safe as far as the client
+ * is, which Jedis pooled clients are.
  */
 public final class JedisWindowStore {
 
@@ -112,13 +128,47 @@ public final class JedisWindowStore {
         }
 
         /**
-         * Builds the store; it creates no connection of its own.
+         * Checks the deployment when Redis answers (see the class documentation) and builds the
+         * store; it creates no connection of its own.
          *
          * @return the store
+         * @throws IllegalStateException if Redis refuses the client's credentials, its user lacks a
+         *     permission the store needs, or Redis cannot run the script
          */
         public WindowStore build() {
             boolean clustered = cluster != null ? cluster : isCluster(jedis);
-            return new JedisStore(jedis, new KeySpace(clustered ? KeyLayout.CLUSTER : KeyLayout.STANDALONE, keyPrefix));
+            KeySpace space = new KeySpace(clustered ? KeyLayout.CLUSTER : KeyLayout.STANDALONE, keyPrefix);
+            check(jedis, space, clustered);
+            return new JedisStore(jedis, jedis instanceof RedisClient pooled ? pooled.getPool() : null, space);
+        }
+
+        private static void check(UnifiedJedis jedis, KeySpace space, boolean clustered) {
+            try {
+                StoreCheck.run("Jedis", space, (key, command) -> {
+                    ProtocolCommand name = () -> command[0].getBytes(StandardCharsets.UTF_8);
+                    String[] arguments = java.util.Arrays.copyOfRange(command, 1, command.length);
+                    try {
+                        return clustered && key != null
+                                ? jedis.sendCommand(key, name, arguments)
+                                : jedis.sendCommand(name, arguments);
+                    } catch (JedisDataException e) {
+                        throw new StoreCheck.ReplyError(String.valueOf(e.getMessage()), e);
+                    }
+                });
+            } catch (IllegalStateException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                String refused = StoreCheck.credentialsRefused(e);
+                if (refused != null) {
+                    throw StoreCheck.refusedCredentials("Jedis", refused);
+                }
+                System.getLogger("dev.ratelimit.redis")
+                        .log(
+                                System.Logger.Level.WARNING,
+                                "Rate limiter store (Jedis): Redis cannot be reached now ({0}); its credentials,"
+                                        + " permissions and eviction policy are not checked",
+                                String.valueOf(e));
+            }
         }
     }
 }

@@ -9,6 +9,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
@@ -28,13 +29,26 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  *
  * <p>A store opens one connection of its own, in the background from its creation (and again on
- * a check after a failed attempt), so creating it needs no running Redis; all its checks, blocking or asynchronous, share that connection (Lettuce pipelines
- * concurrent commands on it). A blocking check is the same single command awaited. To fail fast when
- * Redis is down, building a store adjusts the client's options: automatic reconnection on, commands
- * rejected at once while disconnected instead of queued, and per-connection command timeouts; the
- * store's connection then uses the {@linkplain Builder#commandTimeout command timeout} ({@value
- * #DEFAULT_COMMAND_TIMEOUT_MILLIS} ms by default). Use a dedicated client if other code needs
- * different options.
+ * a check after a failed attempt), so creating it needs no running Redis; all its checks, blocking
+ * or asynchronous, share that connection (Lettuce pipelines concurrent commands on it). A blocking
+ * check is the same single command awaited. To fail fast when Redis is down, building a store
+ * adjusts the client's options: commands rejected at once while disconnected instead of queued, and
+ * per-connection command timeouts; the store's connection then uses the {@linkplain
+ * Builder#commandTimeout command timeout} ({@value #DEFAULT_COMMAND_TIMEOUT_MILLIS} ms by default).
+ * On a standalone (or Sentinel) client automatic reconnection is turned off and the store replaces
+ * a connection Redis closed itself, trying every 100 ms, so checks are exact again within moments
+ * of Redis accepting connections (Lettuce's reconnection backs off for seconds); a connection that
+ * answers {@code READONLY} (a primary demoted by a failover) is replaced too. On a cluster client
+ * Lettuce keeps reconnecting node connections, and adaptive topology refresh is turned on so a
+ * failover's new master is found. Use a dedicated client if other code needs different options.
+ *
+ * <p>Building a store waits for its first connection up to the {@linkplain Builder#connectTimeout
+ * connect timeout} and checks the deployment on it: that Redis accepts the client's credentials,
+ * that its user may run every command of the script on the key prefix, and that Redis runs the
+ * script (7.0 or later); any of these failing throws {@link IllegalStateException} naming what is
+ * missing (the minimal ACL rule included). A warning is logged when Redis may evict keys ({@code
+ * maxmemory-policy} other than {@code noeviction}, where {@code CONFIG GET} is permitted). A Redis
+ * that cannot be reached yet is checked when the store first reaches it.
  *
  * <p>Every failure, including a timeout, surfaces as {@link
  * dev.ratelimit.api.RateLimiterUnavailableException}; a check that timed out is never re-sent,
@@ -156,45 +170,60 @@ public final class LettuceWindowStore {
         }
 
         /**
-         * Adjusts the client's options for failing fast and returns the store, which starts connecting
-         * in the background (a Redis that is down now is retried by later checks).
+         * Adjusts the client's options for failing fast and returns the store once its first
+         * connection attempt has settled or the connect timeout has passed (a Redis that is down now
+         * is retried by later checks).
          *
          * @return the store; it also implements {@link AutoCloseable}
+         * @throws IllegalStateException if Redis refuses the client's credentials, its user lacks a
+         *     permission the store needs, or Redis cannot run the script
          */
         public CloseableWindowStore build() {
             if (client != null) {
                 RedisClient standalone = client;
-                standalone.setOptions(failFast(standalone.getOptions().mutate()).build());
+                // The store replaces a closed connection itself, at once: Lettuce's reconnection backs off.
+                standalone.setOptions(failFast(standalone.getOptions().mutate())
+                        .autoReconnect(false)
+                        .build());
                 return started(new LettuceStore(
                         new KeySpace(KeyLayout.STANDALONE, keyPrefix),
                         commandTimeout,
                         connectTimeout,
-                        () -> LettuceStore.Connected.of(standalone.connect(StringCodec.UTF8))));
+                        () -> LettuceStore.Connected.of(standalone.connect(StringCodec.UTF8)),
+                        true));
             }
             RedisClusterClient cluster = Objects.requireNonNull(clusterClient);
             ClusterClientOptions.Builder options = ClusterClientOptions.builder(cluster.getOptions());
-            failFast(options);
+            failFast(options)
+                    .autoReconnect(true)
+                    // after a failover, learn the new master from the first failed reconnects or redirects
+                    .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                            .enableAllAdaptiveRefreshTriggers()
+                            .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
+                            .refreshTriggersReconnectAttempts(1)
+                            .build());
             cluster.setOptions(options.build());
             return started(new LettuceStore(
                     new KeySpace(KeyLayout.CLUSTER, keyPrefix),
                     commandTimeout,
                     connectTimeout,
-                    () -> LettuceStore.Connected.ofCluster(cluster.connect(StringCodec.UTF8))));
+                    () -> LettuceStore.Connected.ofCluster(cluster.connect(StringCodec.UTF8)),
+                    false));
         }
 
         /**
-         * Starts connecting in the background: creating a store still needs no live Redis (a failed
-         * attempt is retried by the next check), but the first checks of a busy service need not all
-         * wait for the connection, which a circuit breaker would count as slow calls.
+         * Starts connecting in the background and waits for that first attempt up to the connect
+         * timeout: a misconfigured deployment fails here, while a Redis that is down is retried by
+         * later checks, so creating a store needs no live Redis.
          */
         private static CloseableWindowStore started(LettuceStore store) {
             store.connectEagerly();
+            store.awaitStartupCheck();
             return store;
         }
 
         private static <B extends ClientOptions.Builder> B failFast(B options) {
-            options.autoReconnect(true)
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            options.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                     .timeoutOptions(TimeoutOptions.enabled());
             return options;
         }

@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A private Redis Cluster of three masters and no replicas for tests: three {@code redis-server
+ * A private Redis Cluster of three masters (and, from {@link #startWithReplicas}, a replica each) for tests: three {@code redis-server
  * --cluster-enabled yes} processes joined by {@code redis-cli --cluster create}, returned once every
  * node reports {@code cluster_state:ok}. {@link #close()} stops all nodes and deletes their files.
  *
@@ -45,19 +45,43 @@ public final class RedisCluster implements AutoCloseable {
      * @throws IllegalStateException if the cluster cannot be formed
      */
     public static RedisCluster start() {
+        return start(0, List.of());
+    }
+
+    /**
+     * Starts three masters and one replica of each ({@code --cluster-replicas 1}), with a node
+     * timeout of two seconds so a killed master's replica takes over within a few seconds, and
+     * waits until every replica is in sync.
+     *
+     * @param extraArguments arguments of every node, such as AOF settings
+     * @return the running cluster
+     * @throws IllegalStateException if the cluster cannot be formed
+     */
+    public static RedisCluster startWithReplicas(List<String> extraArguments) {
+        return start(1, extraArguments);
+    }
+
+    private static RedisCluster start(int replicas, List<String> extraArguments) {
         List<RedisServer> nodes = new ArrayList<>();
         try {
-            for (int i = 0; i < MASTERS; i++) {
-                nodes.add(RedisServer.start(
-                        List.of(
-                                "--cluster-enabled", "yes",
-                                "--cluster-config-file", "nodes.conf",
-                                "--cluster-node-timeout", "5000"),
-                        true));
+            for (int i = 0; i < MASTERS * (1 + replicas); i++) {
+                List<String> arguments = new ArrayList<>(List.of(
+                        "--cluster-enabled", "yes",
+                        "--cluster-config-file", "nodes.conf",
+                        "--cluster-node-timeout", replicas > 0 ? "2000" : "5000",
+                        "--cluster-replica-validity-factor", "0"));
+                arguments.addAll(extraArguments);
+                nodes.add(RedisServer.start(arguments, true));
             }
-            create(nodes);
+            create(nodes, replicas);
             RedisCluster cluster = new RedisCluster(nodes);
             cluster.awaitOk();
+            for (RedisServer node : nodes) {
+                Object role = node.call("ROLE");
+                if (role instanceof List<?> list && "slave".equals(String.valueOf(list.get(0)))) {
+                    RedisSentinel.awaitInSync(node);
+                }
+            }
             return cluster;
         } catch (RuntimeException e) {
             nodes.forEach(RedisServer::close);
@@ -100,7 +124,12 @@ public final class RedisCluster implements AutoCloseable {
      */
     public int slotOf(String key) {
         Objects.requireNonNull(key, "key must not be null");
-        return ((Long) Objects.requireNonNull(nodes.get(0).call("CLUSTER", "KEYSLOT", key))).intValue();
+        for (RedisServer node : nodes) {
+            if (node.isRunning()) {
+                return ((Long) Objects.requireNonNull(node.call("CLUSTER", "KEYSLOT", key))).intValue();
+            }
+        }
+        throw new IllegalStateException("No node is running");
     }
 
     /**
@@ -112,7 +141,7 @@ public final class RedisCluster implements AutoCloseable {
     public RedisServer nodeOf(String key) {
         int slot = slotOf(key);
         for (RedisServer node : nodes) {
-            if (ownsSlot(node, slot)) {
+            if (node.isRunning() && ownsSlot(node, slot)) {
                 return node;
             }
         }
@@ -148,7 +177,52 @@ public final class RedisCluster implements AutoCloseable {
         return false;
     }
 
-    private static void create(List<RedisServer> nodes) {
+    /**
+     * Returns the nodes that are masters now.
+     *
+     * @return the masters
+     */
+    public List<RedisServer> masters() {
+        List<RedisServer> masters = new ArrayList<>();
+        for (RedisServer node : nodes) {
+            if (node.isRunning()) {
+                Object role = node.call("ROLE");
+                if (role instanceof List<?> list && "master".equals(String.valueOf(list.get(0)))) {
+                    masters.add(node);
+                }
+            }
+        }
+        return masters;
+    }
+
+    /**
+     * Kills the master that serves a key and returns once another node serves its slot.
+     *
+     * @param key a key of the slot whose master dies
+     * @return the node promoted
+     * @throws IllegalStateException if no replica takes over within a minute
+     */
+    public RedisServer killMasterOf(String key) {
+        RedisServer old = nodeOf(key);
+        int slot = slotOf(key);
+        old.kill();
+        long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
+        while (System.nanoTime() < deadline) {
+            for (RedisServer node : nodes) {
+                try {
+                    if (node != old && node.isRunning() && ownsSlot(node, slot)) {
+                        return node;
+                    }
+                } catch (RuntimeException e) {
+                    // the node is busy with the failover
+                }
+            }
+            RedisServer.sleep(50);
+        }
+        throw new IllegalStateException("No replica took over slot " + slot);
+    }
+
+    private static void create(List<RedisServer> nodes, int replicas) {
         List<String> command = new ArrayList<>();
         command.add(RedisServer.binary("REDIS_CLI", "redis-cli"));
         command.add("--cluster");
@@ -156,7 +230,7 @@ public final class RedisCluster implements AutoCloseable {
         for (RedisServer node : nodes) {
             command.add(RedisServer.HOST + ":" + node.port());
         }
-        command.addAll(List.of("--cluster-replicas", "0", "--cluster-yes"));
+        command.addAll(List.of("--cluster-replicas", Integer.toString(replicas), "--cluster-yes"));
         Path log = nodes.get(0).directory().resolve("cluster-create.log");
         try {
             Process process = new ProcessBuilder(command)

@@ -30,8 +30,9 @@ import org.jspecify.annotations.Nullable;
  * }
  * }</pre>
  *
- * <p>{@link #stop()} and {@link #restart()} simulate an outage; the server comes back on the same
- * port, empty. Never touches any other Redis. Thread-safe.
+ * <p>{@link #stop()}, {@link #kill()}, {@link #restart()} and {@link #startAgain()} simulate an
+ * outage; the server comes back on the same port, empty unless started with persistence
+ * arguments. Never touches any other Redis. Thread-safe.
  */
 public final class RedisServer implements AutoCloseable {
 
@@ -89,12 +90,45 @@ public final class RedisServer implements AutoCloseable {
     private final int port;
     private final Path directory;
     private final List<String> extraArguments;
+    private final @Nullable String adminPassword;
+    private final boolean sentinel;
     private @Nullable Process process;
 
-    private RedisServer(int port, Path directory, List<String> extraArguments) {
+    private RedisServer(
+            int port, Path directory, List<String> extraArguments, @Nullable String adminPassword, boolean sentinel) {
         this.port = port;
         this.directory = directory;
         this.extraArguments = List.copyOf(extraArguments);
+        this.adminPassword = adminPassword;
+        this.sentinel = sentinel;
+    }
+
+    /**
+     * Starts a server whose {@code default} user needs a password ({@code --requirepass}); this
+     * fixture's own calls authenticate with it. Add ACL users with {@code --user} arguments, for
+     * example {@code List.of("--user", "ratelimit on >secret ~ratelimit:* +evalsha")}.
+     *
+     * @param adminPassword the {@code default} user's password
+     * @param extraArguments arguments appended to the command line
+     * @return the running server
+     * @throws IllegalStateException if no server could be started
+     */
+    public static RedisServer startWithPassword(String adminPassword, List<String> extraArguments) {
+        Objects.requireNonNull(adminPassword, "adminPassword must not be null");
+        List<String> arguments = new ArrayList<>(List.of("--requirepass", adminPassword));
+        arguments.addAll(Objects.requireNonNull(extraArguments, "extraArguments must not be null"));
+        return start(arguments, false, adminPassword, false);
+    }
+
+    /**
+     * Starts {@code redis-server <config> --sentinel}: the config file must leave the port, bind
+     * address and directory to this fixture.
+     *
+     * @param directive the Sentinel directives, one per line ({@code sentinel monitor ...})
+     * @return the running Sentinel
+     */
+    static RedisServer startSentinel(List<String> directive) {
+        return start(directive, false, null, true);
     }
 
     /**
@@ -121,6 +155,11 @@ public final class RedisServer implements AutoCloseable {
     }
 
     static RedisServer start(List<String> extraArguments, boolean needsBusPort) {
+        return start(extraArguments, needsBusPort, null, false);
+    }
+
+    private static RedisServer start(
+            List<String> extraArguments, boolean needsBusPort, @Nullable String adminPassword, boolean sentinel) {
         // A JVM killed outright (SIGKILL: a timed-out fork, say) runs no shutdown hook: reap what it left.
         reapOrphans();
         IllegalStateException last = null;
@@ -135,7 +174,7 @@ public final class RedisServer implements AutoCloseable {
             } catch (IOException e) {
                 throw new UncheckedIOException("Cannot create a directory for redis-server", e);
             }
-            RedisServer server = new RedisServer(port, directory, extraArguments);
+            RedisServer server = new RedisServer(port, directory, extraArguments, adminPassword, sentinel);
             try {
                 server.launch();
                 return server;
@@ -216,23 +255,14 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /**
-     * Starts the server again on the same port, empty, and waits until it answers {@code PING}.
+     * Stops the server and starts it again on the same port, and waits until it answers {@code
+     * PING}: empty without persistence, with its data when started with an append-only file.
      *
      * @throws IllegalStateException if it does not come back
      */
     public synchronized void restart() {
         stop();
-        IllegalStateException last = null;
-        for (int attempt = 0; attempt < 10; attempt++) {
-            try {
-                launch();
-                return;
-            } catch (IllegalStateException e) {
-                last = e;
-                sleep(200);
-            }
-        }
-        throw Objects.requireNonNull(last);
+        startAgain();
     }
 
     /**
@@ -253,7 +283,76 @@ public final class RedisServer implements AutoCloseable {
      * @return a connected client with a ten-second read timeout
      */
     public RespClient connect() {
-        return RespClient.connect(HOST, port, Duration.ofSeconds(10));
+        RespClient client = RespClient.connect(HOST, port, Duration.ofSeconds(10));
+        authenticate(client);
+        return client;
+    }
+
+    private void authenticate(RespClient client) {
+        if (adminPassword != null) {
+            try {
+                client.call("AUTH", adminPassword);
+            } catch (RuntimeException e) {
+                client.close();
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Returns the process id, for signals such as {@code SIGSTOP}.
+     *
+     * @return the pid
+     * @throws IllegalStateException if the server is stopped
+     */
+    public synchronized long pid() {
+        Process running = process;
+        if (running == null) {
+            throw new IllegalStateException("redis-server on port " + port + " is not running");
+        }
+        return running.pid();
+    }
+
+    /**
+     * Kills the server at once ({@code SIGKILL}): no shutdown, no final save; a no-op when stopped.
+     */
+    public synchronized void kill() {
+        Process running = process;
+        process = null;
+        if (running == null) {
+            return;
+        }
+        running.destroyForcibly();
+        try {
+            running.waitFor(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            LIVE.remove(running);
+        }
+    }
+
+    /**
+     * Starts the server again on the same port, keeping its directory (and so its append-only
+     * file when persistence is on), and waits until it answers {@code PING}.
+     *
+     * @throws IllegalStateException if it is running or does not come back
+     */
+    public synchronized void startAgain() {
+        if (isRunning()) {
+            throw new IllegalStateException("redis-server on port " + port + " is running");
+        }
+        IllegalStateException last = null;
+        for (int attempt = 0; attempt < 10; attempt++) {
+            try {
+                launch();
+                return;
+            } catch (IllegalStateException e) {
+                last = e;
+                sleep(200);
+            }
+        }
+        throw Objects.requireNonNull(last);
     }
 
     /** Stops the server and deletes its directory. */
@@ -271,15 +370,34 @@ public final class RedisServer implements AutoCloseable {
     private synchronized void launch() {
         List<String> command = new ArrayList<>();
         command.add(binary("REDIS_SERVER", "redis-server"));
+        if (sentinel) {
+            // Sentinel rewrites its config file, so it gets one of its own, kept across restarts
+            Path config = directory.resolve("sentinel.conf");
+            try {
+                if (!Files.exists(config)) {
+                    Files.write(config, extraArguments, StandardCharsets.UTF_8);
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("Cannot write " + config, e);
+            }
+            command.add(config.toString());
+            command.add("--sentinel");
+        }
         command.addAll(List.of(
-                "--port", Integer.toString(port),
-                "--bind", HOST,
-                "--save", "",
-                "--appendonly", "no",
-                "--dir", directory.toString(),
-                "--daemonize", "no",
-                "--logfile", ""));
-        command.addAll(extraArguments);
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                HOST,
+                "--dir",
+                directory.toString(),
+                "--daemonize",
+                "no",
+                "--logfile",
+                ""));
+        if (!sentinel) {
+            command.addAll(List.of("--save", "", "--appendonly", "no"));
+            command.addAll(extraArguments);
+        }
         Path log = directory.resolve("redis.log");
         Process started;
         try {
@@ -316,6 +434,7 @@ public final class RedisServer implements AutoCloseable {
 
     private boolean answersPing() {
         try (RespClient client = RespClient.connect(HOST, port, Duration.ofMillis(500))) {
+            authenticate(client);
             return "PONG".equals(client.call("PING"));
         } catch (RuntimeException e) {
             return false;
