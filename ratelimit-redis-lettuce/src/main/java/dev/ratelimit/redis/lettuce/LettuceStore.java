@@ -204,7 +204,11 @@ final class LettuceStore implements CloseableWindowStore {
                 .exceptionallyCompose(failure -> CompletableFuture.failedFuture(
                         failure instanceof RateLimiterUnavailableException
                                 ? failure
-                                : RedisFailures.unavailable(NAME, failure)));
+                                : failure instanceof TimeoutException
+                                        ? new RateLimiterUnavailableException("Redis (" + NAME
+                                                + ") could not be connected to within the connect timeout of "
+                                                + connectTimeout.toMillis() + " ms")
+                                        : RedisFailures.unavailable(NAME, failure)));
     }
 
     /** A check waiting for the connection to open. */
