@@ -30,9 +30,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * flight over 200 users, 50 per hour each, so most checks are rejected), on a private topology,
  * with both drivers, the limiter failing open with the default circuit breaker. Each row records
  * over-admissions against the exact model (at most 50 non-degraded admissions per user), degraded
- * decisions, the p99 latency of checks started during the fault, the time from Redis accepting
- * connections again to the first non-degraded decision, and threads, connections and heap before
- * and after. The rows are written to {@code target/reliability/results.md}; {@code
+ * decisions, the p99 and the maximum latency of checks started during the fault, the time from
+ * Redis accepting connections again to the first non-degraded decision, and threads, connections
+ * and heap (used, after a GC) under load just before the fault and three seconds after it ended. The rows are written to {@code target/reliability/results.md}; {@code
  * docs/reliability.md} shows them. Run with {@code ./mvnw -B -Pfaults -pl ratelimit-fault-tests
  * -am verify}.
  *
@@ -54,6 +54,7 @@ class FaultMatrixTest {
             long overAdmissions,
             long degraded,
             double p99Millis,
+            double maxMillis,
             double recoveryMillis,
             int threadsBefore,
             int threadsAfter,
@@ -279,6 +280,85 @@ class FaultMatrixTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(Driver.class)
+    void fourProcesses(Driver driver) throws Exception {
+        try (RedisServer redis = RedisServer.start(List.of("--appendonly", "yes", "--appendfsync", "always"))) {
+            String prefix = "procs-" + UUID.randomUUID().toString().substring(0, 8) + "-u";
+            List<Process> workers = new ArrayList<>();
+            try {
+                for (int i = 0; i < 4; i++) {
+                    workers.add(new ProcessBuilder(
+                                    Path.of(System.getProperty("java.home"), "bin", "java")
+                                            .toString(),
+                                    "-Xmx128m",
+                                    "-XX:TieredStopAtLevel=1",
+                                    "-cp",
+                                    System.getProperty("java.class.path"),
+                                    FaultWorker.class.getName(),
+                                    driver.name(),
+                                    Integer.toString(redis.port()),
+                                    prefix,
+                                    Integer.toString(USERS),
+                                    Long.toString(LIMIT))
+                            .redirectError(ProcessBuilder.Redirect.DISCARD)
+                            .start());
+                }
+                List<java.io.BufferedReader> outputs = new ArrayList<>();
+                for (Process worker : workers) {
+                    java.io.BufferedReader output = new java.io.BufferedReader(new java.io.InputStreamReader(
+                            worker.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
+                    outputs.add(output);
+                    assertThat(output.readLine()).isEqualTo(FaultWorker.READY);
+                }
+                long start = System.nanoTime();
+                redis.kill();
+                Thread.sleep(3_000);
+                redis.startAgain();
+                Thread.sleep(3_000);
+                long[] admitted = new long[USERS];
+                long degraded = 0;
+                for (int i = 0; i < workers.size(); i++) {
+                    java.io.Writer stop = new java.io.OutputStreamWriter(
+                            workers.get(i).getOutputStream(), java.nio.charset.StandardCharsets.UTF_8);
+                    stop.write(FaultWorker.STOP + "\n");
+                    stop.flush();
+                    String[] result = outputs.get(i).readLine().split(" ");
+                    assertThat(result[0]).isEqualTo(FaultWorker.RESULT);
+                    degraded += Long.parseLong(result[1]);
+                    for (int u = 0; u < USERS; u++) {
+                        admitted[u] += Long.parseLong(result[2 + u]);
+                    }
+                }
+                long over = 0;
+                for (long count : admitted) {
+                    over += Math.max(0, count - LIMIT);
+                }
+                ROWS.add(new Row(
+                        "7 four JVMs, SIGKILL + restart with AOF always (3 s down)",
+                        driver,
+                        -1,
+                        over,
+                        degraded,
+                        Double.NaN,
+                        Double.NaN,
+                        Double.NaN,
+                        -1,
+                        -1,
+                        -1,
+                        -1,
+                        -1,
+                        -1));
+                assertThat(over)
+                        .as("over-admissions of four limiter instances sharing one Redis")
+                        .isZero();
+                assertThat(System.nanoTime() - start).isPositive();
+            } finally {
+                workers.forEach(Process::destroyForcibly);
+            }
+        }
+    }
+
     private static Topology standalone(Driver driver, RedisServer redis) {
         CloseableWindowStore store = driver.standalone(redis);
         return new Topology(store, () -> redis, store);
@@ -299,10 +379,10 @@ class FaultMatrixTest {
             long faultStart = System.nanoTime();
             long recovered = fault.inject();
             Thread.sleep(3_000);
-            load.stop();
             int threadsAfter = threads();
             long connectionsAfter = connections(topology.primary().get());
             long heapAfter = heapMb();
+            load.stop();
             List<Load.Sample> samples = load.samples();
             long degraded = samples.stream().filter(Load.Sample::degraded).count();
             long[] during = samples.stream()
@@ -313,6 +393,7 @@ class FaultMatrixTest {
             double p99 = during.length == 0
                     ? 0
                     : during[(int) Math.min(during.length - 1, Math.ceil(during.length * 0.99) - 1)] / 1e6;
+            double max = during.length == 0 ? 0 : during[during.length - 1] / 1e6;
             double recovery = samples.stream()
                     .filter(s -> s.startNanos() >= recovered && !s.degraded() && !s.failed())
                     .mapToLong(Load.Sample::startNanos)
@@ -328,6 +409,7 @@ class FaultMatrixTest {
                     load.overAdmissions(),
                     degraded,
                     p99,
+                    max,
                     recovery,
                     threadsBefore,
                     threadsAfter,
@@ -363,6 +445,14 @@ class FaultMatrixTest {
         }
     }
 
+    private static String millis(double value) {
+        return Double.isNaN(value) || value < 0 ? "–" : String.format(Locale.ROOT, "%.0f", value);
+    }
+
+    private static String pair(long before, long after) {
+        return before < 0 ? "–" : before + "→" + after;
+    }
+
     @AfterAll
     static void report() throws IOException {
         Path directory = Path.of(System.getProperty("ratelimit.reliability.report", "target/reliability"));
@@ -372,26 +462,25 @@ class FaultMatrixTest {
                 ? a.driver().compareTo(b.driver())
                 : a.fault().compareTo(b.fault()));
         StringBuilder table = new StringBuilder();
-        table.append("| fault | driver | checks | over-admissions | degraded | p99 during fault (ms) | recovery (ms)"
-                + " | threads before→after | connections before→after | heap MB before→after |\n");
-        table.append("|---|---|---:|---:|---:|---:|---:|---|---|---|\n");
+        table.append("| fault | driver | checks | over-admissions | degraded | p99 during fault (ms)"
+                + " | max during fault (ms) | recovery (ms) | threads before→after | connections before→after"
+                + " | heap MB before→after |\n");
+        table.append("|---|---|---:|---:|---:|---:|---:|---:|---|---|---|\n");
         for (Row row : rows) {
             table.append(String.format(
                     Locale.ROOT,
-                    "| %s | %s | %d | %d | %d | %.0f | %s | %d→%d | %d→%d | %d→%d |%n",
+                    "| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s |%n",
                     row.fault(),
                     row.driver().name().toLowerCase(Locale.ROOT),
-                    row.checks(),
+                    row.checks() < 0 ? "–" : Long.toString(row.checks()),
                     row.overAdmissions(),
                     row.degraded(),
-                    row.p99Millis(),
-                    row.recoveryMillis() < 0 ? "–" : String.format(Locale.ROOT, "%.0f", row.recoveryMillis()),
-                    row.threadsBefore(),
-                    row.threadsAfter(),
-                    row.connectionsBefore(),
-                    row.connectionsAfter(),
-                    row.heapBeforeMb(),
-                    row.heapAfterMb()));
+                    millis(row.p99Millis()),
+                    millis(row.maxMillis()),
+                    millis(row.recoveryMillis()),
+                    pair(row.threadsBefore(), row.threadsAfter()),
+                    pair(row.connectionsBefore(), row.connectionsAfter()),
+                    pair(row.heapBeforeMb(), row.heapAfterMb())));
         }
         String load = Files.exists(Path.of("/proc/loadavg"))
                 ? Files.readString(Path.of("/proc/loadavg")).trim()

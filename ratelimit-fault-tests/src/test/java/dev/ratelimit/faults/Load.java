@@ -129,6 +129,20 @@ final class Load {
         return over;
     }
 
+    /** Non-degraded admissions of each user. */
+    long[] admittedPerUser() {
+        long[] counts = new long[users];
+        for (int i = 0; i < users; i++) {
+            counts[i] = admitted.get(i);
+        }
+        return counts;
+    }
+
+    /** Decisions let through because the store failed. */
+    long degraded() {
+        return samples.stream().filter(Sample::degraded).count();
+    }
+
     List<Sample> samples() {
         return List.copyOf(samples);
     }

@@ -1,0 +1,193 @@
+package dev.ratelimit.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.Reservation;
+import dev.ratelimit.api.SharedBudget;
+import dev.ratelimit.api.Tier;
+import dev.ratelimit.api.Window;
+import dev.ratelimit.core.CloseableWindowStore;
+import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.inmemory.InMemoryWindowStore;
+import dev.ratelimit.testkit.MutableClock;
+import dev.ratelimit.testsupport.redis.RedisServer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
+import net.jqwik.api.lifecycle.AfterContainer;
+import net.jqwik.api.lifecycle.BeforeContainer;
+
+/**
+ * Differential testing: random sequences of checks and reservations (two users, several window
+ * sets mixing request, token and precision windows, a shared budget, commits and cancels, clock
+ * steps from 0 ms to two windows) run on {@link ExactModelStore}, the in-memory store, and the
+ * Lettuce and Jedis stores over a real Redis, each through its own limiter and injected clock;
+ * every decision must be identical: allowed, remaining, retry, deciding window, budget, and every
+ * window's usage.
+ */
+class DifferentialTest {
+
+    private static final Instant T0 = Instant.parse("2026-03-01T00:00:00Z");
+
+    /** Window sets a reservation may use; small limits so that sequences hit them. */
+    private static final List<Tier> TIERS = List.of(
+            Tier.of("requests", Window.of(3, Duration.ofSeconds(10))),
+            Tier.of("mixed", Window.of(3, Duration.ofSeconds(10)), Window.tokens(100, Duration.ofSeconds(30))),
+            Tier.of(
+                    "precise",
+                    Window.of(5, Duration.ofSeconds(60)).withPrecision(Duration.ofSeconds(10)),
+                    Window.tokens(200, Duration.ofSeconds(60)).withPrecision(Duration.ofSeconds(10))),
+            Tier.of(
+                    "all",
+                    Window.tokens(50, Duration.ofSeconds(10)),
+                    Window.of(4, Duration.ofSeconds(20)),
+                    Window.of(6, Duration.ofSeconds(60)).withPrecision(Duration.ofSeconds(15))));
+
+    private static final SharedBudget UPSTREAM = SharedBudget.of(
+            "upstream", Window.of(6, Duration.ofSeconds(20)), Window.tokens(300, Duration.ofSeconds(20)));
+
+    // one server per driver: both stores would otherwise count the same keys
+    private static RedisServer lettuceRedis;
+    private static RedisServer jedisRedis;
+    private static CloseableWindowStore lettuce;
+    private static CloseableWindowStore jedis;
+
+    /** One step of a sequence. */
+    sealed interface Op permits Reserve, Settle, Advance {}
+
+    /** A reservation: user 0 or 1, a tier, tokens, with or without the shared budget. */
+    record Reserve(int user, int tier, long tokens, boolean shared) implements Op {}
+
+    /** A commit (actual ≥ 0) or a cancel (actual −1) of the n-th reservation so far, if any. */
+    record Settle(int reservation, long actual) implements Op {}
+
+    /** The clock moves on. */
+    record Advance(long millis) implements Op {}
+
+    @BeforeContainer
+    static void start() {
+        lettuceRedis = RedisServer.start();
+        jedisRedis = RedisServer.start();
+        lettuce = Driver.LETTUCE.standalone(lettuceRedis);
+        jedis = Driver.JEDIS.standalone(jedisRedis);
+    }
+
+    @AfterContainer
+    static void stop() {
+        lettuce.close();
+        jedis.close();
+        lettuceRedis.close();
+        jedisRedis.close();
+    }
+
+    @Property(tries = 2_000)
+    void inMemoryMatchesTheModel(@ForAll("sequences") List<Op> ops) {
+        run(ops, false);
+    }
+
+    @Property(tries = 200)
+    void redisStoresMatchTheModel(@ForAll("sequences") List<Op> ops) {
+        run(ops, true);
+    }
+
+    private static void run(List<Op> ops, boolean withRedis) {
+        MutableClock clock = MutableClock.at(T0);
+        Map<String, WindowStore> stores = new LinkedHashMap<>();
+        stores.put("model", new ExactModelStore());
+        stores.put("in-memory", InMemoryWindowStore.create(clock));
+        if (withRedis) {
+            stores.put("lettuce", lettuce);
+            stores.put("jedis", jedis);
+        }
+        Map<String, RateLimiter> limiters = new LinkedHashMap<>();
+        stores.forEach((name, store) -> limiters.put(
+                name,
+                SlidingWindowRateLimiter.builder(store)
+                        .clock(clock)
+                        .failOpen(false)
+                        .build()));
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        Map<String, List<Reservation>> held = new LinkedHashMap<>();
+        limiters.keySet().forEach(name -> held.put(name, new ArrayList<>()));
+        int step = 0;
+        for (Op op : ops) {
+            step++;
+            if (op instanceof Advance advance) {
+                clock.advance(Duration.ofMillis(advance.millis()));
+            } else if (op instanceof Reserve reserve) {
+                String user = run + "-u" + reserve.user();
+                Tier tier = TIERS.get(reserve.tier());
+                List<SharedBudget> shared = reserve.shared()
+                        ? List.of(new SharedBudget(run + "-" + UPSTREAM.name(), UPSTREAM.windows()))
+                        : List.of();
+                Decision expected = null;
+                for (Map.Entry<String, RateLimiter> limiter : limiters.entrySet()) {
+                    Reservation reservation = limiter.getValue().reserve(user, tier, reserve.tokens(), shared);
+                    held.get(limiter.getKey()).add(reservation);
+                    if (expected == null) {
+                        expected = reservation.decision();
+                    } else {
+                        assertThat(reservation.decision())
+                                .as("step %d %s: %s decides like the model; ops %s", step, op, limiter.getKey(), ops)
+                                .isEqualTo(expected);
+                    }
+                }
+            } else if (op instanceof Settle settle) {
+                for (Map.Entry<String, List<Reservation>> reservations : held.entrySet()) {
+                    List<Reservation> list = reservations.getValue();
+                    if (list.isEmpty()) {
+                        continue;
+                    }
+                    Reservation reservation = list.get(settle.reservation() % list.size());
+                    (settle.actual() < 0 ? reservation.cancel() : reservation.commit(settle.actual()))
+                            .toCompletableFuture()
+                            .join();
+                }
+            }
+        }
+    }
+
+    @Provide
+    Arbitrary<List<Op>> sequences() {
+        Arbitrary<Long> tokens = Arbitraries.frequencyOf(
+                Tuple.of(2, Arbitraries.just(0L)),
+                Tuple.of(6, Arbitraries.longs().between(1, 120)),
+                Tuple.of(1, Arbitraries.longs().between(121, 400)));
+        Arbitrary<Op> reserve = Combinators.combine(
+                        Arbitraries.integers().between(0, 1),
+                        Arbitraries.integers().between(0, TIERS.size() - 1),
+                        tokens,
+                        Arbitraries.of(false, true))
+                .as((user, tier, count, shared) -> (Op) new Reserve(user, tier, count, shared));
+        Arbitrary<Op> settle = Combinators.combine(
+                        Arbitraries.integers().between(0, 50),
+                        Arbitraries.frequencyOf(
+                                Tuple.of(1, Arbitraries.just(-1L)),
+                                Tuple.of(3, Arbitraries.longs().between(0, 200))))
+                .as((reservation, actual) -> (Op) new Settle(reservation, actual));
+        // clock steps from 0 ms to two of the longest window (60 s)
+        Arbitrary<Op> advance = Arbitraries.frequencyOf(
+                        Tuple.of(3, Arbitraries.just(0L)),
+                        Tuple.of(4, Arbitraries.longs().between(1, 2_000)),
+                        Tuple.of(3, Arbitraries.longs().between(2_000, 120_000)))
+                .map(millis -> (Op) new Advance(millis));
+        return Arbitraries.frequencyOf(Tuple.of(6, reserve), Tuple.of(2, settle), Tuple.of(3, advance))
+                .list()
+                .ofMinSize(1)
+                .ofMaxSize(40);
+    }
+}
