@@ -102,7 +102,8 @@ public interface WindowStore {
 
     /**
      * Tells whether this store evaluates a request of several scopes in one atomic step. When it
-     * does not, the limiter sends it requests of one scope only.
+     * does not, the limiter sends it requests of one scope only, and the store refuses a request of
+     * several scopes with {@link UnsupportedOperationException} rather than evaluate it piecewise.
      *
      * @return {@code true} by default
      */

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Nested;
  * class:
  *
  * <pre>{@code
- * class MyStoreConformanceTest extends WindowStoreConformanceKit {
+ * public class MyStoreConformanceTest extends WindowStoreConformanceKit {
  *     @Override
  *     protected WindowStore createStore() {
  *         return MyStore.create(...);
