@@ -73,6 +73,17 @@ public interface WindowStore {
     }
 
     /**
+     * Reports the state of every window of a request without recording anything: what {@link
+     * #evaluate} would report for an allowed request, minus the request itself. The request's
+     * {@code tokens} and entry id are ignored.
+     *
+     * @param request the windows to look at
+     * @return an allowed evaluation holding each window's {@code used} and reset time
+     * @throws RateLimiterUnavailableException if the store cannot be reached or fails
+     */
+    Evaluation peek(StoreRequest request);
+
+    /**
      * Applies a settlement as {@link Settlement} describes, in one atomic step, blocking until the
      * store answers or its timeout passes. Settling never rejects.
      *

@@ -28,7 +28,7 @@ class ReservationTest {
             Tier.of("t", Window.of(10, Duration.ofMinutes(1)), Window.tokens(1_000, Duration.ofMinutes(1)));
 
     /** Admits everything and remembers the settlements it was sent; can be made to fail settling. */
-    static final class RecordingStore implements WindowStore {
+    static final class RecordingStore extends TestStore {
         final List<StoreRequest> requests = new CopyOnWriteArrayList<>();
         final List<Settlement> settlements = new CopyOnWriteArrayList<>();
         final AtomicBoolean settleFails = new AtomicBoolean();
@@ -133,7 +133,7 @@ class ReservationTest {
     @DisplayName("settling a rejected reservation sends nothing (formerly kit rule X7)")
     void rejectedSettlesNothing() {
         List<Settlement> settled = new CopyOnWriteArrayList<>();
-        WindowStore full = new WindowStore() {
+        WindowStore full = new TestStore() {
             @Override
             public Evaluation evaluate(StoreRequest request) {
                 long[] used = new long[request.windows().size()];
@@ -204,7 +204,7 @@ class ReservationTest {
         List<StoreRequest> seen = new ArrayList<>();
         List<Settlement> settled = new ArrayList<>();
         AtomicInteger calls = new AtomicInteger();
-        WindowStore scopeByScope = new WindowStore() {
+        WindowStore scopeByScope = new TestStore() {
             @Override
             public Evaluation evaluate(StoreRequest request) {
                 assertThat(request.scopes()).hasSize(1);

@@ -28,10 +28,7 @@ public final class ExampleStore implements WindowStore {
     public synchronized Evaluation evaluate(StoreRequest request) {
         long now = request.hasTime() ? request.nowMillis() : clock.millis();
         List<Window> windows = request.windows();
-        List<List<Entry>> windowLogs = new ArrayList<>();
-        for (int i = 0; i < windows.size(); i++) {
-            windowLogs.add(log(request.scopeOf(i), windows.get(i), now));
-        }
+        List<List<Entry>> windowLogs = logs(request, now);
         long[] used = used(windowLogs);
         long[] reset = resetAfter(windowLogs, windows, now);
         for (int i = 0; i < windows.size(); i++) {
@@ -55,6 +52,13 @@ public final class ExampleStore implements WindowStore {
     }
 
     @Override
+    public synchronized Evaluation peek(StoreRequest request) {
+        long now = request.hasTime() ? request.nowMillis() : clock.millis();
+        List<List<Entry>> windowLogs = logs(request, now);
+        return Evaluation.allowed(now, used(windowLogs), resetAfter(windowLogs, request.windows(), now));
+    }
+
+    @Override
     public synchronized void settle(Settlement settlement) {
         long now = settlement.hasTime() ? settlement.nowMillis() : clock.millis();
         for (StoreRequest.Scope scope : settlement.scopes()) {
@@ -72,6 +76,15 @@ public final class ExampleStore implements WindowStore {
                 }
             }
         }
+    }
+
+    /** Returns the logs of a request's windows, in request order, without the entries that have left them. */
+    private List<List<Entry>> logs(StoreRequest request, long now) {
+        List<List<Entry>> windowLogs = new ArrayList<>();
+        for (int i = 0; i < request.windows().size(); i++) {
+            windowLogs.add(log(request.scopeOf(i), request.windows().get(i), now));
+        }
+        return windowLogs;
     }
 
     /** Returns a window's log without the entries that have left it. */

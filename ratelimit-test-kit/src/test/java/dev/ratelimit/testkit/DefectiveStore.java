@@ -56,6 +56,11 @@ final class DefectiveStore implements WindowStore {
     }
 
     @Override
+    public Evaluation peek(StoreRequest request) {
+        return store.peek(request);
+    }
+
+    @Override
     public void settle(Settlement settlement) {
         store.settle(settlement);
     }
