@@ -1,0 +1,177 @@
+package dev.ratelimit.gateway;
+
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.gateway.GatewayConfig.ModelCap;
+import dev.ratelimit.gateway.GatewayConfig.TierConfig;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The gateway's one doorway to the limiter: a request is admitted when its tenant has a free
+ * concurrency slot and its budgets have room, and the admission is settled exactly once when the
+ * response ends, with the tokens used ({@link Ticket#commit}) or nothing ({@link Ticket#cancel}).
+ *
+ * <p>TODO(token budgets): today the budgets are the tier's request windows through {@code
+ * check(tenant, tier)}; token windows and the upstream caps wait for the limiter's {@code
+ * reserve(tenant, tier, estimatedTokens, sharedBudgets)}, which this class will call instead, with
+ * {@code commit(actual)} and {@code cancel()} on the reservation.
+ */
+final class Admission {
+
+    private static final Duration CONCURRENCY_RETRY = Duration.ofSeconds(1);
+
+    private final RateLimiter limiter;
+    private final Slots slots;
+    private final StatusBoard board;
+    private final GatewayMetrics metrics;
+
+    Admission(RateLimiter limiter, Slots slots, StatusBoard board, GatewayMetrics metrics) {
+        this.limiter = limiter;
+        this.slots = slots;
+        this.board = board;
+        this.metrics = metrics;
+    }
+
+    /**
+     * Admits one request of {@code tenant}: the concurrency slot first (cheap to give back), then
+     * the budgets; a refusal of either leaves nothing held.
+     *
+     * @throws RateLimiterUnavailableException when the limiter fails closed and its store is down
+     */
+    Ticket admit(String tenant, TierConfig tier, @Nullable ModelCap cap, long estimatedTokens) {
+        Slots.Slot slot = slots.tryAcquire(tenant, tier.maxConcurrent());
+        if (slot == null) {
+            Rejection rejection =
+                    new Rejection("concurrent", Rejection.CONCURRENCY, null, tier.maxConcurrent(), CONCURRENCY_RETRY);
+            return new Ticket(tenant, null, rejection, board.windows(tenant), false, () -> {}, estimatedTokens);
+        }
+        Decision decision;
+        try {
+            decision = limiter.check(tenant, tier.tier());
+        } catch (RuntimeException e) {
+            slot.release();
+            throw e;
+        }
+        List<WindowState> windows = decision.degraded()
+                ? List.of()
+                : List.of(new WindowState(
+                        decision.window().name(),
+                        false,
+                        null,
+                        decision.limit(),
+                        decision.limit() - decision.remaining(),
+                        decision.allowed() ? decision.resetAfter() : decision.retryAfter()));
+        if (!decision.degraded()) {
+            board.record(tenant, windows);
+        }
+        if (!decision.allowed()) {
+            slot.release();
+            Rejection rejection = new Rejection(
+                    decision.window().name(),
+                    "requests",
+                    null,
+                    decision.window().limit(),
+                    decision.retryAfter());
+            return new Ticket(tenant, null, rejection, windows, false, () -> {}, estimatedTokens);
+        }
+        return new Ticket(tenant, cap, null, windows, decision.degraded(), slot, estimatedTokens);
+    }
+
+    /** One admission: refused, or held until {@link #commit} or {@link #cancel}, whichever comes first. */
+    final class Ticket {
+
+        private final String tenant;
+        private final @Nullable ModelCap cap;
+        private final @Nullable Rejection rejection;
+        private final List<WindowState> windows;
+        private final boolean degraded;
+        private final Slots.Slot slot;
+        private final long estimatedTokens;
+        private final AtomicBoolean settled = new AtomicBoolean();
+
+        private Ticket(
+                String tenant,
+                @Nullable ModelCap cap,
+                @Nullable Rejection rejection,
+                List<WindowState> windows,
+                boolean degraded,
+                Slots.Slot slot,
+                long estimatedTokens) {
+            this.tenant = tenant;
+            this.cap = cap;
+            this.rejection = rejection;
+            this.windows = windows;
+            this.degraded = degraded;
+            this.slot = slot;
+            this.estimatedTokens = estimatedTokens;
+            if (rejection != null) {
+                settled.set(true); // nothing is held
+            }
+        }
+
+        boolean allowed() {
+            return rejection == null;
+        }
+
+        @Nullable
+        Rejection rejection() {
+            return rejection;
+        }
+
+        /** The windows the response headers report. */
+        List<WindowState> windows() {
+            return windows;
+        }
+
+        boolean degraded() {
+            return degraded;
+        }
+
+        long estimatedTokens() {
+            return estimatedTokens;
+        }
+
+        /**
+         * Settles with the tokens the upstream used and frees the slot; a second settlement does
+         * nothing.
+         *
+         * @param tokens the tokens used, prompt and completion
+         * @param ending how the response ended, for the metrics
+         */
+        void commit(long tokens, String ending) {
+            if (settled.compareAndSet(false, true)) {
+                try {
+                    // TODO(token budgets): reservation.commit(tokens) settles the token windows and the cap
+                    metrics.settled(tenant, cap == null ? null : cap.model(), "committed", ending, tokens);
+                } finally {
+                    slot.release();
+                }
+            }
+        }
+
+        /**
+         * Gives the admission back, for work the upstream never did, and frees the slot; a second
+         * settlement does nothing.
+         *
+         * @param ending how the response ended, for the metrics
+         */
+        void cancel(String ending) {
+            if (settled.compareAndSet(false, true)) {
+                try {
+                    // TODO(token budgets): reservation.cancel() gives back the request and its tokens
+                    metrics.settled(tenant, cap == null ? null : cap.model(), "cancelled", ending, 0);
+                } finally {
+                    slot.release();
+                }
+            }
+        }
+
+        boolean isSettled() {
+            return settled.get();
+        }
+    }
+}

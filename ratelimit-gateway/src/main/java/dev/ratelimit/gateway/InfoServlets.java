@@ -1,0 +1,201 @@
+package dev.ratelimit.gateway;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.api.Window;
+import dev.ratelimit.gateway.GatewayConfig.ModelCap;
+import dev.ratelimit.gateway.GatewayConfig.TierConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/** The gateway's read-only endpoints: the status page and its JSON, health and metrics. */
+final class InfoServlets {
+
+    private InfoServlets() {}
+
+    /** {@code GET /}: the status page; any other unmapped path: a JSON 404. */
+    static final class StatusPage extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+        private static final byte[] PAGE = page();
+
+        @Override
+        protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            String path = request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo());
+            if (!path.equals("/") && !path.isEmpty()) {
+                OpenAi.error(
+                        response,
+                        404,
+                        "invalid_request_error",
+                        "unknown_url",
+                        null,
+                        "Unknown path " + path + ". Try POST /v1/chat/completions, or GET / for the status page.");
+                return;
+            }
+            response.setStatus(200);
+            response.setContentType("text/html");
+            response.setCharacterEncoding("UTF-8");
+            response.setContentLength(PAGE.length);
+            try (OutputStream out = response.getOutputStream()) {
+                out.write(PAGE);
+            }
+        }
+
+        private static byte[] page() {
+            try (InputStream in = StatusPage.class.getResourceAsStream("status.html")) {
+                return Objects.requireNonNull(in, "status.html").readAllBytes();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    /**
+     * {@code GET /status.json}: every tenant's windows (limit, used, time to reset) as of its last
+     * decision, its slots in flight, and the upstream caps.
+     */
+    static final class StatusJson extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+        private final transient Gateway gateway;
+        private final boolean limiterDisabled;
+
+        StatusJson(Gateway gateway, boolean limiterDisabled) {
+            this.gateway = gateway;
+            this.limiterDisabled = limiterDisabled;
+        }
+
+        @Override
+        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            response.setHeader("Cache-Control", "no-store");
+            OpenAi.json(response, 200, status(gateway, limiterDisabled));
+        }
+    }
+
+    static ObjectNode status(Gateway gateway, boolean limiterDisabled) {
+        ObjectNode status = OpenAi.JSON.createObjectNode();
+        status.put("store", gateway.store());
+        status.put("slots", gateway.slots().description());
+        status.put("upstream", gateway.upstream().description());
+        status.put("limiter", limiterDisabled ? "DISABLED (kill switch): every request passes" : "enabled");
+        Instant now = gateway.board().clock().instant();
+        ArrayNode tenants = status.putArray("tenants");
+        for (Map.Entry<String, TierConfig> entry : gateway.config().tenants().entrySet()) {
+            String tenant = entry.getKey();
+            TierConfig tier = entry.getValue();
+            ObjectNode node = tenants.addObject();
+            node.put("tenant", tenant);
+            node.put("tier", tier.name());
+            node.put("inFlight", gateway.slots().inFlight(tenant));
+            node.put("maxConcurrent", tier.maxConcurrent());
+            StatusBoard.Snapshot snapshot = gateway.board().snapshot(tenant);
+            Duration age = snapshot == null ? Duration.ZERO : Duration.between(snapshot.at(), now);
+            if (snapshot == null) {
+                node.putNull("seenSecondsAgo");
+            } else {
+                node.put("seenSecondsAgo", age.toSeconds());
+            }
+            ArrayNode windows = node.putArray("windows");
+            List<WindowState> seen = snapshot == null ? List.of() : snapshot.windows();
+            tier.tier().windows().stream()
+                    .sorted(Comparator.comparing(Window::length))
+                    .forEach(window -> {
+                        ObjectNode w = windows.addObject();
+                        w.put("name", window.name());
+                        w.put("unit", "requests"); // TODO(token budgets): window.unit() once token windows are enforced
+                        w.put("limit", window.limit());
+                        w.put("seconds", window.lengthSeconds());
+                        WindowState state = seen.stream()
+                                .filter(s -> s.name().equals(window.name()))
+                                .findFirst()
+                                .orElse(null);
+                        if (state == null) {
+                            w.putNull("used");
+                            w.putNull("resetSeconds");
+                        } else {
+                            w.put("used", state.used());
+                            Duration reset = state.resetAfter().minus(age);
+                            w.put(
+                                    "resetSeconds",
+                                    RateLimitHeaders.ceilSeconds(reset.isNegative() ? Duration.ZERO : reset));
+                        }
+                    });
+        }
+        ArrayNode models = status.putArray("models");
+        gateway.config().models().values().stream()
+                .sorted(Comparator.comparing(ModelCap::model))
+                .forEach(cap -> {
+                    ObjectNode node = models.addObject().put("model", cap.model());
+                    ArrayNode windows = node.putArray("windows");
+                    if (cap.rpm() > 0) {
+                        windows.addObject()
+                                .put("name", "rpm")
+                                .put("unit", "requests")
+                                .put("limit", cap.rpm())
+                                .put("seconds", 60)
+                                .putNull("used");
+                    }
+                    if (cap.tpm() > 0) {
+                        windows.addObject()
+                                .put("name", "tpm")
+                                .put("unit", "tokens")
+                                .put("limit", cap.tpm())
+                                .put("seconds", 60)
+                                .putNull("used");
+                    }
+                });
+        return status;
+    }
+
+    /** {@code GET /health}: never limited. */
+    static final class Health extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+        private final transient Gateway gateway;
+
+        Health(Gateway gateway) {
+            this.gateway = gateway;
+        }
+
+        @Override
+        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            ObjectNode body = OpenAi.JSON
+                    .createObjectNode()
+                    .put("status", "UP")
+                    .put("store", gateway.store().split(" ")[0]);
+            OpenAi.json(response, 200, body);
+        }
+    }
+
+    /** {@code GET /metrics}: the Micrometer registry in the Prometheus text format. */
+    static final class Metrics extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+        private final transient PrometheusMeterRegistry registry;
+
+        Metrics(PrometheusMeterRegistry registry) {
+            this.registry = registry;
+        }
+
+        @Override
+        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
+            response.setStatus(200);
+            response.setContentType("text/plain; version=0.0.4");
+            response.setCharacterEncoding("UTF-8");
+            response.setContentLength(body.length);
+            try (OutputStream out = response.getOutputStream()) {
+                out.write(body);
+            }
+        }
+    }
+}
