@@ -20,14 +20,11 @@ final class TokenCounter {
 
     static final int REPLY_PRIMING = 3;
 
-    private final Encoding o200k;
-    private final Encoding cl100k;
+    /** Loading a vocabulary takes a second or so: the process loads each once. */
+    private static final EncodingRegistry REGISTRY = Encodings.newLazyEncodingRegistry();
 
-    TokenCounter() {
-        EncodingRegistry registry = Encodings.newLazyEncodingRegistry();
-        this.o200k = registry.getEncoding(EncodingType.O200K_BASE);
-        this.cl100k = registry.getEncoding(EncodingType.CL100K_BASE);
-    }
+    private final Encoding o200k = REGISTRY.getEncoding(EncodingType.O200K_BASE);
+    private final Encoding cl100k = REGISTRY.getEncoding(EncodingType.CL100K_BASE);
 
     Encoding encodingFor(String model) {
         String name = model.toLowerCase(Locale.ROOT);
