@@ -23,6 +23,7 @@ import org.jspecify.annotations.Nullable;
 final class Admission {
 
     private static final Duration CONCURRENCY_RETRY = Duration.ofSeconds(1);
+    private static final Slots.Slot NO_SLOT = () -> {};
 
     private final RateLimiter limiter;
     private final Slots slots;
@@ -38,12 +39,13 @@ final class Admission {
 
     /**
      * Admits one request of {@code tenant}: the concurrency slot first (cheap to give back), then
-     * the budgets; a refusal of either leaves nothing held.
+     * the budgets; a refusal of either leaves nothing held. Requests of the pass-through paths hold
+     * no slot and reserve no tokens.
      *
      * @throws RateLimiterUnavailableException when the limiter fails closed and its store is down
      */
-    Ticket admit(String tenant, TierConfig tier, @Nullable ModelCap cap, long estimatedTokens) {
-        Slots.Slot slot = slots.tryAcquire(tenant, tier.maxConcurrent());
+    Ticket admit(String tenant, TierConfig tier, @Nullable ModelCap cap, long estimatedTokens, boolean holdSlot) {
+        Slots.Slot slot = holdSlot ? slots.tryAcquire(tenant, tier.maxConcurrent()) : NO_SLOT;
         if (slot == null) {
             Rejection rejection =
                     new Rejection("concurrent", Rejection.CONCURRENCY, null, tier.maxConcurrent(), CONCURRENCY_RETRY);

@@ -2,7 +2,6 @@ package dev.ratelimit.gateway;
 
 import dev.ratelimit.gateway.GatewayConfig.ApiKey;
 import dev.ratelimit.gateway.GatewayConfig.TierConfig;
-import dev.ratelimit.servlet.RateLimitFilter;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -18,8 +17,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Identity from {@code Authorization: Bearer <key>} only: the key's SHA-256 digest is compared with
  * every configured key's in constant time (no early exit, no timing hint of how much matched), and
- * the key is never logged. An unknown or missing key gets OpenAI's 401; a known one sets the tenant
- * and tier for the {@link RateLimitFilter} and the metered endpoints.
+ * the key is never logged. An unknown or missing key gets OpenAI's 401; a known one leaves the
+ * tenant and its tier (from the configuration, never from the request) for the servlets.
  */
 final class ApiKeyFilter implements Filter {
 
@@ -68,8 +67,6 @@ final class ApiKeyFilter implements Filter {
             return;
         }
         request.setAttribute(ACCOUNT, new Account(key.tenant(), key.tier()));
-        request.setAttribute(RateLimitFilter.USER_ATTRIBUTE, key.tenant());
-        request.setAttribute(RateLimitFilter.TIER_ATTRIBUTE, key.tier().name());
         chain.doFilter(request, response);
     }
 

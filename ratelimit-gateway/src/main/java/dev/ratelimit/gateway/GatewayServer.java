@@ -1,10 +1,7 @@
 package dev.ratelimit.gateway;
 
 import dev.ratelimit.api.RateLimiter;
-import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
-import dev.ratelimit.gateway.GatewayConfig.TierConfig;
-import dev.ratelimit.servlet.RateLimitFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import jakarta.servlet.DispatcherType;
@@ -153,14 +150,6 @@ public final class GatewayServer {
                     new FilterHolder(new ApiKeyFilter(config.keys(), metrics)),
                     "/v1/*",
                     EnumSet.of(DispatcherType.REQUEST));
-            // the metered endpoints admit after validating the body; every other /v1 path is request-limited here
-            context.addFilter(
-                    new FilterHolder(RateLimitFilter.builder(limiter, requestTiers(config))
-                            .exemptPaths("/v1/chat/completions", "/v1/embeddings")
-                            .openAiHeaders(true)
-                            .build()),
-                    "/v1/*",
-                    EnumSet.of(DispatcherType.REQUEST));
             context.addServlet(
                     new ServletHolder(new MeteredServlet(MeteredServlet.Kind.CHAT, gateway)), "/v1/chat/completions");
             context.addServlet(
@@ -191,17 +180,6 @@ public final class GatewayServer {
                 resource.close();
             }
         }
-    }
-
-    /** The tiers' request windows, for the filter in front of the pass-through paths. */
-    private static TierPolicy requestTiers(GatewayConfig config) {
-        TierPolicy.Builder tiers = TierPolicy.builder();
-        String first = null;
-        for (TierConfig tier : config.tiers().values()) {
-            tiers.tier(tier.tier()); // TODO(token budgets): only the request windows of tier.tier()
-            first = first == null ? tier.name() : first;
-        }
-        return tiers.defaultTier(first).build();
     }
 
     int port() {

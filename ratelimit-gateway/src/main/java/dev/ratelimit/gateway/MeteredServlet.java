@@ -2,9 +2,7 @@ package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.gateway.GatewayConfig.ModelCap;
-import dev.ratelimit.gateway.GatewayConfig.TierConfig;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -89,37 +87,10 @@ final class MeteredServlet extends HttpServlet {
             return;
         }
 
-        TierConfig tier = account.tier();
         ModelCap cap = config.models().get(model);
-        Admission.Ticket ticket;
-        try {
-            ticket = gateway.admission().admit(account.tenant(), tier, cap, estimate);
-        } catch (RateLimiterUnavailableException e) {
-            response.setHeader("Retry-After", "5");
-            gateway.metrics().refused(kind.metric, 503, "rate_limiter_unavailable");
-            OpenAi.error(
-                    response,
-                    503,
-                    "server_error",
-                    "rate_limiter_unavailable",
-                    null,
-                    "The rate limiter cannot reach its store and refuses requests until it can; retry in 5 seconds.");
-            return;
-        }
-        gateway.headers().write(response, tier.tier(), ticket);
-        Rejection rejection = ticket.rejection();
-        if (rejection != null) {
-            gateway.metrics().refused(kind.metric, 429, rejection.unit());
-            ObjectNode error = OpenAi.errorBody(
-                    rejection.unit().equals(Rejection.CONCURRENCY) ? "requests" : rejection.unit(),
-                    rejection.unit().equals(Rejection.CONCURRENCY)
-                            ? "concurrency_limit_exceeded"
-                            : "rate_limit_exceeded",
-                    null,
-                    rejection.message());
-            ((ObjectNode) error.get("error")).put("window", rejection.window());
-            OpenAi.json(response, 429, error);
-            return;
+        Admission.Ticket ticket = gateway.admit(response, kind.metric, account, cap, estimate, true);
+        if (ticket == null) {
+            return; // answered: 429 or 503
         }
         try {
             forward(request, response, body, chat, model, promptTokens, ticket);

@@ -9,8 +9,8 @@ import java.io.InputStream;
 
 /**
  * Every other {@code /v1/*} path, {@code GET /v1/models} included: relayed to the upstream as it is,
- * with request limits only (the {@link dev.ratelimit.servlet.RateLimitFilter} in front of it has
- * charged the request). The response streams back as it arrives.
+ * with request limits only: the tenant's request windows are charged, without tokens or a
+ * concurrency slot. The response streams back as it arrives.
  */
 final class PassthroughServlet extends HttpServlet {
 
@@ -32,6 +32,18 @@ final class PassthroughServlet extends HttpServlet {
             OpenAi.error(response, e.status, "invalid_request_error", e.code, e.param, e.getMessage());
             return;
         }
+        Admission.Ticket ticket = gateway.admit(response, "other", ApiKeyFilter.account(request), null, 0, false);
+        if (ticket == null) {
+            return; // answered: 429 or 503
+        }
+        try {
+            relay(request, response, body);
+        } finally {
+            ticket.commit(0, "passthrough"); // no tokens, no slot: the request itself stays counted
+        }
+    }
+
+    private void relay(HttpServletRequest request, HttpServletResponse response, byte[] body) throws IOException {
         String path = request.getPathInfo() == null ? "" : request.getPathInfo();
         String query = request.getQueryString() == null ? "" : "?" + request.getQueryString();
         Upstream.Exchange exchange;
