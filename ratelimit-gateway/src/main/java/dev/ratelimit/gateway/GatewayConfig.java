@@ -17,6 +17,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -91,8 +92,8 @@ record GatewayConfig(
     /** The file's shape, as Jackson reads it; validated into a {@link GatewayConfig}. */
     record RawConfig(
             @Nullable List<RawKey> keys,
-            @Nullable Map<String, RawTier> tiers,
-            @Nullable Map<String, RawModel> models,
+            @Nullable LinkedHashMap<String, RawTier> tiers,
+            @Nullable LinkedHashMap<String, RawModel> models,
             @Nullable RawLimits limits) {}
 
     record RawKey(
@@ -143,7 +144,11 @@ record GatewayConfig(
         try {
             raw = YAML.readValue(yaml, RawConfig.class);
         } catch (UnrecognizedPropertyException e) {
-            throw new IllegalArgumentException(source + ": " + path(e) + ": unknown entry '" + e.getPropertyName()
+            String path = path(e);
+            String parent = path.endsWith("." + e.getPropertyName())
+                    ? path.substring(0, path.length() - e.getPropertyName().length() - 1)
+                    : path;
+            throw new IllegalArgumentException(source + ": " + parent + ": unknown entry '" + e.getPropertyName()
                     + "'; known entries: "
                     + e.getKnownPropertyIds().stream()
                             .map(Object::toString)
@@ -231,8 +236,13 @@ record GatewayConfig(
                 models.put(model, new ModelCap(model, rpm, tpm));
             });
         }
+        // file order is kept: the status page and the banner list tiers and models as written
         return new GatewayConfig(
-                List.copyOf(keys), Map.copyOf(tiers), Map.copyOf(models), limits(raw.limits()), source);
+                List.copyOf(keys),
+                Collections.unmodifiableMap(tiers),
+                Collections.unmodifiableMap(models),
+                limits(raw.limits()),
+                source);
     }
 
     private static TierConfig tier(String name, @Nullable RawTier raw) {
