@@ -177,7 +177,7 @@ final class Harness implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() {
         server.close();
         if (stub != null) {
             stub.close();

@@ -243,7 +243,11 @@ final class StubUpstream implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
-        server.stop();
+    public void close() {
+        try {
+            server.stop();
+        } catch (Exception e) {
+            throw new IllegalStateException("the stub upstream did not stop", e);
+        }
     }
 }

@@ -1,4 +1,4 @@
-package dev.ratelimit.demo;
+package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -19,19 +19,20 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** The demo as users start it: a separate JVM with PORT=0, driven over HTTP. */
-class DemoProcessTest {
+/** The gateway as users start it: a separate JVM with PORT=0 and the built-in configuration, driven over HTTP. */
+class GatewayProcessTest {
 
     private static final Pattern LISTENING = Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+)");
 
     @Test
-    void demoProcessServesLimitsAndMetrics() throws Exception {
+    void gatewayProcessServesLimitsAndMetrics() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         ProcessBuilder builder =
-                new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), DemoServer.class.getName());
+                new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), GatewayServer.class.getName());
         builder.environment().put("PORT", "0");
         builder.environment().remove("REDIS_URL");
-        builder.environment().remove("RATELIMIT_TIERS_FILE");
+        builder.environment().remove("GATEWAY_CONFIG");
+        builder.environment().remove("UPSTREAM_URL");
         builder.environment().remove("RATE_LIMIT_DISABLED");
         builder.redirectErrorStream(true);
         Process process = builder.start();
@@ -55,7 +56,7 @@ class DemoProcessTest {
             } catch (Exception e) {
                 port.completeExceptionally(e);
             } finally {
-                port.completeExceptionally(new IllegalStateException("demo exited before listening: " + output));
+                port.completeExceptionally(new IllegalStateException("gateway exited before listening: " + output));
             }
         });
         reader.setDaemon(true);
@@ -63,12 +64,13 @@ class DemoProcessTest {
         try {
             String base = "http://127.0.0.1:" + port.get(120, TimeUnit.SECONDS);
             assertThat(String.join("\n", output))
-                    .contains("store: in-memory")
-                    .contains("curl -i " + base + "/v1/chat/completions -H 'Authorization: Bearer demo-free'");
+                    .contains("upstream: built-in mock model")
+                    .contains("store:    in-memory")
+                    .contains("curl " + base + "/v1/chat/completions -H 'Authorization: Bearer demo-free'");
 
             HttpClient client =
                     HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-            String body = "{\"model\":\"mock\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}";
+            String body = "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}";
             HttpResponse<String> last = null;
             for (int i = 1; i <= 6; i++) {
                 last = client.send(
@@ -101,11 +103,11 @@ class DemoProcessTest {
                     HttpResponse.BodyHandlers.ofString());
             assertThat(metrics.statusCode()).isEqualTo(200);
             assertThat(metrics.body())
-                    .contains("ratelimit_decisions_total{limiter=\"demo\",outcome=\"allowed\",tier=\"free\","
+                    .contains("ratelimit_decisions_total{limiter=\"gateway\",outcome=\"allowed\",tier=\"free\","
                             + "window=\"minute\"} 5.0")
-                    .contains("ratelimit_decisions_total{limiter=\"demo\",outcome=\"rejected\",tier=\"free\","
+                    .contains("ratelimit_decisions_total{limiter=\"gateway\",outcome=\"rejected\",tier=\"free\","
                             + "window=\"minute\"} 1.0")
-                    .contains("ratelimit_fail_open{limiter=\"demo\"} 0.0");
+                    .contains("ratelimit_fail_open{limiter=\"gateway\"} 0.0");
         } finally {
             process.destroy();
             if (!process.waitFor(30, TimeUnit.SECONDS)) {
