@@ -11,7 +11,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -44,13 +43,7 @@ final class InfoServlets {
                         "Unknown path " + path + ". Try POST /v1/chat/completions, or GET / for the status page.");
                 return;
             }
-            response.setStatus(200);
-            response.setContentType("text/html");
-            response.setCharacterEncoding("UTF-8");
-            response.setContentLength(PAGE.length);
-            try (OutputStream out = response.getOutputStream()) {
-                out.write(PAGE);
-            }
+            OpenAi.write(response, 200, "text/html", PAGE);
         }
 
         private static byte[] page() {
@@ -139,23 +132,23 @@ final class InfoServlets {
                     ObjectNode node = models.addObject().put("model", cap.model());
                     ArrayNode windows = node.putArray("windows");
                     if (cap.rpm() > 0) {
-                        windows.addObject()
-                                .put("name", "rpm")
-                                .put("unit", "requests")
-                                .put("limit", cap.rpm())
-                                .put("seconds", 60)
-                                .putNull("used");
+                        capWindow(windows, "rpm", "requests", cap.rpm());
                     }
                     if (cap.tpm() > 0) {
-                        windows.addObject()
-                                .put("name", "tpm")
-                                .put("unit", "tokens")
-                                .put("limit", cap.tpm())
-                                .put("seconds", 60)
-                                .putNull("used");
+                        capWindow(windows, "tpm", "tokens", cap.tpm());
                     }
                 });
         return status;
+    }
+
+    // TODO(token budgets): the caps' counts come with the reservations that charge them
+    private static void capWindow(ArrayNode windows, String name, String unit, long limit) {
+        windows.addObject()
+                .put("name", name)
+                .put("unit", unit)
+                .put("limit", limit)
+                .put("seconds", 60)
+                .putNull("used");
     }
 
     /** {@code GET /health}: never limited. */
@@ -188,14 +181,11 @@ final class InfoServlets {
 
         @Override
         protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
-            byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
-            response.setStatus(200);
-            response.setContentType("text/plain; version=0.0.4");
-            response.setCharacterEncoding("UTF-8");
-            response.setContentLength(body.length);
-            try (OutputStream out = response.getOutputStream()) {
-                out.write(body);
-            }
+            OpenAi.write(
+                    response,
+                    200,
+                    "text/plain; version=0.0.4",
+                    registry.scrape().getBytes(StandardCharsets.UTF_8));
         }
     }
 }

@@ -161,12 +161,7 @@ final class MockModel implements AutoCloseable {
             String id = "chatcmpl-mock-" + ids.incrementAndGet();
             long created = clock.instant().getEpochSecond();
             if (!body.path("stream").asBoolean(false)) {
-                ObjectNode answer = OpenAi.JSON
-                        .createObjectNode()
-                        .put("id", id)
-                        .put("object", "chat.completion")
-                        .put("created", created)
-                        .put("model", model);
+                ObjectNode answer = head(id, "chat.completion", created, model);
                 ObjectNode choice = answer.putArray("choices").addObject().put("index", 0);
                 choice.putObject("message").put("role", "assistant").put("content", reply);
                 choice.put("finish_reason", "stop");
@@ -202,13 +197,17 @@ final class MockModel implements AutoCloseable {
             event(out, "[DONE]");
         }
 
-        private static ObjectNode chunk(String id, long created, String model, boolean nullUsage) {
-            ObjectNode chunk = OpenAi.JSON
+        private static ObjectNode head(String id, String object, long created, String model) {
+            return OpenAi.JSON
                     .createObjectNode()
                     .put("id", id)
-                    .put("object", "chat.completion.chunk")
+                    .put("object", object)
                     .put("created", created)
                     .put("model", model);
+        }
+
+        private static ObjectNode chunk(String id, long created, String model, boolean nullUsage) {
+            ObjectNode chunk = head(id, "chat.completion.chunk", created, model);
             if (nullUsage) {
                 chunk.putNull("usage"); // as OpenAI does on every chunk but the last when usage is asked for
             }

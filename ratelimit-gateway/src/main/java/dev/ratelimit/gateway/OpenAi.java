@@ -51,13 +51,17 @@ final class OpenAi {
     }
 
     static void json(HttpServletResponse response, int status, Object body) throws IOException {
-        byte[] bytes = JSON.writeValueAsBytes(body);
+        write(response, status, "application/json", JSON.writeValueAsBytes(body));
+    }
+
+    /** Writes a whole UTF-8 body with its length. */
+    static void write(HttpServletResponse response, int status, String contentType, byte[] body) throws IOException {
         response.setStatus(status);
-        response.setContentType("application/json");
+        response.setContentType(contentType);
         response.setCharacterEncoding("UTF-8");
-        response.setContentLength(bytes.length);
+        response.setContentLength(body.length);
         try (OutputStream out = response.getOutputStream()) {
-            out.write(bytes);
+            out.write(body);
         }
     }
 }
