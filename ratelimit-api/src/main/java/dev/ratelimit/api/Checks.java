@@ -23,7 +23,7 @@ final class Checks {
         return value;
     }
 
-    static int positive(int value, String name) {
+    static long positive(long value, String name) {
         if (value <= 0) {
             throw new IllegalArgumentException(name + " must be at least 1, was " + value);
         }

@@ -1,94 +1,106 @@
 package dev.ratelimit.api;
 
 import java.time.Duration;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
- * The outcome of one check.
+ * The outcome of one check or reservation.
  *
  * <p>{@link #window()} is the window that decided: on rejection the window that rejected, on
- * success the window with the least remaining (ties go to the shortest). {@code remaining} counts
- * that window's budget after this request: 9, 8, &hellip; 0 on successive allows of a 10-limit
- * window, and 0 on rejection.
+ * success the request window with the least remaining (ties go to the shortest; a tier of token
+ * windows only names its token window with the least remaining). {@code remaining} counts that
+ * window's budget after this request: 9, 8, &hellip; 0 on successive allows of a 10-limit window,
+ * and 0 on rejection. {@link #usage()} holds every window the store looked at, requests and tokens,
+ * the user's and shared budgets', for headers that report more than one window.
  *
  * @param allowed whether the request may proceed
  * @param limit the limit of the deciding window
- * @param remaining requests left in the deciding window after this one; 0 on rejection
- * @param retryAfter on rejection, the time until the oldest entry of the rejecting window leaves it
- *     (when a retry can first succeed); {@link Duration#ZERO} when allowed
+ * @param remaining requests or tokens left in the deciding window after this one; 0 on rejection
+ * @param retryAfter on rejection, the time until enough of the rejecting window's entries have left
+ *     it for the same request to fit (when a retry can first succeed); {@link Duration#ZERO} when
+ *     allowed, and when the request can never fit ({@link #tooLarge()})
  * @param window the deciding window
- * @param resetAfter the time until the oldest request counted in the deciding window leaves it and
- *     its budget grows again; {@link Duration#ZERO} when the window holds nothing
+ * @param resetAfter the time until the oldest entry counted in the deciding window leaves it and its
+ *     budget grows again; {@link Duration#ZERO} when the window holds nothing
  * @param degraded {@code true} when the store could not be consulted and the request was let
- *     through because the limiter fails open; such decisions count nothing
+ *     through because the limiter fails open; such decisions count nothing, report the full budget
+ *     as remaining and a zero {@code resetAfter}
+ * @param budget {@code null} when the deciding window is the user's own; otherwise the name of the
+ *     {@link SharedBudget} it belongs to
+ * @param tooLarge {@code true} when the request was rejected because it alone asks for more tokens
+ *     than the deciding window's limit: no retry can succeed
+ * @param usage the state of each window the store looked at after this request, in evaluation
+ *     order (each budget's windows shortest first); empty for degraded and disabled decisions
  */
 public record Decision(
         boolean allowed,
-        int limit,
-        int remaining,
+        long limit,
+        long remaining,
         Duration retryAfter,
         Window window,
         Duration resetAfter,
-        boolean degraded) {
+        boolean degraded,
+        @Nullable String budget,
+        boolean tooLarge,
+        List<Usage> usage) {
 
     /**
-     * Validates the components.
+     * Validates the components and copies the usage list.
      *
-     * @throws NullPointerException if a duration or the window is {@code null}
+     * @throws NullPointerException if a duration, the window or the usage list is {@code null}
      * @throws IllegalArgumentException if the numbers contradict each other
      */
     public Decision {
         Checks.notNull(retryAfter, "retryAfter");
         Checks.notNull(window, "window");
         Checks.notNull(resetAfter, "resetAfter");
+        usage = List.copyOf(Checks.notNull(usage, "usage"));
+        if (limit != window.limit()) {
+            throw new IllegalArgumentException("limit must be the window's limit " + window.limit() + ", was " + limit);
+        }
         if (remaining < 0 || remaining > limit) {
             throw new IllegalArgumentException("remaining must be between 0 and limit " + limit + ", was " + remaining);
         }
         if (retryAfter.isNegative() || resetAfter.isNegative()) {
             throw new IllegalArgumentException("retryAfter and resetAfter must not be negative");
         }
-        if (allowed && !retryAfter.isZero()) {
-            throw new IllegalArgumentException("an allowed decision has no retryAfter, was " + retryAfter);
+        if ((allowed || tooLarge) && !retryAfter.isZero()) {
+            throw new IllegalArgumentException("an allowed or too large request has no retryAfter, was " + retryAfter);
         }
         if (!allowed && remaining != 0) {
             throw new IllegalArgumentException("a rejected decision has remaining 0, was " + remaining);
         }
-    }
-
-    /**
-     * Creates a decision from the five components every decision has; {@code resetAfter} is taken to
-     * be {@code retryAfter} and the decision is not degraded.
-     *
-     * @param allowed whether the request may proceed
-     * @param limit the limit of the deciding window
-     * @param remaining requests left in the deciding window after this one; 0 on rejection
-     * @param retryAfter on rejection, the time until a retry can first succeed; zero when allowed
-     * @param window the deciding window
-     */
-    public Decision(boolean allowed, int limit, int remaining, Duration retryAfter, Window window) {
-        this(allowed, limit, remaining, retryAfter, window, retryAfter, false);
+        if (allowed && tooLarge) {
+            throw new IllegalArgumentException("an allowed decision cannot be too large");
+        }
+        if (degraded && !allowed) {
+            throw new IllegalArgumentException("a degraded decision is an allowed one");
+        }
     }
 
     /**
      * Creates the decision of an allowed request.
      *
      * @param window the window with the least remaining
-     * @param remaining requests left in that window after this one
-     * @param resetAfter time until that window's oldest request leaves it
-     * @return the decision
+     * @param remaining left in that window after this request
+     * @param resetAfter time until that window's oldest entry leaves it
+     * @return the decision, with no usage list
      */
-    public static Decision allow(Window window, int remaining, Duration resetAfter) {
-        return new Decision(true, window.limit(), remaining, Duration.ZERO, window, resetAfter, false);
+    public static Decision allow(Window window, long remaining, Duration resetAfter) {
+        return new Decision(
+                true, window.limit(), remaining, Duration.ZERO, window, resetAfter, false, null, false, List.of());
     }
 
     /**
      * Creates the decision of a rejected request.
      *
      * @param window the window that rejected
-     * @param retryAfter time until the oldest entry of that window leaves it
-     * @return the decision
+     * @param retryAfter time until a retry can first succeed
+     * @return the decision, with no usage list
      */
     public static Decision reject(Window window, Duration retryAfter) {
-        return new Decision(false, window.limit(), 0, retryAfter, window, retryAfter, false);
+        return new Decision(false, window.limit(), 0, retryAfter, window, retryAfter, false, null, false, List.of());
     }
 
     /**
@@ -98,16 +110,27 @@ public record Decision(
      * @return an allowed, degraded decision with the full budget remaining
      */
     public static Decision degraded(Window window) {
-        return new Decision(true, window.limit(), window.limit(), Duration.ZERO, window, Duration.ZERO, true);
+        return new Decision(
+                true,
+                window.limit(),
+                window.limit(),
+                Duration.ZERO,
+                window,
+                Duration.ZERO,
+                true,
+                null,
+                false,
+                List.of());
     }
 
     /**
      * Returns the retry delay in whole seconds, as an HTTP {@code Retry-After} header wants it.
      *
-     * @return 0 when allowed; otherwise {@link #retryAfter()} rounded up to whole seconds, at least 1
+     * @return 0 when allowed or too large; otherwise {@link #retryAfter()} rounded up to whole
+     *     seconds, at least 1
      */
     public long retryAfterSeconds() {
-        if (allowed) {
+        if (allowed || tooLarge) {
             return 0;
         }
         return Math.max(1, ceilSeconds(retryAfter));
@@ -125,5 +148,43 @@ public record Decision(
     private static long ceilSeconds(Duration duration) {
         long seconds = duration.getSeconds();
         return duration.getNano() > 0 ? seconds + 1 : seconds;
+    }
+
+    /**
+     * The state of one window after a decision.
+     *
+     * @param window the window
+     * @param budget {@code null} for the user's own window, else the shared budget's name
+     * @param used requests or tokens counted in the window (after recording, when allowed); may
+     *     exceed the limit after a reservation settled above its estimate
+     * @param resetAfter the time until the oldest entry counted leaves the window; zero when empty
+     */
+    public record Usage(Window window, @Nullable String budget, long used, Duration resetAfter) {
+
+        /**
+         * Validates the components.
+         *
+         * @throws NullPointerException if the window or duration is {@code null}
+         * @throws IllegalArgumentException if {@code used} or {@code resetAfter} is negative
+         */
+        public Usage {
+            Checks.notNull(window, "window");
+            Checks.notNull(resetAfter, "resetAfter");
+            if (used < 0) {
+                throw new IllegalArgumentException("used must not be negative, was " + used);
+            }
+            if (resetAfter.isNegative()) {
+                throw new IllegalArgumentException("resetAfter must not be negative, was " + resetAfter);
+            }
+        }
+
+        /**
+         * Returns what is left of the window's limit.
+         *
+         * @return {@code limit - used}, at least 0
+         */
+        public long remaining() {
+            return Math.max(0, window.limit() - used);
+        }
     }
 }

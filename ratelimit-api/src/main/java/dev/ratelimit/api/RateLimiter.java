@@ -9,7 +9,10 @@ import java.util.concurrent.CompletionStage;
  * windows or, if any window is full, records nothing.
  *
  * <p>Windows are evaluated shortest first and the check is all or nothing: a request rejected by
- * the day window is not charged to the minute window. Implementations are thread-safe.
+ * the day window is not charged to the minute window. A {@linkplain #reserve reservation} also
+ * charges estimated tokens to token windows and to {@link SharedBudget}s in the same atomic step,
+ * and is settled to the real count later. A check is a reservation of zero tokens that is never
+ * settled. Implementations are thread-safe.
  *
  * <p>Arguments are validated before any store I/O: a {@code null} argument raises {@link
  * NullPointerException} and an invalid one {@link IllegalArgumentException}, each naming the
@@ -27,7 +30,7 @@ public interface RateLimiter {
      * @param window the window length, a whole number of seconds, at least one second
      * @return the decision; never {@code null}
      */
-    Decision check(String userId, int limit, Duration window);
+    Decision check(String userId, long limit, Duration window);
 
     /**
      * Checks one request of {@code userId} against several windows at once, shortest first, all or
@@ -49,7 +52,7 @@ public interface RateLimiter {
     Decision check(String userId, Tier tier);
 
     /**
-     * Checks one request without blocking the caller; see {@link #check(String, int, Duration)}.
+     * Checks one request without blocking the caller; see {@link #check(String, long, Duration)}.
      *
      * <p>Invalid arguments are rejected by throwing from this method, before a stage is returned.
      *
@@ -59,7 +62,7 @@ public interface RateLimiter {
      * @return a stage completed with the decision, or exceptionally with {@link
      *     RateLimiterUnavailableException}
      */
-    CompletionStage<Decision> checkAsync(String userId, int limit, Duration window);
+    CompletionStage<Decision> checkAsync(String userId, long limit, Duration window);
 
     /**
      * Checks one request against several windows without blocking the caller; see {@link
@@ -83,4 +86,63 @@ public interface RateLimiter {
         Checks.notNull(tier, "tier");
         return checkAsync(userId, tier.windows());
     }
+
+    /**
+     * Reserves one request and {@code estimatedTokens} tokens for {@code userId}: 1 is charged to
+     * every request window of the tier and {@code estimatedTokens} to every token window, shortest
+     * first, all or nothing, in one atomic store step.
+     *
+     * @param userId the identity whose budget is charged; any non-empty string
+     * @param tier the tier whose windows apply
+     * @param estimatedTokens the tokens the request is expected to use, at least 0
+     * @return the reservation; settle it with {@link Reservation#commit} or {@link Reservation#cancel}
+     *     when allowed
+     */
+    default Reservation reserve(String userId, Tier tier, long estimatedTokens) {
+        return reserve(userId, tier, estimatedTokens, List.of());
+    }
+
+    /**
+     * Reserves one request and {@code estimatedTokens} tokens for {@code userId} and in every shared
+     * budget at once: all of the user's windows and every budget's windows admit the request, or
+     * nothing is charged anywhere.
+     *
+     * @param userId the identity whose budget is charged; any non-empty string
+     * @param tier the tier whose windows apply
+     * @param estimatedTokens the tokens the request is expected to use, at least 0
+     * @param shared budgets shared with other users, such as an upstream model's caps; distinct names
+     * @return the reservation
+     */
+    Reservation reserve(String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared);
+
+    /**
+     * Reserves without blocking the caller; see {@link #reserve(String, Tier, long)}.
+     *
+     * <p>Invalid arguments are rejected by throwing from this method, before a stage is returned.
+     *
+     * @param userId the identity whose budget is charged
+     * @param tier the tier whose windows apply
+     * @param estimatedTokens the tokens the request is expected to use, at least 0
+     * @return a stage completed with the reservation, or exceptionally with {@link
+     *     RateLimiterUnavailableException}
+     */
+    default CompletionStage<Reservation> reserveAsync(String userId, Tier tier, long estimatedTokens) {
+        return reserveAsync(userId, tier, estimatedTokens, List.of());
+    }
+
+    /**
+     * Reserves in the user's windows and shared budgets without blocking the caller; see {@link
+     * #reserve(String, Tier, long, List)}.
+     *
+     * <p>Invalid arguments are rejected by throwing from this method, before a stage is returned.
+     *
+     * @param userId the identity whose budget is charged
+     * @param tier the tier whose windows apply
+     * @param estimatedTokens the tokens the request is expected to use, at least 0
+     * @param shared budgets shared with other users; distinct names
+     * @return a stage completed with the reservation, or exceptionally with {@link
+     *     RateLimiterUnavailableException}
+     */
+    CompletionStage<Reservation> reserveAsync(
+            String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared);
 }

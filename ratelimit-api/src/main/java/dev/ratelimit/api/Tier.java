@@ -6,12 +6,13 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A named set of windows that apply together, such as a pricing plan's per-minute and per-day
- * limits.
+ * A named set of windows that apply together, such as a pricing plan's requests and tokens per
+ * minute and per day.
  *
  * @param name the tier's name, for example {@code "free"}
- * @param windows the windows of the tier: not empty, no two of the same length; kept in the order
- *     given (checks evaluate them shortest first regardless)
+ * @param windows the windows of the tier: not empty, no two counting the same unit over the same
+ *     length, no two of the same name; kept in the order given (checks evaluate them shortest first
+ *     regardless)
  */
 public record Tier(String name, List<Window> windows) {
 
@@ -20,7 +21,7 @@ public record Tier(String name, List<Window> windows) {
      *
      * @throws NullPointerException if an argument or a window is {@code null}
      * @throws IllegalArgumentException if the name is blank, the list is empty, or two windows share
-     *     a length or a name
+     *     a name, or a unit and a length
      */
     public Tier {
         Checks.notBlank(name, "name");
@@ -45,12 +46,13 @@ public record Tier(String name, List<Window> windows) {
             throw new IllegalArgumentException(argument + " must not be empty");
         }
         List<Window> copy = new ArrayList<>(windows.size());
-        Set<Long> lengths = new HashSet<>();
+        Set<String> lengths = new HashSet<>();
         Set<String> names = new HashSet<>();
         for (Window window : windows) {
             Checks.notNull(window, argument + " element");
-            if (!lengths.add(window.lengthSeconds())) {
-                throw new IllegalArgumentException(argument + " must not hold two windows of the same length, found "
+            if (!lengths.add(window.unit() + "/" + window.lengthSeconds())) {
+                throw new IllegalArgumentException(argument + " must not hold two windows counting "
+                        + window.unit().name().toLowerCase(java.util.Locale.ROOT) + " over the same length, found "
                         + window.length() + " twice");
             }
             if (!names.add(window.name())) {

@@ -24,17 +24,20 @@ import org.jspecify.annotations.Nullable;
 /**
  * Maps tier names to their windows; unknown or missing names fall back to a default tier.
  *
- * <p>{@link #defaults()} gives the built-in plans: {@code free} (5 per minute, 100 per day, the
- * default), {@code pro} (60 per minute, 5,000 per day) and {@code enterprise} (600 per minute,
- * 100,000 per day). Custom policies come from {@link #builder()} or from a properties file through
- * {@link #fromProperties(Properties)}:
+ * <p>{@link #defaults()} gives the built-in plans: {@code free} (5 requests per minute, 100 per
+ * day, the default), {@code pro} (60 per minute, 5,000 per day) and {@code enterprise} (600 per
+ * minute, 100,000 per day). Custom policies come from {@link #builder()} or from a properties file
+ * through {@link #fromProperties(Properties)}; a value counts requests unless it says {@code tokens},
+ * and {@code @<step>} gives a long window a precision:
  *
  * <pre>{@code
  * default-tier = free
  * tier.free.minute = 5/60s
  * tier.free.day = 100/1d
+ * tier.free.tokens-minute = 10000 tokens/1m
+ * tier.free.tokens-day = 200000 tokens/1d@1m
  * tier.pro.minute = 60/1m
- * tier.pro.day = 5000/24h
+ * tier.pro.day = 5000/24h@1m
  * }</pre>
  *
  * <p>Instances are immutable and thread-safe.
@@ -43,7 +46,9 @@ public final class TierPolicy {
 
     private static final System.Logger LOG = System.getLogger(TierPolicy.class.getName());
     private static final int MAX_REMEMBERED_UNKNOWN_NAMES = 1_024;
-    private static final Pattern WINDOW_VALUE = Pattern.compile("\\s*(\\d+)\\s*(?:/|per)\\s*(\\S+)\\s*");
+    private static final Pattern WINDOW_VALUE = Pattern.compile(
+            "\\s*(\\d+)\\s*(tokens?|requests?)?\\s*(?:/|per)\\s*([^@\\s]+)\\s*(?:@\\s*(\\S+)\\s*)?",
+            Pattern.CASE_INSENSITIVE);
     private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)([smhdw])");
 
     private static final TierPolicy DEFAULTS = builder()
@@ -131,12 +136,14 @@ public final class TierPolicy {
     }
 
     /**
-     * Reads a policy from properties: {@code tier.<tier>.<window> = <limit>/<length>} entries and
-     * an optional {@code default-tier} (else {@code free} when defined, else the first tier).
+     * Reads a policy from properties: {@code tier.<tier>.<window> = <limit>[ tokens]/<length>[@<step>]}
+     * entries and an optional {@code default-tier} (else {@code free} when defined, else the first
+     * tier).
      *
-     * <p>Lengths are ISO-8601 durations ({@code PT1M}) or a number with a unit {@code s}, {@code m},
-     * {@code h}, {@code d} or {@code w}; a bare number means seconds. Every error names the offending
-     * entry.
+     * <p>Lengths and steps are ISO-8601 durations ({@code PT1M}) or a number with a unit {@code s},
+     * {@code m}, {@code h}, {@code d} or {@code w}; a bare number means seconds. A value counts
+     * requests unless the limit is followed by {@code tokens}; {@code @<step>} sets the window's
+     * {@linkplain Window#withPrecision precision}. Every error names the offending entry.
      *
      * @param properties the entries
      * @return the policy
@@ -156,7 +163,7 @@ public final class TierPolicy {
             String[] parts = key.split("\\.", -1);
             if (parts.length != 3 || !parts[0].equals("tier") || parts[1].isBlank() || parts[2].isBlank()) {
                 throw new IllegalArgumentException("Unknown tier policy entry '" + key
-                        + "': expected 'tier.<tier>.<window> = <limit>/<length>' or 'default-tier'");
+                        + "': expected 'tier.<tier>.<window> = <limit>[ tokens]/<length>[@<step>]' or 'default-tier'");
             }
             Window window = parseWindow(key, parts[2], value);
             windowsByTier.computeIfAbsent(parts[1], name -> new ArrayList<>()).add(window);
@@ -205,22 +212,41 @@ public final class TierPolicy {
         }
     }
 
+    /**
+     * Parses one window value, {@code <limit>[ tokens]/<length>[@<step>]}, as tier files and other
+     * configuration sources write it.
+     *
+     * @param windowName the window's name
+     * @param value the value, for example {@code 5/1m}, {@code 200000 tokens/1d@1m}
+     * @return the window
+     * @throws IllegalArgumentException if the value is malformed; the message quotes it
+     */
+    public static Window parseWindow(String windowName, String value) {
+        Checks.notBlank(windowName, "windowName");
+        Checks.notNull(value, "value");
+        return parseWindow(windowName, windowName, value.trim());
+    }
+
     private static Window parseWindow(String key, String windowName, String value) {
         Matcher matcher = WINDOW_VALUE.matcher(value);
         if (!matcher.matches()) {
-            throw new IllegalArgumentException(
-                    "Tier policy entry '" + key + "' = '" + value + "': expected '<limit>/<length>', e.g. '5/60s'");
+            throw new IllegalArgumentException("Tier policy entry '" + key + "' = '" + value
+                    + "': expected '<limit>[ tokens]/<length>[@<step>]', e.g. '5/60s' or '10000 tokens/1d@1m'");
         }
-        int limit;
+        long limit;
         try {
-            limit = Integer.parseInt(matcher.group(1));
+            limit = Long.parseLong(matcher.group(1));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(
                     "Tier policy entry '" + key + "' = '" + value + "': limit is too large", e);
         }
-        Duration length = parseLength(key, value, matcher.group(2));
+        String unit = matcher.group(2);
+        boolean tokens = unit != null && unit.toLowerCase(Locale.ROOT).startsWith("token");
+        Duration length = parseLength(key, value, matcher.group(3));
+        String step = matcher.group(4);
+        Duration precision = step == null ? Duration.ZERO : parseLength(key, value, step);
         try {
-            return new Window(windowName, limit, length);
+            return new Window(windowName, limit, length, tokens ? Window.Unit.TOKENS : Window.Unit.REQUESTS, precision);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
                     "Tier policy entry '" + key + "' = '" + value + "': " + e.getMessage(), e);

@@ -3,38 +3,148 @@ package dev.ratelimit.api;
 import java.time.Duration;
 
 /**
- * One limit: at most {@code limit} requests within any {@code length}-long span of time, ending now.
+ * One limit: at most {@code limit} requests, or {@code limit} tokens, within any {@code
+ * length}-long span of time ending now.
+ *
+ * <p>A request window counts each admitted request once; a token window counts the tokens a
+ * reservation declares (then settles to what was used), so a tier can hold a GenAI tenant's
+ * requests and tokens per minute and per day side by side.
+ *
+ * <p>A window is exact by default: every entry leaves it exactly {@code length} after it was
+ * recorded. {@link #withPrecision(Duration)} trades that for bounded memory: entries within one
+ * precision step are kept as one, recorded as if at the end of the step, so the window never admits
+ * more than its limit and gives capacity back at most one step late.
  *
  * @param name a short label used in headers, metrics and messages (for example {@code "minute"})
- * @param limit the number of requests allowed within the window, at least 1
+ * @param limit the number of requests or tokens allowed within the window, at least 1
  * @param length the window length: a whole number of seconds, at least one second
+ * @param unit what the window counts
+ * @param precision {@link Duration#ZERO} for an exact window, otherwise the step entries are
+ *     grouped by: a whole number of seconds, shorter than {@code length}, at most {@value
+ *     #MAX_STEPS} steps per window
  */
-public record Window(String name, int limit, Duration length) {
+public record Window(String name, long limit, Duration length, Unit unit, Duration precision) {
+
+    /** The most precision steps a window may be divided into; bounds its memory. */
+    public static final int MAX_STEPS = 100_000;
+
+    /** What a window counts. */
+    public enum Unit {
+        /** Each admitted request counts 1. */
+        REQUESTS,
+        /** Each admitted request counts the tokens it reserved, settled to the tokens it used. */
+        TOKENS
+    }
 
     /**
      * Validates the components.
      *
-     * @throws NullPointerException if {@code name} or {@code length} is {@code null}
-     * @throws IllegalArgumentException if {@code name} is blank, {@code limit} is below 1, or {@code
-     *     length} is not a positive whole number of seconds
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException if {@code name} is blank, {@code limit} is below 1, {@code
+     *     length} is not a positive whole number of seconds, or {@code precision} is not zero or a
+     *     whole number of seconds shorter than {@code length} dividing it into at most {@value
+     *     #MAX_STEPS} steps
      */
     public Window {
         Checks.notBlank(name, "name");
         Checks.positive(limit, "limit");
         Checks.windowLength(length, "length");
+        Checks.notNull(unit, "unit");
+        Checks.notNull(precision, "precision");
+        if (!precision.isZero()) {
+            Checks.windowLength(precision, "precision");
+            if (precision.compareTo(length) >= 0) {
+                throw new IllegalArgumentException(
+                        "precision must be shorter than the window length " + length + ", was " + precision);
+            }
+            if (length.getSeconds() / precision.getSeconds() > MAX_STEPS) {
+                throw new IllegalArgumentException(
+                        "precision " + precision + " divides " + length + " into more than " + MAX_STEPS + " steps");
+            }
+        }
     }
 
     /**
-     * Creates a window named after its length: {@code "second"}, {@code "minute"}, {@code "hour"},
-     * {@code "day"}, {@code "week"}, or otherwise the length in seconds such as {@code "90s"}.
+     * Creates an exact request window.
+     *
+     * @param name a short label for headers, metrics and messages
+     * @param limit the number of requests allowed within the window, at least 1
+     * @param length the window length, a whole number of seconds
+     */
+    public Window(String name, long limit, Duration length) {
+        this(name, limit, length, Unit.REQUESTS, Duration.ZERO);
+    }
+
+    /**
+     * Creates an exact request window named after its length: {@code "second"}, {@code "minute"},
+     * {@code "hour"}, {@code "day"}, {@code "week"}, or otherwise the length in seconds such as
+     * {@code "90s"}.
      *
      * @param limit the number of requests allowed within the window, at least 1
      * @param length the window length, a whole number of seconds
      * @return the window
      */
-    public static Window of(int limit, Duration length) {
+    public static Window of(long limit, Duration length) {
         Checks.windowLength(length, "length");
         return new Window(nameFor(length), limit, length);
+    }
+
+    /**
+     * Creates an exact token window.
+     *
+     * @param name a short label for headers, metrics and messages, for example {@code
+     *     "tokens-minute"}
+     * @param limit the number of tokens allowed within the window, at least 1 (up to {@code
+     *     Long.MAX_VALUE}; stores keep sums exact up to 2<sup>53</sup>)
+     * @param length the window length, a whole number of seconds
+     * @return the window
+     */
+    public static Window tokens(String name, long limit, Duration length) {
+        return new Window(name, limit, length, Unit.TOKENS, Duration.ZERO);
+    }
+
+    /**
+     * Creates an exact token window named {@code "tokens-"} plus the name {@link #of} would give
+     * its length, for example {@code "tokens-minute"}.
+     *
+     * @param limit the number of tokens allowed within the window, at least 1
+     * @param length the window length, a whole number of seconds
+     * @return the window
+     */
+    public static Window tokens(long limit, Duration length) {
+        Checks.windowLength(length, "length");
+        return tokens("tokens-" + nameFor(length), limit, length);
+    }
+
+    /**
+     * Returns this window with entries grouped into steps of {@code step}: memory stays bounded
+     * however many requests arrive, the window never admits more than its limit, and capacity comes
+     * back at most one step later than in the exact window.
+     *
+     * @param step the precision, a whole number of seconds shorter than the window; {@link
+     *     Duration#ZERO} makes the window exact again
+     * @return the window with that precision
+     */
+    public Window withPrecision(Duration step) {
+        return new Window(name, limit, length, unit, step);
+    }
+
+    /**
+     * Tells whether this window counts tokens.
+     *
+     * @return {@code true} for a token window
+     */
+    public boolean isTokens() {
+        return unit == Unit.TOKENS;
+    }
+
+    /**
+     * Tells whether every entry leaves this window exactly one length after it was recorded.
+     *
+     * @return {@code true} when the window has no precision step
+     */
+    public boolean isExact() {
+        return precision.isZero();
     }
 
     /**
@@ -53,6 +163,15 @@ public record Window(String name, int limit, Duration length) {
      */
     public long lengthMillis() {
         return length.toMillis();
+    }
+
+    /**
+     * Returns the precision step in milliseconds.
+     *
+     * @return the step, 0 for an exact window
+     */
+    public long precisionMillis() {
+        return precision.toMillis();
     }
 
     private static String nameFor(Duration length) {

@@ -37,14 +37,90 @@ class ApiTypesTest {
     @Test
     @DisplayName("decisions refuse contradictory numbers")
     void decisionInvariants() {
-        assertThatThrownBy(() -> new Decision(false, 5, 1, Duration.ZERO, MINUTE, Duration.ZERO, false))
+        assertThatThrownBy(() ->
+                        new Decision(false, 5, 1, Duration.ZERO, MINUTE, Duration.ZERO, false, null, false, List.of()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("remaining");
-        assertThatThrownBy(() -> new Decision(true, 5, 6, Duration.ZERO, MINUTE, Duration.ZERO, false))
+        assertThatThrownBy(() ->
+                        new Decision(true, 5, 6, Duration.ZERO, MINUTE, Duration.ZERO, false, null, false, List.of()))
                 .hasMessageContaining("remaining");
-        assertThatThrownBy(() -> new Decision(true, 5, 1, Duration.ofSeconds(1), MINUTE, Duration.ZERO, false))
+        assertThatThrownBy(() -> new Decision(
+                        true, 5, 1, Duration.ofSeconds(1), MINUTE, Duration.ZERO, false, null, false, List.of()))
                 .hasMessageContaining("retryAfter");
+        assertThatThrownBy(() ->
+                        new Decision(false, 5, 0, Duration.ZERO, MINUTE, Duration.ZERO, true, null, false, List.of()))
+                .hasMessageContaining("degraded");
+        assertThatThrownBy(() ->
+                        new Decision(true, 4, 1, Duration.ZERO, MINUTE, Duration.ZERO, false, null, false, List.of()))
+                .hasMessageContaining("limit");
         assertThat(Decision.degraded(MINUTE).remaining()).isEqualTo(5);
+        Decision tooLarge =
+                new Decision(false, 5, 0, Duration.ZERO, MINUTE, Duration.ZERO, false, null, true, List.of());
+        assertThat(tooLarge.retryAfterSeconds()).isZero();
+    }
+
+    @Test
+    @DisplayName("token windows hold limits beyond int, mix with request windows in a tier, and name themselves")
+    void tokenWindows() {
+        Window tokens = Window.tokens(1_000_000_000_000L, Duration.ofDays(1));
+        assertThat(tokens.name()).isEqualTo("tokens-day");
+        assertThat(tokens.isTokens()).isTrue();
+        assertThat(tokens.limit()).isEqualTo(1_000_000_000_000L);
+        assertThat(Window.of(5, Duration.ofMinutes(1)).unit()).isEqualTo(Window.Unit.REQUESTS);
+        Tier mixed = Tier.of(
+                "free",
+                Window.of(5, Duration.ofMinutes(1)),
+                Window.of(100, Duration.ofDays(1)),
+                Window.tokens(10_000, Duration.ofMinutes(1)),
+                Window.tokens(200_000, Duration.ofDays(1)));
+        assertThat(mixed.windows()).hasSize(4);
+        assertThatThrownBy(() -> Tier.of(
+                        "t",
+                        Window.tokens("a", 5, Duration.ofMinutes(1)),
+                        Window.tokens("b", 6, Duration.ofMinutes(1))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("tokens over the same length");
+        assertThatThrownBy(() -> Window.tokens("t", 0, Duration.ofMinutes(1))).hasMessageContaining("limit");
+    }
+
+    @Test
+    @DisplayName("a precision is a whole number of seconds shorter than the window, and bounded in steps")
+    void precision() {
+        Window day = Window.of(100_000, Duration.ofDays(1)).withPrecision(Duration.ofMinutes(1));
+        assertThat(day.isExact()).isFalse();
+        assertThat(day.precisionMillis()).isEqualTo(60_000);
+        assertThat(day.withPrecision(Duration.ZERO).isExact()).isTrue();
+        assertThatThrownBy(() -> Window.of(5, Duration.ofMinutes(1)).withPrecision(Duration.ofMinutes(1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("precision");
+        assertThatThrownBy(() -> Window.of(5, Duration.ofMinutes(1)).withPrecision(Duration.ofMillis(500)))
+                .hasMessageContaining("precision");
+        assertThatThrownBy(() -> Window.of(5, Duration.ofDays(7)).withPrecision(Duration.ofSeconds(1)))
+                .hasMessageContaining("steps");
+    }
+
+    @Test
+    @DisplayName("tier files read token windows and precisions, and name the bad entry")
+    void tierFileTokens() {
+        Properties properties = new Properties();
+        properties.setProperty("tier.free.minute", "5/1m");
+        properties.setProperty("tier.free.tokens-minute", "10000 tokens/1m");
+        properties.setProperty("tier.free.day", "100000/1d@1m");
+        properties.setProperty("tier.free.tokens-day", "1000000000000 tokens / 1d @ 1m");
+        TierPolicy policy = TierPolicy.fromProperties(properties);
+        assertThat(policy.resolve("free").windows())
+                .containsExactly(
+                        new Window("minute", 5, Duration.ofMinutes(1)),
+                        Window.tokens("tokens-minute", 10_000, Duration.ofMinutes(1)),
+                        new Window("day", 100_000, Duration.ofDays(1)).withPrecision(Duration.ofMinutes(1)),
+                        Window.tokens("tokens-day", 1_000_000_000_000L, Duration.ofDays(1))
+                                .withPrecision(Duration.ofMinutes(1)));
+        properties.setProperty("tier.free.week", "5/1w@1w");
+        assertThatThrownBy(() -> TierPolicy.fromProperties(properties))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("tier.free.week")
+                .hasMessageContaining("precision");
+        assertThat(TierPolicy.parseWindow("t", "7 requests/1h")).isEqualTo(new Window("t", 7, Duration.ofHours(1)));
     }
 
     @Test
@@ -82,10 +158,10 @@ class ApiTypesTest {
                 .containsExactly(
                         new Window("minute", 5, Duration.ofSeconds(60)),
                         new Window("day", 100, Duration.ofSeconds(86_400)));
-        assertThat(policy.resolve("pro").windows()).extracting(Window::limit).containsExactly(60, 5_000);
+        assertThat(policy.resolve("pro").windows()).extracting(Window::limit).containsExactly(60L, 5_000L);
         assertThat(policy.resolve("enterprise").windows())
                 .extracting(Window::limit)
-                .containsExactly(600, 100_000);
+                .containsExactly(600L, 100_000L);
         assertThat(policy.resolve(null).name()).isEqualTo("free");
         assertThat(policy.resolve("platinum").name()).isEqualTo("free");
         assertThat(policy.resolve("platinum").name()).isEqualTo("free");

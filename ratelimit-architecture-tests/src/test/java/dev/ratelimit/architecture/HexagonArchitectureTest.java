@@ -28,6 +28,7 @@ class HexagonArchitectureTest {
     private static final String SERVLET = "dev.ratelimit.servlet..";
     private static final String GATEWAY = "dev.ratelimit.gateway..";
     private static final String TESTKIT = "dev.ratelimit.testkit..";
+    private static final String TESTSUPPORT = "dev.ratelimit.testsupport..";
 
     private static final String[] DRIVERS_AND_FRAMEWORKS = {
         "io.lettuce..", "redis.clients..", "org.redisson..", "io.netty..",
@@ -116,14 +117,21 @@ class HexagonArchitectureTest {
     }
 
     @Test
-    @DisplayName("nothing published depends on the gateway or on the test kit")
+    @DisplayName("nothing published depends on the gateway, the test kit or the unpublished test support")
     void nothingDependsOnGatewayOrKit() {
+        noClasses()
+                .that()
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, TESTKIT)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(GATEWAY, TESTSUPPORT)
+                .check(classes);
         noClasses()
                 .that()
                 .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET)
                 .should()
                 .dependOnClassesThat()
-                .resideInAnyPackage(GATEWAY, TESTKIT)
+                .resideInAnyPackage(TESTKIT)
                 .check(classes);
     }
 

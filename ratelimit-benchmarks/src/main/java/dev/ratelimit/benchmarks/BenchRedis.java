@@ -1,7 +1,7 @@
 package dev.ratelimit.benchmarks;
 
 import dev.ratelimit.redis.internal.SlidingWindowScript;
-import dev.ratelimit.testkit.redis.RespClient;
+import dev.ratelimit.testsupport.redis.RespClient;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;

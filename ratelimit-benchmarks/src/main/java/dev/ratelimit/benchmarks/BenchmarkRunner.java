@@ -5,11 +5,10 @@ import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.WindowStore;
-import dev.ratelimit.redis.internal.MemberIds;
 import dev.ratelimit.redis.internal.SlidingWindowScript;
 import dev.ratelimit.redis.jedis.JedisWindowStore;
 import dev.ratelimit.redis.lettuce.LettuceWindowStore;
-import dev.ratelimit.testkit.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServer;
 import io.github.bucket4j.distributed.BucketProxy;
 import io.github.bucket4j.distributed.proxy.ProxyManager;
 import io.lettuce.core.RedisClient;
@@ -378,7 +377,7 @@ public final class BenchmarkRunner {
                         SlidingWindowScript.sha1(),
                         ScriptOutputType.MULTI,
                         ScriptArgs.keys(user, 1),
-                        ScriptArgs.args(MemberIds.next(), 1));
+                        ScriptArgs.args(ScriptArgs.member(), 1));
             }));
             results.add(measure(
                     redis,

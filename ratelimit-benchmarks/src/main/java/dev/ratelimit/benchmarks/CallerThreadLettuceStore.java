@@ -2,12 +2,13 @@ package dev.ratelimit.benchmarks;
 
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.redis.internal.RedisFailures;
 import dev.ratelimit.redis.internal.ScriptCall;
-import dev.ratelimit.redis.internal.ScriptReply;
 import dev.ratelimit.redis.internal.SlidingWindowScript;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
@@ -37,7 +38,7 @@ final class CallerThreadLettuceStore implements WindowStore {
 
     @Override
     public Evaluation evaluate(StoreRequest request) {
-        ScriptCall call = ScriptCall.of(request, KeyLayout.STANDALONE);
+        ScriptCall<Evaluation> call = ScriptCall.reserve(request, KeySpace.of(KeyLayout.STANDALONE));
         String[] keys = call.keys();
         String[] args = call.args();
         List<Object> reply;
@@ -58,6 +59,11 @@ final class CallerThreadLettuceStore implements WindowStore {
             Thread.currentThread().interrupt();
             throw new RateLimiterUnavailableException("Interrupted while waiting for Redis", e);
         }
-        return ScriptReply.parse(reply, keys.length);
+        return call.read(reply);
+    }
+
+    @Override
+    public void settle(Settlement settlement) {
+        throw new UnsupportedOperationException("a benchmark experiment for checks: it never settles reservations");
     }
 }

@@ -1,6 +1,6 @@
 package dev.ratelimit.benchmarks;
 
-import dev.ratelimit.testkit.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,6 +1,5 @@
 package dev.ratelimit.benchmarks;
 
-import dev.ratelimit.redis.internal.MemberIds;
 import dev.ratelimit.redis.internal.SlidingWindowScript;
 import java.util.Arrays;
 import java.util.List;
@@ -47,7 +46,7 @@ public class JedisEvalshaBenchmark extends WorkloadState {
                 .evalsha(
                         SlidingWindowScript.sha1(),
                         Arrays.asList(ScriptArgs.keys(user, windows)),
-                        Arrays.asList(ScriptArgs.args(MemberIds.next(), windows)));
+                        Arrays.asList(ScriptArgs.args(ScriptArgs.member(), windows)));
         if (reply instanceof List<?> list && Long.valueOf(0).equals(list.get(0))) {
             rejected.increment();
         }

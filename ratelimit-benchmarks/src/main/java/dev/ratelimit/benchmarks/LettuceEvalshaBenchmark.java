@@ -1,6 +1,5 @@
 package dev.ratelimit.benchmarks;
 
-import dev.ratelimit.redis.internal.MemberIds;
 import dev.ratelimit.redis.internal.SlidingWindowScript;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
@@ -82,7 +81,7 @@ public class LettuceEvalshaBenchmark extends WorkloadState {
                         SlidingWindowScript.sha1(),
                         ScriptOutputType.MULTI,
                         ScriptArgs.keys(user, windows),
-                        ScriptArgs.args(MemberIds.next(), windows));
+                        ScriptArgs.args(ScriptArgs.member(), windows));
         count(reply);
         return reply;
     }
@@ -101,7 +100,7 @@ public class LettuceEvalshaBenchmark extends WorkloadState {
                         SlidingWindowScript.sha1(),
                         ScriptOutputType.MULTI,
                         ScriptArgs.keys(user, windows),
-                        ScriptArgs.args(MemberIds.next(), windows));
+                        ScriptArgs.args(ScriptArgs.member(), windows));
         reply.whenComplete((value, failure) -> {
             if (value != null) {
                 count(value);

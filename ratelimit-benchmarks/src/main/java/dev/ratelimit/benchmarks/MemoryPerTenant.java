@@ -7,12 +7,13 @@ import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.lettuce.LettuceWindowStore;
-import dev.ratelimit.testkit.MutableClock;
-import dev.ratelimit.testkit.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServer;
 import io.github.bucket4j.distributed.BucketProxy;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Semaphore;
@@ -21,6 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.redisson.api.RRateLimiter;
 import org.redisson.api.RedissonClient;
+import org.threeten.extra.MutableClock;
 
 /**
  * Redis memory of one tenant whose whole budget is used, per default tier, from {@code MEMORY USAGE
@@ -43,7 +45,7 @@ final class MemoryPerTenant {
         redis.call("FLUSHALL");
         Window minute = tier.windows().get(0);
         Window day = tier.windows().get(1);
-        MutableClock clock = MutableClock.at(Instant.parse("2026-01-01T00:00:00Z"));
+        MutableClock clock = MutableClock.of(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
         RedisClient client = RedisClient.create(redis.uri());
         WindowStore store = LettuceWindowStore.create(client);
         try {
@@ -58,12 +60,12 @@ final class MemoryPerTenant {
             Pipelined pipelined = new Pipelined();
             for (int i = 0; i < day.limit() - minute.limit(); i++) {
                 pipelined.submit(() -> limiter.checkAsync("tenant-full", tier));
-                clock.advanceMillis(spacing);
+                clock.add(spacing, ChronoUnit.MILLIS);
             }
-            clock.advance(minute.length().plusSeconds(1));
+            clock.add(minute.length().plusSeconds(1));
             for (int i = 0; i < minute.limit(); i++) {
                 pipelined.submit(() -> limiter.checkAsync("tenant-full", tier));
-                clock.advanceMillis(1);
+                clock.add(1, ChronoUnit.MILLIS);
             }
             pipelined.await();
             Decision next = limiter.check("tenant-full", tier);

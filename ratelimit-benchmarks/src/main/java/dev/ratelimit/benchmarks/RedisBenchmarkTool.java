@@ -1,7 +1,7 @@
 package dev.ratelimit.benchmarks;
 
 import dev.ratelimit.redis.internal.SlidingWindowScript;
-import dev.ratelimit.testkit.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -51,8 +51,8 @@ final class RedisBenchmarkTool {
                 SlidingWindowScript.sha1(),
                 "1",
                 contended ? Workload.minuteKey(0) : "ratelimit:tenant-__rand_int__:60",
-                "",
-                "1",
+                ScriptArgs.oneWindowHead()[0],
+                ScriptArgs.oneWindowHead()[1],
                 contended ? "m:__rand_int__" : "m:__rand_int__:__rand_int__"));
         command.addAll(List.of(ScriptArgs.oneWindowTail()));
         String output;

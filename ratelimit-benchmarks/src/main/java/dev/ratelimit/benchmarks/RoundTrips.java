@@ -1,7 +1,7 @@
 package dev.ratelimit.benchmarks;
 
-import dev.ratelimit.testkit.redis.RedisServer;
-import dev.ratelimit.testkit.redis.RespClient;
+import dev.ratelimit.testsupport.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RespClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

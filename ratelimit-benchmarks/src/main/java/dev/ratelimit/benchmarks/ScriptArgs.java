@@ -6,12 +6,18 @@ package dev.ratelimit.benchmarks;
  */
 final class ScriptArgs {
 
+    private static final String RESERVE = "r";
     private static final String SERVER_TIME = "";
-    private static final String ONE_PERMIT = "1";
+    private static final String NO_TOKENS = "0";
+    private static final String UNUSED = "";
+    private static final String REQUESTS = "0";
+    private static final String EXACT = "0";
     private static final String MINUTE_MILLIS = Long.toString(Workload.MINUTE.lengthMillis());
-    private static final String MINUTE_LIMIT = Integer.toString(Workload.MINUTE.limit());
+    private static final String MINUTE_LIMIT = Long.toString(Workload.MINUTE.limit());
     private static final String DAY_MILLIS = Long.toString(Workload.DAY.lengthMillis());
-    private static final String DAY_LIMIT = Integer.toString(Workload.DAY.limit());
+    private static final String DAY_LIMIT = Long.toString(Workload.DAY.limit());
+    private static final String MEMBER_PREFIX = Long.toString(new java.security.SecureRandom().nextLong(), 36) + ".";
+    private static final java.util.concurrent.atomic.AtomicLong MEMBERS = new java.util.concurrent.atomic.AtomicLong();
 
     private ScriptArgs() {}
 
@@ -21,14 +27,50 @@ final class ScriptArgs {
                 : new String[] {Workload.minuteKey(user), Workload.dayKey(user)};
     }
 
-    static String[] args(String member, int windows) {
-        return windows == 1
-                ? new String[] {SERVER_TIME, ONE_PERMIT, member, MINUTE_MILLIS, MINUTE_LIMIT}
-                : new String[] {SERVER_TIME, ONE_PERMIT, member, MINUTE_MILLIS, MINUTE_LIMIT, DAY_MILLIS, DAY_LIMIT};
+    /** Returns a member name unique to this call, as the stores' entry ids are. */
+    static String member() {
+        return MEMBER_PREFIX + Long.toString(MEMBERS.getAndIncrement(), 36);
     }
 
-    /** Returns the script arguments for a {@code redis-benchmark} command line (one window). */
+    static String[] args(String member, int windows) {
+        return windows == 1
+                ? new String[] {
+                    RESERVE,
+                    SERVER_TIME,
+                    member,
+                    NO_TOKENS,
+                    UNUSED,
+                    UNUSED,
+                    MINUTE_MILLIS,
+                    MINUTE_LIMIT,
+                    REQUESTS,
+                    EXACT
+                }
+                : new String[] {
+                    RESERVE,
+                    SERVER_TIME,
+                    member,
+                    NO_TOKENS,
+                    UNUSED,
+                    UNUSED,
+                    MINUTE_MILLIS,
+                    MINUTE_LIMIT,
+                    REQUESTS,
+                    EXACT,
+                    DAY_MILLIS,
+                    DAY_LIMIT,
+                    REQUESTS,
+                    EXACT
+                };
+    }
+
+    /** Returns the script arguments before the member for a {@code redis-benchmark} command line. */
+    static String[] oneWindowHead() {
+        return new String[] {RESERVE, SERVER_TIME};
+    }
+
+    /** Returns the script arguments after the member for a {@code redis-benchmark} command line (one window). */
     static String[] oneWindowTail() {
-        return new String[] {MINUTE_MILLIS, MINUTE_LIMIT};
+        return new String[] {NO_TOKENS, UNUSED, UNUSED, MINUTE_MILLIS, MINUTE_LIMIT, REQUESTS, EXACT};
     }
 }

@@ -1,7 +1,9 @@
 package dev.ratelimit.benchmarks;
 
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.redis.internal.KeySpace;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -49,12 +51,16 @@ final class Workload {
     static {
         for (int i = 0; i < USERS; i++) {
             USER_IDS[i] = "tenant-" + i;
-            MINUTE_KEYS[i] = KeyLayout.STANDALONE.key(USER_IDS[i], MINUTE.lengthSeconds());
-            DAY_KEYS[i] = KeyLayout.STANDALONE.key(USER_IDS[i], DAY.lengthSeconds());
+            MINUTE_KEYS[i] = key(USER_IDS[i], MINUTE);
+            DAY_KEYS[i] = key(USER_IDS[i], DAY);
         }
     }
 
     private Workload() {}
+
+    private static String key(String user, Window window) {
+        return KeySpace.of(KeyLayout.STANDALONE).key(StoreRequest.Scope.user(user, List.of(window)), window);
+    }
 
     /**
      * Returns the index of the next user.

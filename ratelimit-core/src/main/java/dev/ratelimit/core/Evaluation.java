@@ -3,48 +3,103 @@ package dev.ratelimit.core;
 import java.util.Arrays;
 
 /**
- * What a {@link WindowStore} answers for one {@link StoreRequest}: allowed, with every window's
- * count after recording, or rejected by one window, with the time until its oldest entry leaves it.
+ * What a {@link WindowStore} answers for one {@link StoreRequest}: allowed (recorded in every
+ * window), rejected by one window with the time until the request would fit, or too large for one
+ * window to ever admit; in every case with each window's state and the time the store decided at.
+ *
+ * <p>The rejection rule, stated once for every store: windows are looked at in request order, and
+ * the first window where {@code used + need > limit} rejects, where {@code need} is 1 for a request
+ * window and {@code max(tokens, 1)} for a token window (a token window that is used up rejects even
+ * a request reserving no tokens). Its retry delay is the time until enough weight has left that
+ * window for the same request to fit: with entries oldest first, the entry at which the running
+ * sum of weights first reaches {@code used + need - limit} leaves at its time plus the window
+ * length. At {@code now + retry} the same request fits if nothing else arrived, and not one
+ * millisecond earlier. A token window whose limit is below {@code tokens} makes the request {@link
+ * #tooLarge too large} instead: no wait can help.
  */
 public final class Evaluation {
 
-    private final int rejectedIndex;
+    private static final int ALLOWED = -1;
+
+    private final long nowMillis;
+    private final int index;
+    private final boolean tooLarge;
+    private final long retryAfterMillis;
     private final long[] used;
     private final long[] resetAfterMillis;
 
-    private Evaluation(int rejectedIndex, long[] used, long[] resetAfterMillis) {
-        this.rejectedIndex = rejectedIndex;
-        this.used = used;
-        this.resetAfterMillis = resetAfterMillis;
+    private Evaluation(
+            long nowMillis, int index, boolean tooLarge, long retryAfterMillis, long[] used, long[] resetAfterMillis) {
+        if (used.length == 0 || used.length != resetAfterMillis.length) {
+            throw new IllegalArgumentException("used and resetAfterMillis must have one entry per window");
+        }
+        if (index >= used.length) {
+            throw new IllegalArgumentException(
+                    "window index " + index + " is out of range for " + used.length + " windows");
+        }
+        for (int i = 0; i < used.length; i++) {
+            if (used[i] < 0 || resetAfterMillis[i] < 0) {
+                throw new IllegalArgumentException("used and resetAfterMillis must not be negative, window " + i + ": "
+                        + used[i] + ", " + resetAfterMillis[i]);
+            }
+        }
+        this.nowMillis = nowMillis;
+        this.index = index;
+        this.tooLarge = tooLarge;
+        this.retryAfterMillis = retryAfterMillis;
+        this.used = used.clone();
+        this.resetAfterMillis = resetAfterMillis.clone();
     }
 
     /**
      * Creates the answer for a recorded request.
      *
-     * @param used each window's count after recording, in request order
-     * @param resetAfterMillis for each window, milliseconds until its oldest entry leaves it
+     * @param nowMillis the time the store recorded the request at (what a settlement names)
+     * @param used each window's sum after recording, in request order
+     * @param resetAfterMillis for each window, milliseconds until its oldest entry leaves it (0 when
+     *     empty)
      * @return the evaluation
      */
-    public static Evaluation allowed(long[] used, long[] resetAfterMillis) {
-        if (used.length == 0 || used.length != resetAfterMillis.length) {
-            throw new IllegalArgumentException("used and resetAfterMillis must have one entry per window");
-        }
-        return new Evaluation(-1, used.clone(), resetAfterMillis.clone());
+    public static Evaluation allowed(long nowMillis, long[] used, long[] resetAfterMillis) {
+        return new Evaluation(nowMillis, ALLOWED, false, 0, used, resetAfterMillis);
     }
 
     /**
      * Creates the answer for a rejected request; nothing was recorded.
      *
+     * @param nowMillis the time the store decided at
      * @param windowIndex the index, in request order, of the window that rejected
-     * @param used that window's count
-     * @param retryAfterMillis milliseconds until the oldest entry of that window leaves it
+     * @param retryAfterMillis milliseconds until the request would fit in that window, at least 1
+     * @param used each window's sum, in request order
+     * @param resetAfterMillis for each window, milliseconds until its oldest entry leaves it
      * @return the evaluation
      */
-    public static Evaluation rejected(int windowIndex, long used, long retryAfterMillis) {
+    public static Evaluation rejected(
+            long nowMillis, int windowIndex, long retryAfterMillis, long[] used, long[] resetAfterMillis) {
         if (windowIndex < 0) {
             throw new IllegalArgumentException("windowIndex must not be negative, was " + windowIndex);
         }
-        return new Evaluation(windowIndex, new long[] {used}, new long[] {retryAfterMillis});
+        if (retryAfterMillis < 1) {
+            throw new IllegalArgumentException("retryAfterMillis must be at least 1, was " + retryAfterMillis);
+        }
+        return new Evaluation(nowMillis, windowIndex, false, retryAfterMillis, used, resetAfterMillis);
+    }
+
+    /**
+     * Creates the answer for a request that reserves more tokens than a window's limit; nothing was
+     * recorded.
+     *
+     * @param nowMillis the time the store decided at
+     * @param windowIndex the index, in request order, of the first window whose limit is too small
+     * @param used each window's sum, in request order
+     * @param resetAfterMillis for each window, milliseconds until its oldest entry leaves it
+     * @return the evaluation
+     */
+    public static Evaluation tooLarge(long nowMillis, int windowIndex, long[] used, long[] resetAfterMillis) {
+        if (windowIndex < 0) {
+            throw new IllegalArgumentException("windowIndex must not be negative, was " + windowIndex);
+        }
+        return new Evaluation(nowMillis, windowIndex, true, 0, used, resetAfterMillis);
     }
 
     /**
@@ -53,7 +108,16 @@ public final class Evaluation {
      * @return {@code true} when allowed
      */
     public boolean isAllowed() {
-        return rejectedIndex < 0;
+        return index == ALLOWED;
+    }
+
+    /**
+     * Tells whether the request was rejected because it can never fit.
+     *
+     * @return {@code true} when too large
+     */
+    public boolean isTooLarge() {
+        return tooLarge;
     }
 
     /**
@@ -62,57 +126,61 @@ public final class Evaluation {
      * @return the index, or -1 when allowed
      */
     public int rejectedIndex() {
-        return rejectedIndex;
+        return index;
     }
 
     /**
-     * Returns a window's count: after recording when allowed; for the rejecting window when
-     * rejected.
+     * Returns the milliseconds until the rejected request would fit.
      *
-     * @param windowIndex the window's index in request order (when rejected: {@link #rejectedIndex()})
-     * @return the count
+     * @return at least 1 when rejected; 0 when allowed or too large
+     */
+    public long retryAfterMillis() {
+        return retryAfterMillis;
+    }
+
+    /**
+     * Returns the time the store decided at: the reservation's time for a later settlement.
+     *
+     * @return epoch milliseconds
+     */
+    public long nowMillis() {
+        return nowMillis;
+    }
+
+    /**
+     * Returns a window's sum: after recording when allowed, without this request otherwise.
+     *
+     * @param windowIndex the window's index in request order
+     * @return the sum of requests or tokens counted
      */
     public long used(int windowIndex) {
-        return used[slot(windowIndex)];
+        return used[windowIndex];
     }
 
     /**
-     * Returns the milliseconds until a window's oldest entry leaves it; when rejected, this is the
-     * retry delay of the rejecting window.
+     * Returns the milliseconds until a window's oldest entry leaves it.
      *
-     * @param windowIndex the window's index in request order (when rejected: {@link #rejectedIndex()})
-     * @return milliseconds, not negative
+     * @param windowIndex the window's index in request order
+     * @return milliseconds, 0 when the window is empty
      */
     public long resetAfterMillis(int windowIndex) {
-        return Math.max(0, resetAfterMillis[slot(windowIndex)]);
+        return resetAfterMillis[windowIndex];
     }
 
     /**
      * Returns the number of windows this evaluation describes.
      *
-     * @return every window's when allowed; 1 when rejected
+     * @return the request's window count
      */
     public int size() {
         return used.length;
     }
 
-    private int slot(int windowIndex) {
-        if (isAllowed()) {
-            return windowIndex;
-        }
-        if (windowIndex != rejectedIndex) {
-            throw new IndexOutOfBoundsException(
-                    "a rejected evaluation describes window " + rejectedIndex + " only, asked for " + windowIndex);
-        }
-        return 0;
-    }
-
     @Override
     public String toString() {
-        return isAllowed()
-                ? "Evaluation{allowed, used=" + Arrays.toString(used) + ", resetAfterMillis="
-                        + Arrays.toString(resetAfterMillis) + "}"
-                : "Evaluation{rejected by window " + rejectedIndex + ", used=" + used[0] + ", retryAfterMillis="
-                        + resetAfterMillis[0] + "}";
+        String outcome = isAllowed() ? "allowed" : (tooLarge ? "too large for window " : "rejected by window ") + index;
+        return "Evaluation{" + outcome + (isAllowed() || tooLarge ? "" : ", retryAfterMillis=" + retryAfterMillis)
+                + ", now=" + nowMillis + ", used=" + Arrays.toString(used) + ", resetAfterMillis="
+                + Arrays.toString(resetAfterMillis) + "}";
     }
 }

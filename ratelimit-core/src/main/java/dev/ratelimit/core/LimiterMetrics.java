@@ -20,7 +20,11 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code ratelimit.check} (timer; tag limiter): latency of checks that reached the guard
  *   <li>{@code ratelimit.store.failures} (counter; tags limiter, reason = error or circuit_open)
  *   <li>{@code ratelimit.fail.open} (gauge; tag limiter): 1 while checks are let through because the
- *       store fails, the alerting metric
+ *       store fails
+ *   <li>{@code ratelimit.store.unavailable} (gauge; tag limiter): 1 while the store fails, whether
+ *       the limiter fails open or closed: the alerting metric
+ *   <li>{@code ratelimit.settle.failures} (counter; tags limiter, reason = error or circuit_open):
+ *       settlements of reservations that could not reach the store (the estimate stays charged)
  *   <li>{@code ratelimit.disabled} (gauge; tag limiter): 1 when the kill switch is on
  * </ul>
  */
@@ -46,9 +50,7 @@ class LimiterMetrics {
 
     void storeHealthy() {}
 
-    int failingOpen() {
-        return 0;
-    }
+    void settleFailure(String reason) {}
 
     private static final class Registered extends LimiterMetrics {
 
@@ -56,6 +58,8 @@ class LimiterMetrics {
         private final String limiter;
         private final Timer latency;
         private final AtomicInteger failingOpen = new AtomicInteger();
+        private final AtomicInteger unavailable = new AtomicInteger();
+        private final ConcurrentMap<String, Counter> settleFailures = new ConcurrentHashMap<>();
         private final ConcurrentMap<String, Counter> decisions = new ConcurrentHashMap<>();
         private final ConcurrentMap<String, Counter> failures = new ConcurrentHashMap<>();
 
@@ -78,6 +82,10 @@ class LimiterMetrics {
                     .register(registry);
             Gauge.builder("ratelimit.fail.open", failingOpen, AtomicInteger::get)
                     .description("1 while requests are let through unlimited because the store fails")
+                    .tag("limiter", limiter)
+                    .register(registry);
+            Gauge.builder("ratelimit.store.unavailable", unavailable, AtomicInteger::get)
+                    .description("1 while the rate-limit store fails, failing open or closed")
                     .tag("limiter", limiter)
                     .register(registry);
             Gauge.builder("ratelimit.disabled", () -> disabled ? 1 : 0)
@@ -122,6 +130,7 @@ class LimiterMetrics {
             if (failOpen) {
                 failingOpen.set(1);
             }
+            unavailable.set(1);
             Counter counter = failures.get(reason);
             if (counter == null) {
                 counter = failures.computeIfAbsent(
@@ -141,11 +150,23 @@ class LimiterMetrics {
             if (failingOpen.get() != 0) {
                 failingOpen.set(0);
             }
+            if (unavailable.get() != 0) {
+                unavailable.set(0);
+            }
         }
 
         @Override
-        int failingOpen() {
-            return failingOpen.get();
+        void settleFailure(String reason) {
+            settleFailures
+                    .computeIfAbsent(
+                            reason,
+                            r -> Counter.builder("ratelimit.settle.failures")
+                                    .description(
+                                            "Reservation settlements that could not reach the store; the estimate stays")
+                                    .tag("limiter", limiter)
+                                    .tag("reason", r)
+                                    .register(registry))
+                    .increment();
         }
     }
 }

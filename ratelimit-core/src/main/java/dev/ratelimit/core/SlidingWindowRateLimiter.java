@@ -3,6 +3,8 @@ package dev.ratelimit.core;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.Reservation;
+import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -10,11 +12,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
@@ -179,10 +178,9 @@ public final class SlidingWindowRateLimiter {
         }
     }
 
-    /** The limiter: validation, ordering, one store call, and the decision. */
+    /** The limiter: validation, ordering, the store calls, and the decision. */
     static final class Limiter implements RateLimiter {
 
-        private static final Comparator<Window> BY_LENGTH = Comparator.comparing(Window::length);
         private static final String NO_TIER = "none";
 
         private final StoreGuard guard;
@@ -198,88 +196,196 @@ public final class SlidingWindowRateLimiter {
         }
 
         @Override
-        public Decision check(String userId, int limit, Duration window) {
-            return decide(userId, single(limit, window), NO_TIER);
+        public Decision check(String userId, long limit, Duration window) {
+            return reserveNow(userId, single(limit, window), 0, List.of(), NO_TIER)
+                    .decision();
         }
 
         @Override
         public Decision check(String userId, List<Window> windows) {
-            return decide(userId, ordered(windows), NO_TIER);
+            return reserveNow(userId, ordered(windows, "windows"), 0, List.of(), NO_TIER)
+                    .decision();
         }
 
         @Override
         public Decision check(String userId, Tier tier) {
             Objects.requireNonNull(tier, "tier must not be null");
-            return decide(userId, ordered(tier.windows()), tier.name());
+            return reserveNow(userId, ordered(tier.windows(), "tier"), 0, List.of(), tier.name())
+                    .decision();
         }
 
         @Override
-        public CompletionStage<Decision> checkAsync(String userId, int limit, Duration window) {
-            return decideAsync(userId, single(limit, window), NO_TIER);
+        public CompletionStage<Decision> checkAsync(String userId, long limit, Duration window) {
+            return reserveLater(userId, single(limit, window), 0, List.of(), NO_TIER)
+                    .thenApply(Reservation::decision);
         }
 
         @Override
         public CompletionStage<Decision> checkAsync(String userId, List<Window> windows) {
-            return decideAsync(userId, ordered(windows), NO_TIER);
+            return reserveLater(userId, ordered(windows, "windows"), 0, List.of(), NO_TIER)
+                    .thenApply(Reservation::decision);
         }
 
         @Override
         public CompletionStage<Decision> checkAsync(String userId, Tier tier) {
             Objects.requireNonNull(tier, "tier must not be null");
-            return decideAsync(userId, ordered(tier.windows()), tier.name());
+            return reserveLater(userId, ordered(tier.windows(), "tier"), 0, List.of(), tier.name())
+                    .thenApply(Reservation::decision);
         }
 
-        private Decision decide(String userId, List<Window> windows, String tier) {
-            validateUser(userId);
-            if (disabled) {
-                return metrics.recordDisabled(tier, disabledDecision(windows));
-            }
-            long start = System.nanoTime();
-            StoreRequest request = new StoreRequest(userId, windows, 1, now());
-            Decision decision = guard.evaluate(request, evaluation -> toDecision(windows, evaluation));
-            return metrics.record(tier, decision, System.nanoTime() - start);
+        @Override
+        public Reservation reserve(String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared) {
+            Objects.requireNonNull(tier, "tier must not be null");
+            return reserveNow(userId, ordered(tier.windows(), "tier"), estimatedTokens, shared, tier.name());
         }
 
-        private CompletionStage<Decision> decideAsync(String userId, List<Window> windows, String tier) {
-            validateUser(userId);
+        @Override
+        public CompletionStage<Reservation> reserveAsync(
+                String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared) {
+            Objects.requireNonNull(tier, "tier must not be null");
+            return reserveLater(userId, ordered(tier.windows(), "tier"), estimatedTokens, shared, tier.name());
+        }
+
+        private Reservation reserveNow(
+                String userId, List<Window> windows, long tokens, List<SharedBudget> shared, String tier) {
+            Plan plan = plan(userId, windows, tokens, shared);
             if (disabled) {
-                return CompletableFuture.completedFuture(metrics.recordDisabled(tier, disabledDecision(windows)));
+                return HeldReservation.none(metrics.recordDisabled(tier, disabledDecision(windows)));
+            }
+            Decision early = plan.tooLarge();
+            if (early != null) {
+                return HeldReservation.none(metrics.record(tier, early, 0));
             }
             long start = System.nanoTime();
-            StoreRequest request = new StoreRequest(userId, windows, 1, now());
-            return guard.evaluateAsync(request, evaluation -> toDecision(windows, evaluation))
-                    .thenApply(decision -> metrics.record(tier, decision, System.nanoTime() - start));
+            Reservation reservation;
+            if (plan.atomic(guard.store())) {
+                reservation = evaluated(plan, List.of(plan.request()), () -> guard.evaluate(plan.request()));
+            } else {
+                reservation = stepwise(plan);
+            }
+            metrics.record(tier, reservation.decision(), System.nanoTime() - start);
+            return reservation;
+        }
+
+        private CompletionStage<Reservation> reserveLater(
+                String userId, List<Window> windows, long tokens, List<SharedBudget> shared, String tier) {
+            Plan plan = plan(userId, windows, tokens, shared);
+            if (disabled) {
+                return CompletableFuture.completedFuture(
+                        HeldReservation.none(metrics.recordDisabled(tier, disabledDecision(windows))));
+            }
+            Decision early = plan.tooLarge();
+            if (early != null) {
+                return CompletableFuture.completedFuture(HeldReservation.none(metrics.record(tier, early, 0)));
+            }
+            long start = System.nanoTime();
+            CompletionStage<Reservation> stage = plan.atomic(guard.store())
+                    ? guard.evaluateAsync(plan.request())
+                            .handle((evaluation, failure) ->
+                                    finish(plan, List.of(plan.request()), List.of(), evaluation, failure))
+                    : stepwiseAsync(plan, 0, new ArrayList<>());
+            return stage.thenApply(reservation -> {
+                metrics.record(tier, reservation.decision(), System.nanoTime() - start);
+                return reservation;
+            });
+        }
+
+        /** One atomic store call for every scope. */
+        private Reservation evaluated(
+                Plan plan, List<StoreRequest> requests, java.util.function.Supplier<Evaluation> call) {
+            Evaluation evaluation;
+            try {
+                evaluation = call.get();
+            } catch (StoreGuard.Unavailable e) {
+                return HeldReservation.none(guard.onUnavailable(plan.shortest(), e));
+            }
+            return finish(plan, requests, List.of(), evaluation, null);
+        }
+
+        /**
+         * For stores that cannot evaluate several scopes atomically (Redis Cluster): reserve scope by
+         * scope, the user's first, and cancel what was reserved as soon as one scope rejects. Each
+         * scope is all or nothing on its own, so no budget ever admits more than its limit; the
+         * price is one round trip per scope, and a rejection by a later scope briefly holds the
+         * earlier scopes' reservation until its cancel lands.
+         */
+        private Reservation stepwise(Plan plan) {
+            List<HeldReservation.Part> held = new ArrayList<>();
+            for (StoreRequest request : plan.perScope()) {
+                Evaluation evaluation;
+                try {
+                    evaluation = guard.evaluate(request);
+                } catch (StoreGuard.Unavailable e) {
+                    // the caller's next request must not find this one's earlier scopes still charged
+                    HeldReservation.cancelAll(guard, held, plan.tokens(), now()).join();
+                    return HeldReservation.none(guard.onUnavailable(plan.shortest(), e));
+                }
+                if (!evaluation.isAllowed()) {
+                    HeldReservation.cancelAll(guard, held, plan.tokens(), now()).join();
+                    return HeldReservation.none(plan.decide(held, request, evaluation));
+                }
+                held.add(new HeldReservation.Part(request, evaluation));
+            }
+            return new HeldReservation(plan.decide(held, null, null), held, plan.tokens(), guard, this::now);
+        }
+
+        private CompletionStage<Reservation> stepwiseAsync(Plan plan, int next, List<HeldReservation.Part> held) {
+            if (next == plan.perScope().size()) {
+                return CompletableFuture.completedFuture(
+                        new HeldReservation(plan.decide(held, null, null), held, plan.tokens(), guard, this::now));
+            }
+            StoreRequest request = plan.perScope().get(next);
+            return guard.evaluateAsync(request)
+                    .handle((evaluation, failure) -> {
+                        if (failure == null && evaluation.isAllowed()) {
+                            held.add(new HeldReservation.Part(request, evaluation));
+                            return stepwiseAsync(plan, next + 1, held);
+                        }
+                        return HeldReservation.cancelAll(guard, held, plan.tokens(), now())
+                                .thenApply(cancelled -> finish(plan, List.of(request), held, evaluation, failure));
+                    })
+                    .thenCompose(stage -> stage);
+        }
+
+        /** Turns the answer to the last store call into the reservation, applying the failure policy. */
+        private Reservation finish(
+                Plan plan,
+                List<StoreRequest> requests,
+                List<HeldReservation.Part> before,
+                @Nullable Evaluation evaluation,
+                @Nullable Throwable failure) {
+            if (failure != null || evaluation == null) {
+                Throwable cause = failure == null ? null : StoreGuard.unwrap(failure);
+                if (cause instanceof StoreGuard.Unavailable unavailable) {
+                    return HeldReservation.none(guard.onUnavailable(plan.shortest(), unavailable));
+                }
+                if (cause instanceof RuntimeException e) {
+                    throw e;
+                }
+                throw new IllegalStateException(cause);
+            }
+            StoreRequest request = requests.get(0);
+            if (!evaluation.isAllowed()) {
+                return HeldReservation.none(plan.decide(before, request, evaluation));
+            }
+            List<HeldReservation.Part> held = new ArrayList<>(before);
+            held.add(new HeldReservation.Part(request, evaluation));
+            return new HeldReservation(plan.decide(held, null, null), held, plan.tokens(), guard, this::now);
+        }
+
+        private Plan plan(String userId, List<Window> windows, long tokens, @Nullable List<SharedBudget> shared) {
+            validateUser(userId);
+            if (tokens < 0) {
+                throw new IllegalArgumentException("estimatedTokens must not be negative, was " + tokens);
+            }
+            if (shared == null) {
+                throw new NullPointerException("shared must not be null");
+            }
+            return Plan.of(userId, windows, tokens, shared, now());
         }
 
         private long now() {
             return clock == null ? StoreRequest.STORE_TIME : clock.millis();
-        }
-
-        static Decision toDecision(List<Window> windows, Evaluation evaluation) {
-            if (!evaluation.isAllowed()) {
-                int index = evaluation.rejectedIndex();
-                if (index >= windows.size()) {
-                    throw new RateLimiterUnavailableException(
-                            "store answered with window index " + index + " of " + windows.size());
-                }
-                return Decision.reject(windows.get(index), Duration.ofMillis(evaluation.resetAfterMillis(index)));
-            }
-            if (evaluation.size() != windows.size()) {
-                throw new RateLimiterUnavailableException(
-                        "store answered for " + evaluation.size() + " windows, asked for " + windows.size());
-            }
-            int best = 0;
-            long bestRemaining = Long.MAX_VALUE;
-            for (int i = 0; i < windows.size(); i++) {
-                long remaining = windows.get(i).limit() - evaluation.used(i);
-                if (remaining < bestRemaining) { // strict: ties keep the shorter window
-                    best = i;
-                    bestRemaining = remaining;
-                }
-            }
-            Window window = windows.get(best);
-            int remaining = (int) Math.max(0, Math.min(window.limit(), bestRemaining));
-            return Decision.allow(window, remaining, Duration.ofMillis(evaluation.resetAfterMillis(best)));
         }
 
         private static Decision disabledDecision(List<Window> windows) {
@@ -301,7 +407,7 @@ public final class SlidingWindowRateLimiter {
             }
         }
 
-        private static List<Window> single(int limit, @Nullable Duration window) {
+        private static List<Window> single(long limit, @Nullable Duration window) {
             if (limit <= 0) {
                 throw new IllegalArgumentException("limit must be at least 1, was " + limit);
             }
@@ -315,34 +421,36 @@ public final class SlidingWindowRateLimiter {
             }
         }
 
-        private static List<Window> ordered(@Nullable List<Window> windows) {
+        static List<Window> ordered(@Nullable List<Window> windows, String argument) {
             if (windows == null) {
-                throw new NullPointerException("windows must not be null");
+                throw new NullPointerException(argument + " must not be null");
             }
             if (windows.isEmpty()) {
-                throw new IllegalArgumentException("windows must not be empty");
+                throw new IllegalArgumentException(argument + " must not be empty");
             }
             if (windows.size() == 1) {
                 Window only = windows.get(0);
                 if (only == null) {
-                    throw new NullPointerException("windows must not contain null");
+                    throw new NullPointerException(argument + " must not contain null");
                 }
                 return List.of(only);
             }
             List<Window> sorted = new ArrayList<>(windows.size());
-            Set<Long> lengths = new HashSet<>();
             for (Window window : windows) {
                 if (window == null) {
-                    throw new NullPointerException("windows must not contain null");
-                }
-                if (!lengths.add(window.lengthSeconds())) {
-                    throw new IllegalArgumentException("windows must not hold two windows of the same length, found "
-                            + window.length() + " twice");
+                    throw new NullPointerException(argument + " must not contain null");
                 }
                 sorted.add(window);
             }
-            sorted.sort(BY_LENGTH);
-            return sorted;
+            sorted.sort(StoreRequest.WINDOW_ORDER);
+            for (int i = 1; i < sorted.size(); i++) {
+                if (StoreRequest.WINDOW_ORDER.compare(sorted.get(i - 1), sorted.get(i)) == 0) {
+                    throw new IllegalArgumentException(argument + " must not hold two windows counting "
+                            + sorted.get(i).unit().name().toLowerCase(java.util.Locale.ROOT)
+                            + " over the same length, found " + sorted.get(i).length() + " twice");
+                }
+            }
+            return List.copyOf(sorted);
         }
 
         @Override

@@ -2,6 +2,7 @@ package dev.ratelimit.core;
 
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.Window;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -13,7 +14,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -67,31 +67,36 @@ final class StoreGuard {
                 .build();
     }
 
-    CircuitBreaker.State state() {
-        return breaker.getState();
+    WindowStore store() {
+        return store;
     }
 
-    Decision evaluate(StoreRequest request, Function<Evaluation, Decision> toDecision) {
+    /**
+     * Evaluates through the breaker.
+     *
+     * @throws Unavailable when the breaker refuses the call or the store fails (already counted)
+     */
+    Evaluation evaluate(StoreRequest request) {
         if (!breaker.tryAcquirePermission()) {
-            return unavailable(request, "circuit breaker is open", null);
+            throw unavailable("circuit breaker is open", null);
         }
         long start = breaker.getCurrentTimestamp();
-        Decision decision;
+        Evaluation evaluation;
         try {
-            // An answer that does not fit the request is a store failure too, not a wrong decision.
-            decision = toDecision.apply(store.evaluate(request));
+            evaluation = checked(request, store.evaluate(request));
         } catch (RuntimeException e) {
             breaker.onError(breaker.getCurrentTimestamp() - start, breaker.getTimestampUnit(), e);
-            return unavailable(request, "store failed", e);
+            throw unavailable("store failed", e);
         }
         breaker.onSuccess(breaker.getCurrentTimestamp() - start, breaker.getTimestampUnit());
         metrics.storeHealthy();
-        return decision;
+        return evaluation;
     }
 
-    CompletionStage<Decision> evaluateAsync(StoreRequest request, Function<Evaluation, Decision> toDecision) {
+    /** Evaluates through the breaker without blocking; the stage fails with {@link Unavailable}. */
+    CompletionStage<Evaluation> evaluateAsync(StoreRequest request) {
         if (!breaker.tryAcquirePermission()) {
-            return settle(() -> unavailable(request, "circuit breaker is open", null));
+            return CompletableFuture.failedFuture(unavailable("circuit breaker is open", null));
         }
         long start = breaker.getCurrentTimestamp();
         CompletionStage<Evaluation> stage;
@@ -100,52 +105,100 @@ final class StoreGuard {
         } catch (RuntimeException e) {
             stage = CompletableFuture.failedFuture(e);
         }
-        CompletableFuture<Decision> result = new CompletableFuture<>();
+        CompletableFuture<Evaluation> result = new CompletableFuture<>();
         stage.whenComplete((evaluation, failure) -> {
             long elapsed = breaker.getCurrentTimestamp() - start;
             Throwable cause = failure == null ? null : unwrap(failure);
             if (cause == null) {
                 try {
-                    Decision decision = toDecision.apply(evaluation);
+                    Evaluation valid = checked(request, evaluation);
                     breaker.onSuccess(elapsed, breaker.getTimestampUnit());
                     metrics.storeHealthy();
-                    result.complete(decision);
+                    result.complete(valid);
                     return;
                 } catch (RuntimeException e) {
                     cause = e;
                 }
             }
             breaker.onError(elapsed, breaker.getTimestampUnit(), cause);
-            try {
-                result.complete(unavailable(request, "store failed", cause));
-            } catch (RuntimeException e) {
-                result.completeExceptionally(e);
-            }
+            result.completeExceptionally(unavailable("store failed", cause));
         });
         return result;
     }
 
-    private static CompletionStage<Decision> settle(java.util.function.Supplier<Decision> supplier) {
-        try {
-            return CompletableFuture.completedFuture(supplier.get());
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
+    /**
+     * Settles through the breaker; never fails: a refused or failed settlement is counted and
+     * logged, and the stage completes normally.
+     */
+    CompletionStage<Void> settle(Settlement settlement) {
+        if (!breaker.tryAcquirePermission()) {
+            metrics.settleFailure("circuit_open");
+            warn("settling skipped: circuit breaker is open", null);
+            return CompletableFuture.completedFuture(null);
         }
+        long start = breaker.getCurrentTimestamp();
+        CompletionStage<Void> stage;
+        try {
+            stage = store.settleAsync(settlement);
+        } catch (RuntimeException e) {
+            stage = CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        stage.whenComplete((ignored, failure) -> {
+            long elapsed = breaker.getCurrentTimestamp() - start;
+            if (failure == null) {
+                breaker.onSuccess(elapsed, breaker.getTimestampUnit());
+            } else {
+                Throwable cause = unwrap(failure);
+                breaker.onError(elapsed, breaker.getTimestampUnit(), cause);
+                metrics.settleFailure("error");
+                warn("settling failed", cause);
+            }
+            result.complete(null);
+        });
+        return result;
     }
 
-    private Decision unavailable(StoreRequest request, String reason, @Nullable Throwable cause) {
+    /**
+     * Applies the failure policy: a degraded decision when failing open, otherwise {@link
+     * RateLimiterUnavailableException}.
+     */
+    Decision onUnavailable(Window shortest, Unavailable failure) {
+        if (failOpen) {
+            return Decision.degraded(shortest);
+        }
+        Throwable cause = failure.getCause();
+        String message = "Rate limit store unavailable (" + failure.getMessage() + ")";
+        if (cause instanceof RateLimiterUnavailableException e) {
+            // the store's own exception already says what failed: add context, don't nest it twice
+            throw new RateLimiterUnavailableException(message + ": " + e.getMessage(), e.getCause());
+        }
+        throw cause == null
+                ? new RateLimiterUnavailableException(message)
+                : new RateLimiterUnavailableException(message + ": " + cause, cause);
+    }
+
+    private Unavailable unavailable(String reason, @Nullable Throwable cause) {
         metrics.storeFailure(cause == null ? "circuit_open" : "error", failOpen);
         warn(reason, cause);
-        if (!failOpen) {
-            String message = "Rate limit store unavailable (" + reason + ")";
-            if (cause instanceof RateLimiterUnavailableException e) {
-                throw new RateLimiterUnavailableException(message + ": " + e.getMessage(), e);
-            }
-            throw cause == null
-                    ? new RateLimiterUnavailableException(message)
-                    : new RateLimiterUnavailableException(message + ": " + cause, cause);
+        return new Unavailable(reason, cause);
+    }
+
+    /** An answer that does not fit the request is a store failure too, not a wrong decision. */
+    private static Evaluation checked(StoreRequest request, @Nullable Evaluation evaluation) {
+        if (evaluation == null) {
+            throw new RateLimiterUnavailableException("store answered nothing");
         }
-        return Decision.degraded(request.windows().get(0));
+        int windows = request.windows().size();
+        if (evaluation.size() != windows) {
+            throw new RateLimiterUnavailableException(
+                    "store answered for " + evaluation.size() + " windows, asked for " + windows);
+        }
+        if (!evaluation.isAllowed() && evaluation.rejectedIndex() >= windows) {
+            throw new RateLimiterUnavailableException(
+                    "store answered with window index " + evaluation.rejectedIndex() + " of " + windows);
+        }
+        return evaluation;
     }
 
     private void warn(String reason, @Nullable Throwable cause) {
@@ -165,7 +218,7 @@ final class StoreGuard {
         }
     }
 
-    private static Throwable unwrap(Throwable failure) {
+    static Throwable unwrap(Throwable failure) {
         Throwable current = failure;
         while (current instanceof CompletionException && current.getCause() != null) {
             current = current.getCause();
@@ -176,5 +229,15 @@ final class StoreGuard {
     @Override
     public String toString() {
         return "store=" + store + ", breaker=" + breaker.getState() + ", failOpen=" + failOpen;
+    }
+
+    /** The store could not be used for a call; already counted and logged. */
+    static final class Unavailable extends RuntimeException {
+
+        private static final long serialVersionUID = 1L;
+
+        Unavailable(String reason, @Nullable Throwable cause) {
+            super(reason, cause, false, false);
+        }
     }
 }

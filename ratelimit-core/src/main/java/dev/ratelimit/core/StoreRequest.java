@@ -2,6 +2,7 @@ package dev.ratelimit.core;
 
 import dev.ratelimit.api.Window;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
@@ -9,50 +10,62 @@ import java.util.Set;
 
 /**
  * What a {@link WindowStore} evaluates in one atomic step: the windows of one or more scopes, the
- * number of permits the request takes, and the time of the check.
+ * tokens the request reserves, the entry id that names what it records, and the time of the check.
  *
  * <p>A check of one user has one {@link Scope}: the user's windows. Further scopes charge the same
  * request, in the same atomic step and all or nothing, to budgets shared by many users (an upstream
  * provider's cap, say). Windows are evaluated in {@link #windows()} order: scope by scope, each
- * scope's windows shortest first; {@link Evaluation} indices refer to that order.
+ * scope's windows in {@link #WINDOW_ORDER}; {@link Evaluation} indices refer to that order.
  *
  * <p>The request is validated on construction; stores may rely on its invariants: at least one
- * scope, distinct subjects, each a non-empty string with a non-empty list of windows strictly
- * ascending by length, and {@code permits >= 1}.
+ * scope, distinct scopes, each with a non-empty subject and a non-empty list of windows in strictly
+ * ascending {@link #WINDOW_ORDER}, {@code tokens >= 0}, and a non-empty entry id.
  *
  * @param scopes the budgets charged, the requesting user's first
- * @param permits how many units the request consumes in every window (1 for request counting; more
- *     for token budgets)
+ * @param tokens the tokens reserved: charged to every token window; request windows count 1
+ * @param entryId the name of what the request records, unique among all requests of all processes;
+ *     a later {@link Settlement} names it again
  * @param nowMillis the time of the check in epoch milliseconds, or {@link #STORE_TIME} to use the
  *     store's own clock
  */
-public record StoreRequest(List<Scope> scopes, int permits, long nowMillis) {
+public record StoreRequest(List<Scope> scopes, long tokens, String entryId, long nowMillis) {
 
     /** The {@link #nowMillis()} value that asks the store to use its own clock. */
     public static final long STORE_TIME = Long.MIN_VALUE;
 
     /**
+     * The order of windows within a scope: by length, and at equal length request windows before
+     * token windows. Each position holds one log, so no two windows of a scope may compare equal.
+     */
+    public static final Comparator<Window> WINDOW_ORDER =
+            Comparator.comparing(Window::length).thenComparing(Window::unit);
+
+    /**
      * Validates the invariants stores rely on.
      *
-     * @throws NullPointerException if {@code scopes} or a scope is {@code null}
+     * @throws NullPointerException if an argument or a scope is {@code null}
      * @throws IllegalArgumentException if an invariant does not hold
      */
     public StoreRequest {
-        scopes = List.copyOf(Objects.requireNonNull(scopes, "scopes"));
+        scopes = List.copyOf(Objects.requireNonNull(scopes, "scopes must not be null"));
+        Objects.requireNonNull(entryId, "entryId must not be null");
         if (scopes.isEmpty()) {
             throw new IllegalArgumentException("scopes must not be empty");
         }
         if (scopes.size() > 1) {
-            Set<String> subjects = new HashSet<>();
+            Set<String> distinct = new HashSet<>();
             for (Scope scope : scopes) {
-                if (!subjects.add(scope.subject())) {
+                if (!distinct.add((scope.shared() ? "shared:" : "user:") + scope.subject())) {
                     throw new IllegalArgumentException(
-                            "scopes must have distinct subjects, '" + scope.subject() + "' appears twice");
+                            "scopes must be distinct, '" + scope.subject() + "' appears twice");
                 }
             }
         }
-        if (permits < 1) {
-            throw new IllegalArgumentException("permits must be at least 1, was " + permits);
+        if (tokens < 0) {
+            throw new IllegalArgumentException("tokens must not be negative, was " + tokens);
+        }
+        if (entryId.isEmpty()) {
+            throw new IllegalArgumentException("entryId must not be empty");
         }
         if (nowMillis != STORE_TIME && nowMillis < 0) {
             throw new IllegalArgumentException("nowMillis must not be negative, was " + nowMillis);
@@ -60,15 +73,26 @@ public record StoreRequest(List<Scope> scopes, int permits, long nowMillis) {
     }
 
     /**
-     * Creates the request of one user's check: a single scope.
+     * Creates a request with a fresh entry id.
      *
-     * @param subject the user id
-     * @param windows the user's windows, strictly ascending by length
-     * @param permits units consumed in every window
+     * @param scopes the budgets charged, the requesting user's first
+     * @param tokens the tokens reserved
      * @param nowMillis the time of the check, or {@link #STORE_TIME}
      */
-    public StoreRequest(String subject, List<Window> windows, int permits, long nowMillis) {
-        this(List.of(new Scope(subject, windows)), permits, nowMillis);
+    public StoreRequest(List<Scope> scopes, long tokens, long nowMillis) {
+        this(scopes, tokens, EntryIds.next(), nowMillis);
+    }
+
+    /**
+     * Creates the request of one user's check: a single scope and a fresh entry id.
+     *
+     * @param subject the user id
+     * @param windows the user's windows, strictly ascending in {@link #WINDOW_ORDER}
+     * @param tokens the tokens reserved
+     * @param nowMillis the time of the check, or {@link #STORE_TIME}
+     */
+    public StoreRequest(String subject, List<Window> windows, long tokens, long nowMillis) {
+        this(List.of(Scope.user(subject, windows)), tokens, nowMillis);
     }
 
     /**
@@ -81,7 +105,7 @@ public record StoreRequest(List<Scope> scopes, int permits, long nowMillis) {
     }
 
     /**
-     * Returns every window of the request in evaluation order: scope by scope, each shortest first.
+     * Returns every window of the request in evaluation order: scope by scope.
      *
      * @return the windows; for a single scope, that scope's list
      */
@@ -97,22 +121,32 @@ public record StoreRequest(List<Scope> scopes, int permits, long nowMillis) {
     }
 
     /**
-     * Returns the subject whose budget the window at {@code windowIndex} of {@link #windows()}
-     * belongs to.
+     * Returns the scope the window at {@code windowIndex} of {@link #windows()} belongs to.
      *
      * @param windowIndex an index into {@link #windows()}
-     * @return the subject of that window's scope
+     * @return that window's scope
      * @throws IndexOutOfBoundsException if the index is out of range
      */
-    public String subjectOf(int windowIndex) {
+    public Scope scopeOf(int windowIndex) {
         int remaining = windowIndex;
         for (Scope scope : scopes) {
             if (remaining >= 0 && remaining < scope.windows().size()) {
-                return scope.subject();
+                return scope;
             }
             remaining -= scope.windows().size();
         }
         throw new IndexOutOfBoundsException("no window " + windowIndex + " in " + this);
+    }
+
+    /**
+     * Returns how much the request charges a window: 1 for a request window, {@link #tokens()} for
+     * a token window.
+     *
+     * @param window one of the request's windows
+     * @return the weight
+     */
+    public long weightIn(Window window) {
+        return window.isTokens() ? tokens : 1;
     }
 
     /**
@@ -127,32 +161,59 @@ public record StoreRequest(List<Scope> scopes, int permits, long nowMillis) {
     /**
      * One budget a request is charged to: a subject's windows.
      *
-     * @param subject whose budget it is (a user id, or the name of a shared budget); non-empty
-     * @param windows the windows, strictly ascending by length; not empty
+     * <p>A user's scope and a shared scope of the same name are different budgets: stores keep
+     * them apart so no user id can reach a shared budget's counts.
+     *
+     * @param subject whose budget it is: a user id, or the name of a shared budget; non-empty
+     * @param windows the windows, strictly ascending in {@link #WINDOW_ORDER}; not empty
+     * @param shared {@code true} for a budget shared by many users
      */
-    public record Scope(String subject, List<Window> windows) {
+    public record Scope(String subject, List<Window> windows, boolean shared) {
 
         /**
          * Validates the scope.
          *
          * @throws NullPointerException if an argument is {@code null}
          * @throws IllegalArgumentException if the subject is empty or the windows are empty or not
-         *     strictly ascending by length
+         *     strictly ascending
          */
         public Scope {
-            Objects.requireNonNull(subject, "subject");
+            Objects.requireNonNull(subject, "subject must not be null");
             if (subject.isEmpty()) {
                 throw new IllegalArgumentException("subject must not be empty");
             }
-            windows = List.copyOf(Objects.requireNonNull(windows, "windows"));
+            windows = List.copyOf(Objects.requireNonNull(windows, "windows must not be null"));
             if (windows.isEmpty()) {
                 throw new IllegalArgumentException("windows must not be empty");
             }
             for (int i = 1; i < windows.size(); i++) {
-                if (windows.get(i - 1).length().compareTo(windows.get(i).length()) >= 0) {
-                    throw new IllegalArgumentException("windows must be strictly ascending by length");
+                if (WINDOW_ORDER.compare(windows.get(i - 1), windows.get(i)) >= 0) {
+                    throw new IllegalArgumentException(
+                            "windows must be strictly ascending by length, request windows before token windows");
                 }
             }
+        }
+
+        /**
+         * Creates a user's scope.
+         *
+         * @param subject the user id
+         * @param windows the user's windows in {@link #WINDOW_ORDER}
+         * @return the scope
+         */
+        public static Scope user(String subject, List<Window> windows) {
+            return new Scope(subject, windows, false);
+        }
+
+        /**
+         * Creates a shared budget's scope.
+         *
+         * @param name the budget's name
+         * @param windows the budget's windows in {@link #WINDOW_ORDER}
+         * @return the scope
+         */
+        public static Scope shared(String name, List<Window> windows) {
+            return new Scope(name, windows, true);
         }
     }
 }

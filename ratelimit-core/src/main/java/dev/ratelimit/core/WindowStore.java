@@ -5,45 +5,50 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * The port every storage backend implements: one atomic evaluation of all windows of one check.
+ * The port every storage backend implements: one atomic evaluation of all windows of one request,
+ * and the settlement of a reservation afterwards.
  *
  * <p>For a {@link StoreRequest}, in one atomic step of the store (one round trip for a remote
- * store):
+ * store), at {@code now}:
  *
  * <ol>
- *   <li>for each window in {@link StoreRequest#windows()} order (each scope's windows shortest
- *       first; a user check has one scope, its user's): drop the entries whose timestamp is at or before {@code
- *       now - window length}, then count what is left; if {@code count + permits > limit}, stop and
- *       return {@link Evaluation#rejected} for that window with the time until its oldest entry
- *       leaves it ({@code oldest + length - now}). Nothing is written anywhere and longer windows are
- *       not looked at;
- *   <li>only when every window has room, record the request ({@code permits} entries at {@code now},
- *       each unique even within one millisecond and across processes) in every window, set each
- *       window's expiry to its length plus one second, and return {@link Evaluation#allowed} with
- *       each window's count after recording and the time until its oldest entry leaves it.
+ *   <li>for each window in {@link StoreRequest#windows()} order: drop the entries recorded at or
+ *       before {@code now - window length}, then sum the weights of what is left ({@code used});
+ *   <li>the first window that cannot take the request decides, as {@link Evaluation} states: too
+ *       large, or rejected with the retry delay given there. Then nothing is recorded anywhere;
+ *   <li>only when every window has room, record the request in every window under its {@link
+ *       StoreRequest#entryId()} (weight 1 in request windows, {@link StoreRequest#tokens()} in
+ *       token windows; nothing for a weight of 0), keep each window's state for one second after
+ *       its last entry leaves, and return {@link Evaluation#allowed}.
  * </ol>
  *
- * <p>{@code now} is {@link StoreRequest#nowMillis()} when the request carries a time (an injected
- * clock), otherwise the store's own clock (for Redis: the server's {@code TIME}).
+ * <p>In every answer each window's {@code used} and the time until its oldest entry leaves it are
+ * reported, and the {@code now} the store used ({@link StoreRequest#nowMillis()} when the request
+ * carries a time, otherwise the store's own clock: for Redis, the server's {@code TIME}).
  *
- * <p>Each window's log belongs to its scope's subject and length: two requests that name the same
- * subject and window length share that log, whatever the limit. A store that cannot evaluate
- * several scopes in one atomic step (for Redis Cluster, scopes whose keys lie in different hash
- * slots) must reject such a request with {@link UnsupportedOperationException} rather than evaluate
- * it piecewise; the limiter sends one scope per check today.
+ * <p>A window with a {@linkplain dev.ratelimit.api.Window#precision() precision} records an entry as
+ * if at the end of its precision step ({@code (floor(t / step) + 1) * step}) and may keep the
+ * entries of one step as one: it never admits more than the exact window would and gives capacity
+ * back at most one step late.
  *
- * <p>Failures surface as {@link RateLimiterUnavailableException} (thrown by {@link #evaluate}, or
- * completing the stage of {@link #evaluateAsync} exceptionally); no driver exception type crosses
- * this port. The blocking call and the stage must both finish within the store's own timeout: the
- * limiter's circuit breaker does not time calls out. Implementations are thread-safe. The
- * conformance kit in {@code ratelimit-test-kit} is the executable form of this contract.
+ * <p>Each window's log belongs to its scope (a user, or a shared budget: never the same log even
+ * for equal names), its length, its unit and its precision: two requests that name the same scope
+ * and such a window share that log, whatever the limit. A store that cannot evaluate several
+ * scopes in one atomic step (Redis Cluster: their keys lie in different hash slots) says so through
+ * {@link #atomicAcrossScopes()}; the limiter then sends it one scope at a time and compensates.
+ *
+ * <p>Failures surface as {@link RateLimiterUnavailableException} (thrown, or completing the stage
+ * exceptionally); no driver exception type crosses this port. Every call must finish within the
+ * store's own timeout: the limiter's circuit breaker does not time calls out. Implementations are
+ * thread-safe. The conformance kit in {@code ratelimit-test-kit} is the executable form of this
+ * contract.
  */
 public interface WindowStore {
 
     /**
      * Evaluates a request, blocking until the store answers or its timeout passes.
      *
-     * @param request the windows to evaluate, shortest first
+     * @param request the request
      * @return the evaluation
      * @throws RateLimiterUnavailableException if the store cannot be reached or fails
      */
@@ -55,7 +60,7 @@ public interface WindowStore {
      * <p>The default completes synchronously through {@link #evaluate}; non-blocking stores override
      * it.
      *
-     * @param request the windows to evaluate, shortest first
+     * @param request the request
      * @return a stage completed with the evaluation, or exceptionally with {@link
      *     RateLimiterUnavailableException}
      */
@@ -65,5 +70,43 @@ public interface WindowStore {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    /**
+     * Applies a settlement as {@link Settlement} describes, in one atomic step, blocking until the
+     * store answers or its timeout passes. Settling never rejects.
+     *
+     * @param settlement the settlement
+     * @throws RateLimiterUnavailableException if the store cannot be reached or fails
+     */
+    void settle(Settlement settlement);
+
+    /**
+     * Applies a settlement without blocking the caller.
+     *
+     * <p>The default completes synchronously through {@link #settle}; non-blocking stores override
+     * it.
+     *
+     * @param settlement the settlement
+     * @return a stage completed when applied, or exceptionally with {@link
+     *     RateLimiterUnavailableException}
+     */
+    default CompletionStage<Void> settleAsync(Settlement settlement) {
+        try {
+            settle(settlement);
+            return CompletableFuture.completedFuture(null);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * Tells whether this store evaluates a request of several scopes in one atomic step. When it
+     * does not, the limiter sends it requests of one scope only.
+     *
+     * @return {@code true} by default
+     */
+    default boolean atomicAcrossScopes() {
+        return true;
     }
 }

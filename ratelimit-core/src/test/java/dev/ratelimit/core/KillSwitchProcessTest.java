@@ -24,10 +24,10 @@ class KillSwitchProcessTest {
     /** Builds a limiter with no explicit choice and prints what one check did. */
     public static void main(String[] args) {
         AtomicInteger storeCalls = new AtomicInteger();
-        WindowStore store = request -> {
+        WindowStore store = Stores.answering(request -> {
             storeCalls.incrementAndGet();
-            return Evaluation.allowed(new long[] {1}, new long[] {60_000});
-        };
+            return Evaluation.allowed(0, new long[] {1}, new long[] {60_000});
+        });
         RateLimiter limiter = SlidingWindowRateLimiter.builder(store).build();
         Decision decision = limiter.check("user", 5, Duration.ofMinutes(1));
         System.out.println("remaining=" + decision.remaining() + " storeCalls=" + storeCalls.get());

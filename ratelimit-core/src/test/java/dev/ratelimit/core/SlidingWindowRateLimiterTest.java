@@ -20,10 +20,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.threeten.extra.MutableClock;
 
 class SlidingWindowRateLimiterTest {
 
     private static final Duration MINUTE = Duration.ofMinutes(1);
+    private static final Duration OPEN_WAIT = Duration.ofMillis(200);
 
     /** A store whose health the test switches; it answers "allowed, 1 used" when healthy. */
     static final class SwitchableStore implements WindowStore {
@@ -40,7 +42,7 @@ class SlidingWindowRateLimiterTest {
             long[] reset = new long[used.length];
             java.util.Arrays.fill(used, 1);
             java.util.Arrays.fill(reset, 60_000);
-            return Evaluation.allowed(used, reset);
+            return Evaluation.allowed(0, used, reset);
         }
 
         @Override
@@ -52,6 +54,9 @@ class SlidingWindowRateLimiterTest {
             calls.decrementAndGet();
             return CompletableFuture.completedFuture(evaluate(request));
         }
+
+        @Override
+        public void settle(Settlement settlement) {}
     }
 
     private static CircuitBreakerConfig fastBreaker() {
@@ -59,7 +64,7 @@ class SlidingWindowRateLimiterTest {
                 .slidingWindowSize(5)
                 .minimumNumberOfCalls(3)
                 .failureRateThreshold(50)
-                .waitDurationInOpenState(Duration.ofMillis(200))
+                .waitDurationInOpenState(OPEN_WAIT)
                 .permittedNumberOfCallsInHalfOpenState(1)
                 .build();
     }
@@ -145,12 +150,16 @@ class SlidingWindowRateLimiterTest {
 
         @Test
         @DisplayName("an open breaker makes no store call at all, then a half-open probe closes it and the gauge falls")
-        void openBreakerSkipsTheStore() throws InterruptedException {
+        void openBreakerSkipsTheStore() {
             SwitchableStore store = new SwitchableStore();
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            // the breaker's open wait runs on its own clock; moving it by hand replaces a sleep
+            MutableClock breakerTime = MutableClock.epochUTC();
             RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
                     .meterRegistry(registry)
-                    .circuitBreaker(fastBreaker())
+                    .circuitBreaker(CircuitBreakerConfig.from(fastBreaker())
+                            .clock(breakerTime)
+                            .build())
                     .build();
             store.healthy.set(false);
             for (int i = 0; i < 3; i++) {
@@ -175,8 +184,14 @@ class SlidingWindowRateLimiterTest {
                     .isEqualTo(1.0);
 
             store.healthy.set(true);
-            Thread.sleep(300); // the breaker's open wait is real time by design
+            breakerTime.add(OPEN_WAIT.minusMillis(1));
+            assertThat(limiter.check("u", 5, MINUTE).degraded())
+                    .as("1 ms before the open wait ends")
+                    .isTrue();
+            assertThat(store.calls).hasValue(callsWhenOpened);
+            breakerTime.add(Duration.ofMillis(2));
             Decision probe = limiter.check("u", 5, MINUTE);
+            assertThat(store.calls).as("the half-open probe reaches the store").hasValue(callsWhenOpened + 1);
             assertThat(probe.degraded()).isFalse();
             assertThat(registry.get("ratelimit.fail.open").gauge().value()).isZero();
         }
@@ -240,7 +255,7 @@ class SlidingWindowRateLimiterTest {
         @Test
         @DisplayName("a store answer that does not fit the request is a store failure, not a wrong decision")
         void malformedAnswer() {
-            WindowStore liar = request -> Evaluation.allowed(new long[] {1}, new long[] {1});
+            WindowStore liar = Stores.answering(request -> Evaluation.allowed(0, new long[] {1}, new long[] {1}));
             RateLimiter limiter =
                     SlidingWindowRateLimiter.builder(liar).failOpen(false).build();
             assertThatThrownBy(() -> limiter.check("u", TierPolicy.defaults().resolve("free")))

@@ -2,7 +2,7 @@ package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ratelimit.testkit.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.http.HttpResponse;

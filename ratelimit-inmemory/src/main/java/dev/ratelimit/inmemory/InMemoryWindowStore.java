@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import java.time.Clock;
@@ -13,17 +14,20 @@ import java.util.List;
 import java.util.Objects;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A {@link WindowStore} that keeps an exact sliding-window log per user in memory: the embedded
- * default for demos, unit tests and single-node services.
+ * A {@link WindowStore} that keeps exact sliding-window logs in memory: the embedded default for
+ * demos, unit tests and single-node services.
  *
- * <p>It honours the same contract as the Redis stores: each evaluation is atomic (a user's check
- * runs inside the cache's per-key compute under a lock striped by user; a check of several scopes
- * holds all their stripes), a rejection records nothing, and a user's log is evicted
- * once it has been idle for its longest window plus one second. Counts are per JVM: use a Redis
+ * <p>It honours the same contract as the Redis stores: each evaluation is atomic (it runs under a
+ * lock striped by scope; a request of several scopes holds all their stripes), a rejection records
+ * nothing, precision windows keep one entry per step, and a scope's state is dropped one second
+ * after its last entry has left its window. Time is the request's when it carries one (an
+ * injected clock), otherwise the store's clock, and idle state is evicted on that same time: once
+ * requests carry their time, the latest time a request carried. Counts are per JVM: use a Redis
  * store when several processes share a budget.
  *
  * <pre>{@code
@@ -34,19 +38,20 @@ public final class InMemoryWindowStore implements WindowStore {
 
     private static final int STRIPES = 256;
 
-    private final Cache<String, UserLog> logs;
+    private final Cache<ScopeKey, ScopeLog> logs;
     private final Clock clock;
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
+    // The latest time requests carried: once they carry time, eviction follows it, not the clock.
+    private final AtomicLong requestTime = new AtomicLong(Long.MIN_VALUE);
 
     private InMemoryWindowStore(Clock clock) {
         this.clock = clock;
         for (int i = 0; i < STRIPES; i++) {
             stripes[i] = new ReentrantLock();
         }
-        // Idle logs expire on the store's own clock, the same one that timestamps its entries.
         this.logs = Caffeine.newBuilder()
                 .expireAfter(new IdleExpiry())
-                .ticker(() -> TimeUnit.MILLISECONDS.toNanos(clock.millis()))
+                .ticker(() -> TimeUnit.MILLISECONDS.toNanos(currentMillis()))
                 .build();
     }
 
@@ -72,229 +77,252 @@ public final class InMemoryWindowStore implements WindowStore {
     @Override
     public Evaluation evaluate(StoreRequest request) {
         Objects.requireNonNull(request, "request must not be null");
-        long now = request.hasTime() ? request.nowMillis() : clock.millis();
+        long now = timeOf(request.hasTime(), request.nowMillis());
         List<StoreRequest.Scope> scopes = request.scopes();
-        if (scopes.size() == 1) {
-            StoreRequest.Scope scope = scopes.get(0);
-            ReentrantLock stripe = stripeOf(scope.subject());
-            stripe.lock();
-            try {
-                Evaluation[] result = new Evaluation[1];
-                logs.asMap().compute(scope.subject(), (subject, log) -> {
-                    UserLog current = log == null ? new UserLog() : log;
-                    Evaluation rejected = current.check(scope.windows(), request.permits(), now, 0);
-                    if (rejected != null) {
-                        result[0] = rejected;
-                    } else {
-                        int n = scope.windows().size();
-                        long[] used = new long[n];
-                        long[] reset = new long[n];
-                        current.record(scope.windows(), request.permits(), now, used, reset, 0);
-                        result[0] = Evaluation.allowed(used, reset);
-                    }
-                    return current;
-                });
-                return result[0];
-            } finally {
-                stripe.unlock();
-            }
-        }
-        return evaluateScopes(scopes, request.permits(), now);
-    }
-
-    /**
-     * Evaluates several scopes atomically: their stripes are locked in a fixed order (no deadlock),
-     * every scope is checked, and only then is the request recorded in all of them.
-     */
-    private Evaluation evaluateScopes(List<StoreRequest.Scope> scopes, int permits, long now) {
-        TreeSet<Integer> order = new TreeSet<>();
-        for (StoreRequest.Scope scope : scopes) {
-            order.add(stripeIndex(scope.subject()));
-        }
-        List<ReentrantLock> held = new ArrayList<>(order.size());
+        List<ReentrantLock> held = lock(scopes);
         try {
-            for (int index : order) {
-                ReentrantLock stripe = stripes[index];
-                stripe.lock();
-                held.add(stripe);
-            }
-            int offset = 0;
-            for (StoreRequest.Scope scope : scopes) {
-                Evaluation[] rejected = new Evaluation[1];
-                int first = offset;
-                logs.asMap().compute(scope.subject(), (subject, log) -> {
-                    UserLog current = log == null ? new UserLog() : log;
-                    rejected[0] = current.check(scope.windows(), permits, now, first);
-                    return current;
-                });
-                if (rejected[0] != null) {
-                    return rejected[0];
+            List<Window> windows = request.windows();
+            int n = windows.size();
+            WindowLog[] windowLogs = new WindowLog[n];
+            ScopeLog[] owners = new ScopeLog[n];
+            ScopeLog[] perScope = new ScopeLog[scopes.size()];
+            long[] used = new long[n];
+            long[] reset = new long[n];
+            int index = 0;
+            for (int s = 0; s < scopes.size(); s++) {
+                StoreRequest.Scope scope = scopes.get(s);
+                ScopeLog log = logOf(scope);
+                perScope[s] = log;
+                for (Window window : scope.windows()) {
+                    WindowLog windowLog = log.windowFor(window);
+                    windowLog.trim(now - window.lengthMillis());
+                    windowLogs[index] = windowLog;
+                    owners[index] = log;
+                    used[index] = windowLog.sum();
+                    reset[index] = windowLog.resetAfter(now, window.lengthMillis());
+                    index++;
                 }
-                offset += scope.windows().size();
             }
-            long[] used = new long[offset];
-            long[] reset = new long[offset];
-            offset = 0;
-            for (StoreRequest.Scope scope : scopes) {
-                int first = offset;
-                logs.asMap().compute(scope.subject(), (subject, log) -> {
-                    UserLog current = log == null ? new UserLog() : log;
-                    current.record(scope.windows(), permits, now, used, reset, first);
-                    return current;
-                });
-                offset += scope.windows().size();
+            for (int i = 0; i < n; i++) {
+                Window window = windows.get(i);
+                long weight = request.weightIn(window);
+                if (weight > window.limit()) {
+                    return Evaluation.tooLarge(now, i, used, reset);
+                }
+                long excess = used[i] + Math.max(1, weight) - window.limit();
+                if (excess > 0) {
+                    long leaves = windowLogs[i].timeFreeing(excess) + window.lengthMillis();
+                    return Evaluation.rejected(now, i, Math.max(1, leaves - now), used, reset);
+                }
             }
-            return Evaluation.allowed(used, reset);
+            for (int i = 0; i < n; i++) {
+                Window window = windows.get(i);
+                long weight = request.weightIn(window);
+                if (weight > 0) {
+                    windowLogs[i].add(now, weight, request.entryId());
+                    owners[i].recorded(windowLogs[i].lastTime() + window.lengthMillis());
+                }
+                used[i] = windowLogs[i].sum();
+                reset[i] = windowLogs[i].resetAfter(now, window.lengthMillis());
+            }
+            for (int s = 0; s < scopes.size(); s++) {
+                keep(scopes.get(s), perScope[s]);
+            }
+            return Evaluation.allowed(now, used, reset);
         } finally {
-            for (ReentrantLock stripe : held) {
-                stripe.unlock();
-            }
+            unlock(held);
         }
     }
 
-    private ReentrantLock stripeOf(String subject) {
-        return stripes[stripeIndex(subject)];
-    }
-
-    private static int stripeIndex(String subject) {
-        int hash = subject.hashCode();
-        return (hash ^ (hash >>> 16)) & (STRIPES - 1);
+    @Override
+    public void settle(Settlement settlement) {
+        Objects.requireNonNull(settlement, "settlement must not be null");
+        long now = timeOf(settlement.hasTime(), settlement.nowMillis());
+        List<ReentrantLock> held = lock(settlement.scopes());
+        try {
+            for (StoreRequest.Scope scope : settlement.scopes()) {
+                ScopeLog log = logOf(scope);
+                for (Window window : scope.windows()) {
+                    long estimate = settlement.estimateIn(window);
+                    long target = settlement.targetIn(window);
+                    WindowLog windowLog = log.windowFor(window);
+                    if (target < estimate) {
+                        windowLog.reduce(settlement.reservedAtMillis(), settlement.entryId(), estimate - target);
+                    } else if (target > estimate) {
+                        windowLog.trim(now - window.lengthMillis());
+                        windowLog.add(now, target - estimate, settlement.entryId() + "+");
+                        log.recorded(windowLog.lastTime() + window.lengthMillis());
+                    }
+                }
+                keep(scope, log);
+            }
+        } finally {
+            unlock(held);
+        }
     }
 
     /**
-     * Tells whether the store holds any state for {@code userId}; an idle user's log is dropped
-     * after its longest window plus one second of real time.
+     * Tells whether the store holds any state for {@code userId}: a user's state is dropped one
+     * second after the last entry of its longest window has left it, on the store's time.
      *
      * @param userId the user
-     * @return {@code true} while the user's log is retained
+     * @return {@code true} while the user's logs are retained
      */
     public boolean holdsStateFor(String userId) {
-        return logs.getIfPresent(Objects.requireNonNull(userId, "userId must not be null")) != null;
-    }
-
-    /**
-     * Returns the approximate number of users whose logs are retained.
-     *
-     * @return the number of retained user logs
-     */
-    public long estimatedUserCount() {
-        logs.cleanUp();
-        return logs.estimatedSize();
+        return logs.getIfPresent(new ScopeKey(Objects.requireNonNull(userId, "userId must not be null"), false))
+                != null;
     }
 
     @Override
     public String toString() {
-        return "InMemoryWindowStore{users~" + logs.estimatedSize() + "}";
+        return "InMemoryWindowStore{scopes~" + logs.estimatedSize() + "}";
     }
 
-    /** Keeps a user's log for its longest window plus one second after the last recorded request. */
-    private static final class IdleExpiry implements Expiry<String, UserLog> {
+    private long timeOf(boolean carried, long requested) {
+        if (carried) {
+            requestTime.accumulateAndGet(requested, Math::max);
+            return requested;
+        }
+        return clock.millis();
+    }
+
+    private long currentMillis() {
+        long carried = requestTime.get();
+        return carried == Long.MIN_VALUE ? clock.millis() : carried;
+    }
+
+    private ScopeLog logOf(StoreRequest.Scope scope) {
+        ScopeLog log = logs.getIfPresent(ScopeKey.of(scope));
+        return log != null ? log : new ScopeLog();
+    }
+
+    /** (Re)inserts a scope's logs after a write, so the cache keeps them as long as their entries. */
+    private void keep(StoreRequest.Scope scope, ScopeLog log) {
+        if (log.keepUntilMillis() + 1_000 > currentMillis()) {
+            logs.put(ScopeKey.of(scope), log);
+        }
+    }
+
+    private List<ReentrantLock> lock(List<StoreRequest.Scope> scopes) {
+        // Fixed order, so requests of several scopes never deadlock.
+        TreeSet<Integer> order = new TreeSet<>();
+        for (StoreRequest.Scope scope : scopes) {
+            order.add(stripeIndex(ScopeKey.of(scope)));
+        }
+        List<ReentrantLock> held = new ArrayList<>(order.size());
+        for (int index : order) {
+            stripes[index].lock();
+            held.add(stripes[index]);
+        }
+        return held;
+    }
+
+    private static void unlock(List<ReentrantLock> held) {
+        for (ReentrantLock stripe : held) {
+            stripe.unlock();
+        }
+    }
+
+    private static int stripeIndex(ScopeKey key) {
+        int hash = key.hashCode();
+        return (hash ^ (hash >>> 16)) & (STRIPES - 1);
+    }
+
+    /** A user's and a shared budget's logs never mix, whatever their names. */
+    private record ScopeKey(String subject, boolean shared) {
+        static ScopeKey of(StoreRequest.Scope scope) {
+            return new ScopeKey(scope.subject(), scope.shared());
+        }
+    }
+
+    /** Keeps a scope's logs until one second after the last recorded entry leaves its window. */
+    private final class IdleExpiry implements Expiry<ScopeKey, ScopeLog> {
 
         @Override
-        public long expireAfterCreate(String key, UserLog value, long currentTime) {
-            return value.retentionNanos();
+        public long expireAfterCreate(ScopeKey key, ScopeLog value, long currentTime) {
+            return remaining(value, currentTime);
         }
 
         @Override
-        public long expireAfterUpdate(String key, UserLog value, long currentTime, long currentDuration) {
-            // A rejection writes nothing, so it must not extend the log's life either.
-            return value.lastCheckRecorded() ? value.retentionNanos() : currentDuration;
+        public long expireAfterUpdate(ScopeKey key, ScopeLog value, long currentTime, long currentDuration) {
+            return remaining(value, currentTime);
         }
 
         @Override
-        public long expireAfterRead(String key, UserLog value, long currentTime, long currentDuration) {
+        public long expireAfterRead(ScopeKey key, ScopeLog value, long currentTime, long currentDuration) {
             return currentDuration;
         }
-    }
 
-    /** The logs of one user, one per window length; guarded by the cache's per-key compute. */
-    static final class UserLog {
-
-        private long[] lengths = new long[0];
-        private WindowLog[] windows = new WindowLog[0];
-        private long longestMillis;
-        private boolean lastCheckRecorded;
-
-        /**
-         * Trims and checks every window; returns the rejection of the first full one (indices
-         * shifted by {@code offset}), or {@code null} when all have room. Writes nothing.
-         */
-        @Nullable
-        Evaluation check(List<Window> requested, int permits, long now, int offset) {
-            lastCheckRecorded = false;
-            for (int i = 0; i < requested.size(); i++) {
-                Window window = requested.get(i);
-                long length = window.lengthMillis();
-                WindowLog log = logFor(length);
-                log.trim(now - length);
-                if (log.sum() + permits > window.limit()) {
-                    long excess = log.sum() + permits - window.limit();
-                    long retry =
-                            log.isEmpty() || permits > window.limit() ? length : log.timeFreeing(excess) + length - now;
-                    return Evaluation.rejected(offset + i, log.sum(), retry);
-                }
-            }
-            return null;
-        }
-
-        /** Records the request in every window; call only after {@link #check} found room. */
-        void record(List<Window> requested, int permits, long now, long[] used, long[] reset, int offset) {
-            for (int i = 0; i < requested.size(); i++) {
-                long length = requested.get(i).lengthMillis();
-                WindowLog log = logFor(length);
-                log.add(now, permits);
-                used[offset + i] = log.sum();
-                reset[offset + i] = log.oldest() + length - now;
-                longestMillis = Math.max(longestMillis, length);
-            }
-            lastCheckRecorded = true;
-        }
-
-        boolean lastCheckRecorded() {
-            return lastCheckRecorded;
-        }
-
-        long retentionNanos() {
-            return TimeUnit.MILLISECONDS.toNanos(longestMillis + 1_000);
-        }
-
-        private WindowLog logFor(long lengthMillis) {
-            for (int i = 0; i < lengths.length; i++) {
-                if (lengths[i] == lengthMillis) {
-                    return windows[i];
-                }
-            }
-            int n = lengths.length;
-            lengths = java.util.Arrays.copyOf(lengths, n + 1);
-            windows = java.util.Arrays.copyOf(windows, n + 1);
-            lengths[n] = lengthMillis;
-            windows[n] = new WindowLog();
-            return windows[n];
+        private long remaining(ScopeLog value, long currentTime) {
+            long millis = value.keepUntilMillis() + 1_000 - TimeUnit.NANOSECONDS.toMillis(currentTime);
+            return TimeUnit.MILLISECONDS.toNanos(Math.max(0, millis));
         }
     }
 
-    /** A time-ordered ring buffer of (timestamp, permits) entries with their running sum. */
+    /** The logs of one scope, one per window length, unit and precision; guarded by the stripe lock. */
+    static final class ScopeLog {
+
+        private final List<Window> shapes = new ArrayList<>(4);
+        private final List<WindowLog> windows = new ArrayList<>(4);
+        private long keepUntilMillis = Long.MIN_VALUE / 2;
+
+        WindowLog windowFor(Window window) {
+            for (int i = 0; i < shapes.size(); i++) {
+                Window shape = shapes.get(i);
+                if (shape.length().equals(window.length())
+                        && shape.unit() == window.unit()
+                        && shape.precision().equals(window.precision())) {
+                    return windows.get(i);
+                }
+            }
+            WindowLog log = new WindowLog(window.precisionMillis());
+            shapes.add(window);
+            windows.add(log);
+            return log;
+        }
+
+        /** Notes that an entry stays in its window until {@code leavesAtMillis}. */
+        void recorded(long leavesAtMillis) {
+            keepUntilMillis = Math.max(keepUntilMillis, leavesAtMillis);
+        }
+
+        long keepUntilMillis() {
+            return keepUntilMillis;
+        }
+    }
+
+    /**
+     * A time-ordered ring buffer of (time, weight, entry id) entries with their running sum. In a
+     * precision window an entry's time is the end of its step and the entries of one step are one.
+     */
     static final class WindowLog {
 
+        private final long step;
         private long[] times = new long[4];
-        private int[] weights = new int[4];
+        private long[] weights = new long[4];
+        private @Nullable String[] ids = new String[4];
         private int head;
         private int size;
         private long sum;
+
+        WindowLog(long stepMillis) {
+            this.step = stepMillis;
+        }
 
         long sum() {
             return sum;
         }
 
-        boolean isEmpty() {
-            return size == 0;
+        long lastTime() {
+            return times[index(size - 1)];
         }
 
-        long oldest() {
-            return times[head];
+        /** Milliseconds until the oldest counted entry leaves a window of this length, 0 when empty. */
+        long resetAfter(long now, long lengthMillis) {
+            return size == 0 ? 0 : Math.max(0, times[head] + lengthMillis - now);
         }
 
-        /** Returns the time of the entry whose leaving frees at least {@code units} permits. */
+        /** Returns the time of the entry at which the running sum from the oldest reaches {@code units}. */
         long timeFreeing(long units) {
             long freed = 0;
             for (int i = 0; i < size; i++) {
@@ -306,10 +334,11 @@ public final class InMemoryWindowStore implements WindowStore {
             return times[index(size - 1)];
         }
 
-        /** Drops every entry at or before {@code cutoff}: it has left the window. */
+        /** Drops every entry at or before {@code cutoff} (it has left the window) and emptied ones at the head. */
         void trim(long cutoff) {
-            while (size > 0 && times[head] <= cutoff) {
+            while (size > 0 && (times[head] <= cutoff || weights[head] == 0)) {
                 sum -= weights[head];
+                ids[head] = null;
                 head = (head + 1) % times.length;
                 size--;
             }
@@ -317,26 +346,60 @@ public final class InMemoryWindowStore implements WindowStore {
                 head = 0;
                 if (times.length > 64) { // let a burst's buffer go once it has drained
                     times = new long[4];
-                    weights = new int[4];
+                    weights = new long[4];
+                    ids = new String[4];
                 }
             }
         }
 
-        void add(long time, int permits) {
+        void add(long time, long weight, String id) {
+            long at = step == 0 ? time : (Math.floorDiv(time, step) + 1) * step;
+            if (step > 0) {
+                for (int i = size - 1; i >= 0 && times[index(i)] >= at; i--) {
+                    if (times[index(i)] == at) {
+                        weights[index(i)] += weight;
+                        sum += weight;
+                        return;
+                    }
+                }
+            }
             if (size == times.length) {
                 grow();
             }
             // Keep entries ordered even when callers' clocks interleave out of order.
             int position = size;
-            while (position > 0 && times[index(position - 1)] > time) {
-                times[index(position)] = times[index(position - 1)];
-                weights[index(position)] = weights[index(position - 1)];
+            while (position > 0 && times[index(position - 1)] > at) {
+                move(position - 1, position);
                 position--;
             }
-            times[index(position)] = time;
-            weights[index(position)] = permits;
+            times[index(position)] = at;
+            weights[index(position)] = weight;
+            ids[index(position)] = step == 0 ? id : null;
             size++;
-            sum += permits;
+            sum += weight;
+        }
+
+        /** Takes up to {@code amount} off the reservation's entry, if it is still in the window. */
+        void reduce(long reservedAt, String id, long amount) {
+            long at = step == 0 ? reservedAt : (Math.floorDiv(reservedAt, step) + 1) * step;
+            for (int i = size - 1; i >= 0; i--) {
+                int slot = index(i);
+                if (times[slot] < at) {
+                    return;
+                }
+                if (times[slot] == at && (step > 0 || id.equals(ids[slot]))) {
+                    long taken = Math.min(amount, weights[slot]);
+                    weights[slot] -= taken;
+                    sum -= taken;
+                    return;
+                }
+            }
+        }
+
+        private void move(int from, int to) {
+            times[index(to)] = times[index(from)];
+            weights[index(to)] = weights[index(from)];
+            ids[index(to)] = ids[index(from)];
         }
 
         private int index(int offset) {
@@ -344,15 +407,24 @@ public final class InMemoryWindowStore implements WindowStore {
         }
 
         private void grow() {
-            long[] newTimes = new long[times.length * 2];
-            int[] newWeights = new int[times.length * 2];
+            int capacity = times.length * 2;
+            long[] newTimes = new long[capacity];
+            long[] newWeights = new long[capacity];
+            String[] newIds = new String[capacity];
             for (int i = 0; i < size; i++) {
                 newTimes[i] = times[index(i)];
                 newWeights[i] = weights[index(i)];
+                newIds[i] = ids[index(i)];
             }
             times = newTimes;
             weights = newWeights;
+            ids = newIds;
             head = 0;
+        }
+
+        @Override
+        public String toString() {
+            return "WindowLog{sum=" + sum + ", entries=" + size + ", step=" + step + "}";
         }
     }
 }

@@ -20,9 +20,4 @@ class InMemoryWindowStoreConformanceTest extends WindowStoreConformanceKit {
     protected boolean holdsStateFor(WindowStore store, String userId, Duration window) {
         return ((InMemoryWindowStore) store).holdsStateFor(userId);
     }
-
-    @Override
-    protected boolean supportsSharedScopes() {
-        return true;
-    }
 }

@@ -55,8 +55,8 @@ final class ResponseWriter {
             return;
         }
         if (rateLimitHeaders) {
-            response.setHeader(LIMIT, Integer.toString(decision.limit()));
-            response.setHeader(REMAINING, Integer.toString(decision.remaining()));
+            response.setHeader(LIMIT, Long.toString(decision.limit()));
+            response.setHeader(REMAINING, Long.toString(decision.remaining()));
             response.setHeader(WINDOW, token(decision.window().name()));
         }
         if (draftHeaders) {
@@ -69,8 +69,8 @@ final class ResponseWriter {
 
     /** The OpenAI-style family, for clients written against OpenAI's API. */
     private static void openAi(HttpServletResponse response, Decision decision, Duration reset) {
-        response.setHeader(OPENAI_LIMIT, Integer.toString(decision.limit()));
-        response.setHeader(OPENAI_REMAINING, Integer.toString(decision.remaining()));
+        response.setHeader(OPENAI_LIMIT, Long.toString(decision.limit()));
+        response.setHeader(OPENAI_REMAINING, Long.toString(decision.remaining()));
         response.setHeader(OPENAI_RESET, goDuration(reset));
     }
 
@@ -105,7 +105,7 @@ final class ResponseWriter {
         response.setStatus(TOO_MANY_REQUESTS);
         response.setHeader(RETRY_AFTER, Long.toString(retryAfter));
         if (rateLimitHeaders) {
-            response.setHeader(LIMIT, Integer.toString(decision.limit()));
+            response.setHeader(LIMIT, Long.toString(decision.limit()));
             response.setHeader(REMAINING, "0");
             response.setHeader(WINDOW, token(decision.window().name()));
         }

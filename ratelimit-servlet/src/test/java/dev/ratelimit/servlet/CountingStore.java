@@ -2,6 +2,7 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.inmemory.InMemoryWindowStore;
@@ -25,5 +26,13 @@ final class CountingStore implements WindowStore {
             throw new RateLimiterUnavailableException("store down (test)");
         }
         return delegate.evaluate(request);
+    }
+
+    @Override
+    public void settle(Settlement settlement) {
+        if (failing) {
+            throw new RateLimiterUnavailableException("store down (test)");
+        }
+        delegate.settle(settlement);
     }
 }

@@ -9,7 +9,8 @@ import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.lettuce.LettuceWindowStore;
-import dev.ratelimit.testkit.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.lettuce.core.RedisClient;
 import io.micrometer.core.instrument.Gauge;
@@ -28,6 +29,7 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -51,15 +53,16 @@ class RedisOutageTest {
             .defaultTier("free")
             .build();
 
-    private RedisServer redis;
+    @RegisterExtension
+    final RedisServerExtension<RedisServer> redis = RedisServerExtension.standalone();
+
     private RedisClient client;
     private WindowStore store;
     private TestServer server;
 
     @BeforeEach
-    void startRedis() {
-        redis = RedisServer.start();
-        client = RedisClient.create(redis.uri());
+    void connect() {
+        client = RedisClient.create(redis.get().uri());
         store = LettuceWindowStore.builder(client)
                 .commandTimeout(Duration.ofMillis(500))
                 .build();
@@ -74,7 +77,6 @@ class RedisOutageTest {
             closeable.close();
         }
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        redis.close();
     }
 
     /** Outcomes seen by the background traffic, counted by kind. */
@@ -143,7 +145,7 @@ class RedisOutageTest {
             awaitCondition("healthy traffic before the outage", () -> tally.get("limited") >= ENOUGH);
             assertThat(failOpenGauge.value()).isZero();
 
-            redis.stop();
+            redis.get().stop();
             String outage = failOpen ? "degraded" : "unavailable";
             int outageBefore = tally.get(outage);
             awaitCondition("outage responses", () -> tally.get(outage) >= outageBefore + ENOUGH);
@@ -162,7 +164,7 @@ class RedisOutageTest {
                 assertThat(probe.body()).contains("\"error\":\"rate_limiter_unavailable\"");
             }
 
-            redis.restart();
+            redis.get().restart();
             int healthyBefore = tally.get("limited");
             awaitCondition(
                     "healthy traffic after the restart",

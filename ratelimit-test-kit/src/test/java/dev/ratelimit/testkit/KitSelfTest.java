@@ -1,9 +1,12 @@
 package dev.ratelimit.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import dev.ratelimit.core.WindowStore;
+import java.lang.reflect.Method;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -24,17 +27,48 @@ class KitSelfTest {
         assertThat(failures(tests)).isEmpty();
         assertThat(tests.succeeded().count()).isGreaterThanOrEqualTo(25);
         assertThat(tests.skipped().count() + tests.aborted().count())
-                .as("E1 needs real expiry, which the reference store does not declare; G0 is for stores"
-                        + " without shared scopes")
-                .isEqualTo(2);
+                .as("E1 needs real expiry and P4 state sizes, which the reference store does not declare; G0 is"
+                        + " for stores that cannot evaluate several scopes atomically")
+                .isEqualTo(3);
     }
 
     @Test
-    @DisplayName("a store that charges the windows checked before the one that rejects fails M1, M5, C4 and G1")
+    @DisplayName("a full run is the 48 tests CONFORMANCE.md promises; outside the JUnit Platform it fails instead")
+    void runOutsideTheJUnitPlatformFails() throws NoSuchMethodException {
+        Events tests = run(Correct.class);
+        assertThat(tests.started().count()).as("tests of a full run").isEqualTo(48);
+        assertThat(tests.list())
+                .as("the JUnit Platform does not run the guard")
+                .noneMatch(event -> event.getTestDescriptor().getDisplayName().startsWith("testRun"));
+
+        // Surefire 2.12's fallback provider runs every public no-argument test*() method it finds.
+        assertThat(Arrays.stream(Correct.class.getMethods())
+                        .filter(method -> method.getName().startsWith("test") && method.getParameterCount() == 0)
+                        .map(Method::getName))
+                .containsExactly("testRunWithTheJUnitPlatform");
+        Method guard = Correct.class.getMethod("testRunWithTheJUnitPlatform");
+        assertThat(guard.getReturnType()).isEqualTo(void.class);
+        assertThatThrownBy(() -> new Correct().testRunWithTheJUnitPlatform())
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("none of the Correct conformance tests ran")
+                .hasMessageContaining("maven-surefire-plugin 2.22.0 or later");
+    }
+
+    @Test
+    @DisplayName(
+            "a store that charges the windows checked before the one that rejects fails M1, M5, C4, W1, W4, G1, G3")
     void chargingOnRejectionFails() {
         Map<String, String> failed = failures(run(ChargesOnRejection.class));
-        assertThat(failed).containsOnlyKeys("M1", "M5", "C4", "G1");
-        assertThat(failed.get("M1")).contains("[M1]");
+        assertThat(failed).containsOnlyKeys("M1", "M5", "C4", "W1", "W4", "G1", "G3");
+        assertThat(failed.get("M1")).contains("[M1]", "records in the minute window when the day window rejects");
+    }
+
+    @Test
+    @DisplayName("a store that charges the user when a shared budget rejects fails G1 and G3")
+    void chargingTheUserOnSharedRejectionFails() {
+        Map<String, String> failed = failures(run(ChargesUserWhenSharedRejects.class));
+        assertThat(failed).containsOnlyKeys("G1", "G3");
+        assertThat(failed.get("G1")).contains("[G1] bob's own window holds his allowed request and this check");
     }
 
     @Test
@@ -49,7 +83,7 @@ class KitSelfTest {
     @DisplayName("a store that counts and records in two steps fails the concurrency rules")
     void nonAtomicFails() {
         Map<String, String> failed = failures(run(NotAtomic.class));
-        assertThat(failed).containsKeys("C1", "C2");
+        assertThat(failed).containsKeys("C1", "W4", "G3");
         assertThat(failed.get("C1")).contains("[C1] trial 0: allowed of 20 simultaneous checks, limit 10");
     }
 
@@ -68,23 +102,31 @@ class KitSelfTest {
                 .testEvents();
     }
 
-    /** Failed rules by id (the display name's first word), with the failure message. */
+    /**
+     * Failed rules by id (the display name's first word), with the failure message; every message
+     * must name the rule that failed, as {@code [id]}.
+     */
     private static Map<String, String> failures(Events tests) {
         List<Event> failed = tests.failed().list();
-        return failed.stream()
+        Map<String, String> byRule = failed.stream()
                 .collect(Collectors.toMap(
                         event -> event.getTestDescriptor().getDisplayName().split(" ")[0],
                         event -> event.getRequiredPayload(TestExecutionResult.class)
                                 .getThrowable()
                                 .map(String::valueOf)
                                 .orElse("")));
+        byRule.forEach((rule, message) ->
+                assertThat(message).as("the failure message of %s", rule).contains("[" + rule + "]"));
+        return byRule;
     }
 
-    /** The reference store handles several scopes atomically (one lock), so every kit over it says so. */
-    abstract static class ReferenceKit extends WindowStoreConformanceKit {
+    /** Every kit over the reference store. */
+    abstract static class ReferenceKit extends WindowStoreConformanceKit {}
+
+    static class ChargesUserWhenSharedRejects extends ReferenceKit {
         @Override
-        protected boolean supportsSharedScopes() {
-            return true;
+        protected WindowStore createStore() {
+            return new ReferenceStore(ReferenceStore.Defect.CHARGES_USER_WHEN_SHARED_REJECTS);
         }
     }
 

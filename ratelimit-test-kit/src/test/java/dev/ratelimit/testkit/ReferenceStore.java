@@ -2,10 +2,10 @@ package dev.ratelimit.testkit;
 
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
-import java.util.ArrayDeque;
-import java.util.Deque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,112 +25,195 @@ class ReferenceStore implements WindowStore {
         /** Counts and records without holding a lock between the two. */
         NOT_ATOMIC,
         /** Rounds the retry delay down to whole seconds. */
-        ROUNDED_RETRY
+        ROUNDED_RETRY,
+        /** Charges the user's scope before looking at the shared ones, and keeps it when they reject. */
+        CHARGES_USER_WHEN_SHARED_REJECTS
+    }
+
+    /** One recorded entry; its weight changes when a reservation settles below its estimate. */
+    private static final class Entry {
+        final long time;
+        final String id;
+        long weight;
+
+        Entry(long time, String id, long weight) {
+            this.time = time;
+            this.id = id;
+            this.weight = weight;
+        }
     }
 
     private final Defect defect;
-    private final Map<String, Deque<Long>> logs = new HashMap<>();
+    private final Map<String, List<Entry>> logs = new HashMap<>();
 
     ReferenceStore(Defect defect) {
         this.defect = defect;
     }
 
     @Override
+    public boolean atomicAcrossScopes() {
+        return true;
+    }
+
+    @Override
     public Evaluation evaluate(StoreRequest request) {
         long now = request.hasTime() ? request.nowMillis() : System.currentTimeMillis();
         if (defect == Defect.NOT_ATOMIC) {
-            return racy(request, now);
-        }
-        synchronized (this) {
-            List<Window> windows = request.windows();
-            for (int i = 0; i < windows.size(); i++) {
-                Window window = windows.get(i);
-                Deque<Long> log = log(request.subjectOf(i), window);
-                trim(log, window, now);
-                if (log.size() + request.permits() > window.limit()) {
-                    if (defect == Defect.CHARGES_SHORTER_WINDOWS_ON_REJECTION) {
-                        for (int j = 0; j < i; j++) {
-                            log(request.subjectOf(j), windows.get(j)).addLast(now);
-                        }
-                    }
-                    long retry = retry(log, window, now, request.permits());
-                    return Evaluation.rejected(i, log.size(), retry);
+            synchronized (this) {
+                Evaluation refused = check(request, now, 0, request.windows().size());
+                if (refused != null) {
+                    return refused;
                 }
             }
-            return record(request, now);
-        }
-    }
-
-    private Evaluation racy(StoreRequest request, long now) {
-        List<Window> windows = request.windows();
-        for (int i = 0; i < windows.size(); i++) {
-            Window window = windows.get(i);
-            int size;
-            long retry;
+            try {
+                Thread.sleep(5); // the gap between counting and recording that atomicity closes
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             synchronized (this) {
-                Deque<Long> log = log(request.subjectOf(i), window);
-                trim(log, window, now);
-                size = log.size();
-                retry = log.isEmpty() ? 0 : retry(log, window, now, request.permits());
+                return record(request, now, 0, request.windows().size());
             }
-            if (size + request.permits() > window.limit()) {
-                return Evaluation.rejected(i, size, retry);
-            }
-        }
-        try {
-            Thread.sleep(5); // the gap between counting and recording that atomicity closes
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
         synchronized (this) {
-            return record(request, now);
+            int n = request.windows().size();
+            if (defect == Defect.CHARGES_USER_WHEN_SHARED_REJECTS
+                    && request.scopes().size() > 1) {
+                int userWindows = request.scopes().get(0).windows().size();
+                Evaluation refused = check(request, now, 0, userWindows);
+                if (refused != null) {
+                    return refused;
+                }
+                record(request, now, 0, userWindows);
+                refused = check(request, now, userWindows, n);
+                return refused != null ? refused : record(request, now, userWindows, n);
+            }
+            Evaluation refused = check(request, now, 0, n);
+            return refused != null ? refused : record(request, now, 0, n);
         }
     }
 
-    private Evaluation record(StoreRequest request, long now) {
+    @Override
+    public synchronized void settle(Settlement settlement) {
+        for (StoreRequest.Scope scope : settlement.scopes()) {
+            for (Window window : scope.windows()) {
+                List<Entry> log = log(scope, window);
+                long estimate = settlement.estimateIn(window);
+                long target = settlement.targetIn(window);
+                if (target < estimate) {
+                    for (Entry entry : log) {
+                        if (entry.id.equals(settlement.entryId())
+                                && entry.time == at(window, settlement.reservedAtMillis())) {
+                            entry.weight -= Math.min(entry.weight, estimate - target);
+                        }
+                    }
+                } else if (target > estimate) {
+                    log.add(new Entry(
+                            at(window, settlement.nowMillis()), settlement.entryId() + "+", target - estimate));
+                }
+            }
+        }
+    }
+
+    /** Trims and checks windows {@code from} to {@code upTo}; the refusal of the first that cannot take the request. */
+    private Evaluation check(StoreRequest request, long now, int from, int upTo) {
         List<Window> windows = request.windows();
         long[] used = new long[windows.size()];
         long[] reset = new long[windows.size()];
-        for (int i = 0; i < windows.size(); i++) {
-            Deque<Long> log = log(request.subjectOf(i), windows.get(i));
-            for (int p = 0; p < request.permits(); p++) {
-                log.addLast(now);
+        state(request, now, used, reset);
+        for (int i = from; i < upTo; i++) {
+            Window window = windows.get(i);
+            long weight = request.weightIn(window);
+            if (weight > window.limit()) {
+                return Evaluation.tooLarge(now, i, used, reset);
             }
-            used[i] = log.size();
-            reset[i] = log.peekFirst() + windows.get(i).lengthMillis() - now;
+            long excess = used[i] + Math.max(1, weight) - window.limit();
+            if (excess > 0) {
+                if (defect == Defect.CHARGES_SHORTER_WINDOWS_ON_REJECTION) {
+                    record(request, now, 0, i);
+                }
+                return Evaluation.rejected(now, i, retry(log(request, i), window, now, excess), used, reset);
+            }
         }
-        return Evaluation.allowed(used, reset);
+        return null;
     }
 
-    private long retry(Deque<Long> log, Window window, long now, int permits) {
+    private Evaluation record(StoreRequest request, long now, int from, int to) {
+        List<Window> windows = request.windows();
+        for (int i = from; i < to; i++) {
+            long weight = request.weightIn(windows.get(i));
+            if (weight > 0) {
+                log(request, i).add(new Entry(at(windows.get(i), now), request.entryId(), weight));
+            }
+        }
+        long[] used = new long[windows.size()];
+        long[] reset = new long[windows.size()];
+        state(request, now, used, reset);
+        return Evaluation.allowed(now, used, reset);
+    }
+
+    private void state(StoreRequest request, long now, long[] used, long[] reset) {
+        List<Window> windows = request.windows();
+        for (int i = 0; i < windows.size(); i++) {
+            Window window = windows.get(i);
+            List<Entry> log = log(request, i);
+            trim(log, window, now);
+            long oldest = Long.MAX_VALUE;
+            for (Entry entry : log) {
+                used[i] += entry.weight;
+                if (entry.weight > 0) {
+                    oldest = Math.min(oldest, entry.time);
+                }
+            }
+            reset[i] = used[i] == 0 ? 0 : Math.max(0, oldest + window.lengthMillis() - now);
+        }
+    }
+
+    private long retry(List<Entry> log, Window window, long now, long excess) {
         if (defect == Defect.FIXED_WINDOW) {
             long length = window.lengthMillis();
             return (now / length + 1) * length - now;
         }
-        if (log.isEmpty() || permits > window.limit()) {
-            return window.lengthMillis();
+        List<Entry> oldestFirst = new ArrayList<>(log);
+        oldestFirst.sort((a, b) -> Long.compare(a.time, b.time));
+        long freed = 0;
+        long leaves = now + window.lengthMillis();
+        for (Entry entry : oldestFirst) {
+            freed += entry.weight;
+            if (freed >= excess) {
+                leaves = entry.time + window.lengthMillis();
+                break;
+            }
         }
-        // room returns when the (count + permits - limit)-th oldest entry leaves
-        long excess = log.size() + permits - window.limit();
-        long freeing = log.stream().skip(excess - 1).findFirst().orElseThrow();
-        long retry = freeing + window.lengthMillis() - now;
-        return defect == Defect.ROUNDED_RETRY ? retry / 1_000 * 1_000 : retry;
+        long retry = Math.max(1, leaves - now);
+        return defect == Defect.ROUNDED_RETRY ? Math.max(1, retry / 1_000 * 1_000) : retry;
     }
 
-    private void trim(Deque<Long> log, Window window, long now) {
+    private void trim(List<Entry> log, Window window, long now) {
         if (defect == Defect.FIXED_WINDOW) {
             long start = now / window.lengthMillis() * window.lengthMillis();
-            while (!log.isEmpty() && log.peekFirst() < start) {
-                log.removeFirst();
-            }
+            log.removeIf(entry -> entry.time < start);
             return;
         }
-        while (!log.isEmpty() && log.peekFirst() <= now - window.lengthMillis()) {
-            log.removeFirst();
-        }
+        log.removeIf(entry -> entry.time <= now - window.lengthMillis());
     }
 
-    private Deque<Long> log(String subject, Window window) {
-        return logs.computeIfAbsent(subject + '\u0000' + window.lengthSeconds(), key -> new ArrayDeque<>());
+    /** The time an entry counts at: the end of its step in a precision window. */
+    private static long at(Window window, long time) {
+        long step = window.precisionMillis();
+        return step == 0 ? time : (Math.floorDiv(time, step) + 1) * step;
+    }
+
+    private List<Entry> log(StoreRequest request, int windowIndex) {
+        return log(request.scopeOf(windowIndex), request.windows().get(windowIndex));
+    }
+
+    private List<Entry> log(StoreRequest.Scope scope, Window window) {
+        String key = (scope.shared() ? "shared:" : "user:")
+                + scope.subject()
+                + '\u0000'
+                + window.lengthSeconds()
+                + window.unit()
+                + window.precisionMillis();
+        return logs.computeIfAbsent(key, k -> new ArrayList<>());
     }
 }

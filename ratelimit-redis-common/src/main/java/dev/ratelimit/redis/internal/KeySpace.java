@@ -1,15 +1,30 @@
 package dev.ratelimit.redis.internal;
 
+import dev.ratelimit.api.Window;
+import dev.ratelimit.core.StoreRequest;
 import java.util.Objects;
 
 /**
- * Where a store's keys live: the layout (standalone or cluster) and the prefix before the user part,
- * {@code <prefix>:<user>:<window seconds>}; {@value RedisKeys#DEFAULT_PREFIX} by default.
+ * Where a store's keys live and how they are spelled: the one way keys are built.
+ *
+ * <p>A window's key is {@code <prefix>:<scope>:<window>}, with the scope part wrapped in braces
+ * (the hash tag) in cluster mode, so all windows of one user, or of one shared budget, share a
+ * slot: {@code ratelimit:user_8421:60} and {@code ratelimit:{user_8421}:60}. The scope part is
+ * {@link RedisKeys#token} of the user id; for a shared budget, {@code ~~} followed by the token of
+ * its name, which no user id's token can start with. The window part is the length in seconds,
+ * then {@code t} for a token window, then {@code @<step seconds>} for a precision window; an exact
+ * token window has a second key, its sum, with {@code #} appended. The window part never holds a
+ * colon, so it is everything after the last one, and distinct scopes and windows never share a key.
  *
  * @param layout standalone or cluster
  * @param prefix the key prefix: not empty, no braces (they would move a cluster hash tag)
  */
 public record KeySpace(KeyLayout layout, String prefix) {
+
+    /** The prefix of every key by default, before its colon. */
+    public static final String DEFAULT_PREFIX = "ratelimit";
+
+    private static final String SHARED_MARK = "~~";
 
     /**
      * Validates the prefix.
@@ -29,17 +44,72 @@ public record KeySpace(KeyLayout layout, String prefix) {
      * @return the key space
      */
     public static KeySpace of(KeyLayout layout) {
-        return new KeySpace(layout, RedisKeys.DEFAULT_PREFIX);
+        return new KeySpace(layout, DEFAULT_PREFIX);
     }
 
     /**
-     * Returns the key of one window of one subject.
+     * Returns the key of one window of one scope: the sorted set of an exact window, the ring of a
+     * precision window.
      *
-     * @param subject the user id
-     * @param windowSeconds the window length in seconds
+     * @param scope the user's or shared budget's scope
+     * @param window one of its windows
      * @return the key
      */
-    public String key(String subject, long windowSeconds) {
-        return RedisKeys.key(layout, prefix, subject, windowSeconds);
+    public String key(StoreRequest.Scope scope, Window window) {
+        return scopePart(scope).append(':').append(windowPart(window)).toString();
+    }
+
+    /**
+     * Returns the key holding the sum of an exact token window.
+     *
+     * @param scope the scope
+     * @param window an exact token window of it
+     * @return the key
+     * @throws IllegalArgumentException if the window is not an exact token window
+     */
+    public String sumKey(StoreRequest.Scope scope, Window window) {
+        if (!hasSumKey(window)) {
+            throw new IllegalArgumentException("only exact token windows have a sum key, not " + window);
+        }
+        return key(scope, window) + '#';
+    }
+
+    /**
+     * Tells whether a window is kept under two keys (its entries and their sum).
+     *
+     * @param window the window
+     * @return {@code true} for an exact token window
+     */
+    public static boolean hasSumKey(Window window) {
+        return window.isTokens() && window.isExact();
+    }
+
+    private StringBuilder scopePart(StoreRequest.Scope scope) {
+        String token = RedisKeys.token(scope.subject());
+        StringBuilder key = new StringBuilder(prefix.length() + token.length() + 30)
+                .append(prefix)
+                .append(':');
+        if (layout == KeyLayout.CLUSTER) {
+            key.append('{');
+        }
+        if (scope.shared()) {
+            key.append(SHARED_MARK);
+        }
+        key.append(token);
+        if (layout == KeyLayout.CLUSTER) {
+            key.append('}');
+        }
+        return key;
+    }
+
+    private static String windowPart(Window window) {
+        String part = Long.toString(window.lengthSeconds());
+        if (window.isTokens()) {
+            part += 't';
+        }
+        if (!window.isExact()) {
+            part += "@" + window.precision().getSeconds();
+        }
+        return part;
     }
 }

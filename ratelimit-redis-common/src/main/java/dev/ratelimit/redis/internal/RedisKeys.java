@@ -4,79 +4,30 @@ import java.util.Base64;
 import java.util.Objects;
 
 /**
- * The key codec: {@code ratelimit:<user>:<window seconds>} for a single server and {@code
- * ratelimit:{<user>}:<window seconds>} for Redis Cluster, for example {@code ratelimit:user_8421:60}
- * and {@code ratelimit:{user_8421}:60}.
- *
- * <p>The {@code <user>} part is the user id itself, except for three kinds of ids, which are
- * written {@code ~} followed by the unpadded base64url of the id's UTF-16BE code units:
+ * The codec of the scope part of keys ({@link KeySpace} builds whole keys): a user id or shared
+ * budget name is written as itself, except for three kinds, which are written {@code ~} followed by
+ * the unpadded base64url of the string's UTF-16BE code units:
  *
  * <ul>
- *   <li>ids containing <code>'&#125;'</code>: in a cluster key Redis would end the hash tag at that brace, so
+ *   <li>strings containing <code>'&#125;'</code>: in a cluster key Redis would end the hash tag at that brace, so
  *       the tag would no longer be the whole id and two users could share a budget's slot or a
  *       user's windows be split across slots;
- *   <li>ids starting with {@code '~'}: so that no raw id can look like an encoded one;
- *   <li>ids with an unpaired surrogate: UTF-8 would replace it with {@code '?'} and merge distinct
- *       ids.
+ *   <li>strings starting with {@code '~'}: so that no raw id can look like an encoded one, or like
+ *       the mark of a shared budget;
+ *   <li>strings with an unpaired surrogate: UTF-8 would replace it with {@code '?'} and merge
+ *       distinct ids.
  * </ul>
  *
- * <p>The rule is the same in both layouts, so the part between the prefix and the window is the
- * same token whether or not it is wrapped in braces. Distinct ids always give distinct keys: a raw
- * token never starts with {@code ~}, base64url is injective and never holds a brace, and the window
- * is the digits after the last colon. Ids may hold colons, <code>'&#123;'</code>, spaces and any Unicode.
+ * <p>Distinct strings always give distinct tokens: a raw token never starts with {@code ~},
+ * base64url is injective and never holds a brace or a {@code ~}. Ids may hold colons, <code>'&#123;'</code>,
+ * spaces and any Unicode.
  */
 public final class RedisKeys {
-
-    /** The prefix of every key by default, before its colon. */
-    public static final String DEFAULT_PREFIX = "ratelimit";
-
-    /** The start of every key with the default prefix. */
-    public static final String PREFIX = DEFAULT_PREFIX + ":";
 
     private static final char ENCODED_MARK = '~';
     private static final Base64.Encoder BASE64URL = Base64.getUrlEncoder().withoutPadding();
 
     private RedisKeys() {}
-
-    /**
-     * Returns the key of one window of one subject.
-     *
-     * @param layout standalone or cluster
-     * @param subject the user id, not empty
-     * @param windowSeconds the window length in seconds, at least 1
-     * @return the key
-     */
-    public static String key(KeyLayout layout, String subject, long windowSeconds) {
-        return key(layout, DEFAULT_PREFIX, subject, windowSeconds);
-    }
-
-    /**
-     * Returns the key of one window of one subject under a custom prefix: {@code
-     * <prefix>:<user>:<window seconds>}.
-     *
-     * @param layout standalone or cluster
-     * @param prefix the prefix, without its trailing colon; validated by {@link KeySpace}
-     * @param subject the user id, not empty
-     * @param windowSeconds the window length in seconds, at least 1
-     * @return the key
-     */
-    public static String key(KeyLayout layout, String prefix, String subject, long windowSeconds) {
-        Objects.requireNonNull(layout, "layout must not be null");
-        Objects.requireNonNull(prefix, "prefix must not be null");
-        if (windowSeconds < 1) {
-            throw new IllegalArgumentException("windowSeconds must be at least 1, was " + windowSeconds);
-        }
-        String token = token(subject);
-        StringBuilder key = new StringBuilder(prefix.length() + token.length() + 25)
-                .append(prefix)
-                .append(':');
-        if (layout == KeyLayout.CLUSTER) {
-            key.append('{').append(token).append('}');
-        } else {
-            key.append(token);
-        }
-        return key.append(':').append(windowSeconds).toString();
-    }
 
     /**
      * Validates a key prefix: not empty, and without braces, which would move a cluster hash tag.

@@ -1,98 +1,115 @@
 package dev.ratelimit.redis.internal;
 
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
- * The keys and arguments of one run of the sliding-window script for one {@link StoreRequest}; see
+ * The keys and arguments of one run of the sliding-window script, and how to read its reply; see
  * the header of {@code sliding_window.lua} for their meaning.
  *
- * <p>Arguments: {@code now} in milliseconds (empty for the server's {@code TIME}), permits, a member
- * base from {@link MemberIds}, then each window's length in milliseconds and limit.
+ * @param <T> what the reply is read into
  */
-public final class ScriptCall {
+public final class ScriptCall<T> {
+
+    private static final String RESERVE = "r";
+    private static final String SETTLE = "s";
 
     private final String[] keys;
     private final String[] args;
+    private final Function<@Nullable Object, T> reader;
 
-    private ScriptCall(String[] keys, String[] args) {
+    private ScriptCall(String[] keys, String[] args, Function<@Nullable Object, T> reader) {
         this.keys = keys;
         this.args = args;
+        this.reader = reader;
     }
 
     /**
-     * Builds the call for a request, with a fresh member base.
+     * Builds the reserve call of a request.
      *
-     * @param request the request, windows shortest first
-     * @param layout the key layout of the target deployment
-     * @return the call
-     */
-    public static ScriptCall of(StoreRequest request, KeyLayout layout) {
-        return of(request, KeySpace.of(layout), MemberIds.next());
-    }
-
-    /**
-     * Builds the call for a request in a key space, with a fresh member base.
-     *
-     * @param request the request, windows in evaluation order
-     * @param keys the layout and prefix of the target deployment
-     * @return the call
-     */
-    public static ScriptCall of(StoreRequest request, KeySpace keys) {
-        return of(request, keys, MemberIds.next());
-    }
-
-    /**
-     * Builds the call for a request with the given member base.
-     *
-     * @param request the request, windows shortest first
-     * @param layout the key layout of the target deployment
-     * @param memberBase the unique name of the entries to record
-     * @return the call
-     */
-    public static ScriptCall of(StoreRequest request, KeyLayout layout, String memberBase) {
-        return of(request, KeySpace.of(Objects.requireNonNull(layout, "layout must not be null")), memberBase);
-    }
-
-    /**
-     * Builds the call for a request in a key space with the given member base.
-     *
-     * @param request the request, windows in evaluation order
+     * @param request the request
      * @param space the layout and prefix of the target deployment
-     * @param memberBase the unique name of the entries to record
-     * @return the call
+     * @return the call, whose reply reads into an {@link Evaluation}
+     * @throws UnsupportedOperationException if the request has several scopes and the layout is a
+     *     cluster: one script may only touch keys of one hash slot
      */
-    public static ScriptCall of(StoreRequest request, KeySpace space, String memberBase) {
+    public static ScriptCall<Evaluation> reserve(StoreRequest request, KeySpace space) {
         Objects.requireNonNull(request, "request must not be null");
         Objects.requireNonNull(space, "space must not be null");
-        KeyLayout layout = space.layout();
-        Objects.requireNonNull(memberBase, "memberBase must not be null");
-        if (layout == KeyLayout.CLUSTER && request.scopes().size() > 1) {
-            // One script may only touch keys of one hash slot; piecewise evaluation would not be atomic.
+        if (space.layout() == KeyLayout.CLUSTER && request.scopes().size() > 1) {
             throw new UnsupportedOperationException(
-                    "Redis Cluster evaluates one scope per check: scopes of different subjects lie in different slots");
+                    "Redis Cluster evaluates one scope per call: scopes lie in different hash slots");
         }
-        List<Window> windows = request.windows();
-        int n = windows.size();
-        String[] keys = new String[n];
-        String[] args = new String[3 + 2 * n];
-        args[0] = request.hasTime() ? Long.toString(request.nowMillis()) : "";
-        args[1] = Integer.toString(request.permits());
-        args[2] = memberBase;
-        for (int i = 0; i < n; i++) {
-            Window window = windows.get(i);
-            keys[i] = space.key(request.subjectOf(i), window.lengthSeconds());
-            args[3 + 2 * i] = Long.toString(window.lengthMillis());
-            args[4 + 2 * i] = Integer.toString(window.limit());
-        }
-        return new ScriptCall(keys, args);
+        int windowCount = request.windows().size();
+        String[] head = {
+            RESERVE,
+            request.hasTime() ? Long.toString(request.nowMillis()) : "",
+            request.entryId(),
+            Long.toString(request.tokens()),
+            "",
+            ""
+        };
+        return build(request.scopes(), space, head, reply -> ScriptReply.evaluation(reply, windowCount));
     }
 
     /**
-     * Returns the keys, one per window, shortest window first.
+     * Builds the calls that apply a settlement: one call, or one per scope in a cluster, where the
+     * scopes lie in different hash slots (settling needs no atomicity across scopes).
+     *
+     * @param settlement the settlement
+     * @param space the layout and prefix of the target deployment
+     * @return the calls, whose replies read into {@code true}
+     */
+    public static List<ScriptCall<Boolean>> settle(Settlement settlement, KeySpace space) {
+        Objects.requireNonNull(settlement, "settlement must not be null");
+        Objects.requireNonNull(space, "space must not be null");
+        String[] head = {
+            SETTLE,
+            settlement.hasTime() ? Long.toString(settlement.nowMillis()) : "",
+            settlement.entryId(),
+            Long.toString(settlement.estimatedTokens()),
+            Long.toString(settlement.reservedAtMillis()),
+            Long.toString(settlement.actualTokens())
+        };
+        if (space.layout() != KeyLayout.CLUSTER || settlement.scopes().size() == 1) {
+            return List.of(build(settlement.scopes(), space, head, ScriptReply::settled));
+        }
+        List<ScriptCall<Boolean>> calls = new ArrayList<>();
+        for (StoreRequest.Scope scope : settlement.scopes()) {
+            calls.add(build(List.of(scope), space, head, ScriptReply::settled));
+        }
+        return calls;
+    }
+
+    private static <T> ScriptCall<T> build(
+            List<StoreRequest.Scope> scopes, KeySpace space, String[] head, Function<@Nullable Object, T> reader) {
+        List<String> keys = new ArrayList<>();
+        List<String> args = new ArrayList<>(Arrays.asList(head));
+        for (StoreRequest.Scope scope : scopes) {
+            for (Window window : scope.windows()) {
+                keys.add(space.key(scope, window));
+                if (KeySpace.hasSumKey(window)) {
+                    keys.add(space.sumKey(scope, window));
+                }
+                args.add(Long.toString(window.lengthMillis()));
+                args.add(Long.toString(window.limit()));
+                args.add(window.isTokens() ? "1" : "0");
+                args.add(Long.toString(window.precisionMillis()));
+            }
+        }
+        return new ScriptCall<>(keys.toArray(String[]::new), args.toArray(String[]::new), reader);
+    }
+
+    /**
+     * Returns the keys.
      *
      * @return a fresh array
      */
@@ -110,30 +127,14 @@ public final class ScriptCall {
     }
 
     /**
-     * Returns the keys as a list.
+     * Reads the script's reply.
      *
-     * @return an unmodifiable list
+     * @param reply the driver's decoded reply
+     * @return what it means
+     * @throws dev.ratelimit.api.RateLimiterUnavailableException if the reply is malformed
      */
-    public List<String> keyList() {
-        return List.of(keys);
-    }
-
-    /**
-     * Returns the arguments as a list.
-     *
-     * @return an unmodifiable list
-     */
-    public List<String> argList() {
-        return List.of(args);
-    }
-
-    /**
-     * Returns the number of windows, which is the number of keys.
-     *
-     * @return the window count
-     */
-    public int windowCount() {
-        return keys.length;
+    public T read(@Nullable Object reply) {
+        return reader.apply(reply);
     }
 
     @Override

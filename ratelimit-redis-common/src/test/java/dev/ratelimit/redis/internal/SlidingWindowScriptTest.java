@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
-import dev.ratelimit.testkit.redis.RedisServer;
-import dev.ratelimit.testkit.redis.RespClient;
-import dev.ratelimit.testkit.redis.RespException;
+import dev.ratelimit.testsupport.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServerExtension;
+import dev.ratelimit.testsupport.redis.RespClient;
+import dev.ratelimit.testsupport.redis.RespException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,37 +18,44 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The script itself, run over a raw RESP connection on a private server: no driver involved. */
 class SlidingWindowScriptTest {
 
     private static final long T0 = 1_767_225_600_000L; // 2026-01-01T00:00:00Z
+    private static final KeySpace KEYS = KeySpace.of(KeyLayout.STANDALONE);
 
-    private static RedisServer redis;
+    @RegisterExtension
+    static final RedisServerExtension<RedisServer> redis = RedisServerExtension.standalone();
+
     private static RespClient raw;
 
     @BeforeAll
-    static void start() {
-        redis = RedisServer.start();
-        raw = redis.connect();
+    static void connect() {
+        raw = redis.get().connect();
     }
 
     @AfterAll
-    static void stop() {
+    static void disconnect() {
         raw.close();
-        redis.close();
     }
 
-    private static Evaluation run(ScriptCall call) {
+    private static <T> T run(ScriptCall<T> call) {
+        String[] keys = call.keys();
         List<String> command =
-                new ArrayList<>(List.of("EVAL", SlidingWindowScript.source(), Integer.toString(call.windowCount())));
-        command.addAll(call.keyList());
-        command.addAll(call.argList());
-        return ScriptReply.parse(raw.call(command.toArray(String[]::new)), call.windowCount());
+                new ArrayList<>(List.of("EVAL", SlidingWindowScript.source(), Integer.toString(keys.length)));
+        command.addAll(List.of(keys));
+        command.addAll(List.of(call.args()));
+        return call.read(raw.call(command.toArray(String[]::new)));
     }
 
-    private static StoreRequest request(String user, long now, int permits, Window... windows) {
-        return new StoreRequest(user, List.of(windows), permits, now);
+    private static Evaluation reserve(String user, long now, long tokens, Window... windows) {
+        return run(ScriptCall.reserve(new StoreRequest(user, List.of(windows), tokens, now), KEYS));
+    }
+
+    private static String key(String user, Window window) {
+        return KEYS.key(StoreRequest.Scope.user(user, List.of(window)), window);
     }
 
     private static String user() {
@@ -62,98 +71,149 @@ class SlidingWindowScriptTest {
     void retryIsExactToTheMillisecond() {
         String user = user();
         Window window = new Window("second", 2, Duration.ofSeconds(1));
-        assertThat(run(ScriptCall.of(request(user, T0, 1, window), KeyLayout.STANDALONE))
-                        .isAllowed())
-                .isTrue();
-        assertThat(run(ScriptCall.of(request(user, T0 + 300, 1, window), KeyLayout.STANDALONE))
-                        .isAllowed())
-                .isTrue();
-        Evaluation rejected = run(ScriptCall.of(request(user, T0 + 400, 1, window), KeyLayout.STANDALONE));
+        assertThat(reserve(user, T0, 0, window).isAllowed()).isTrue();
+        assertThat(reserve(user, T0 + 300, 0, window).isAllowed()).isTrue();
+        Evaluation rejected = reserve(user, T0 + 400, 0, window);
         assertThat(rejected.isAllowed()).isFalse();
-        assertThat(rejected.resetAfterMillis(0)).isEqualTo(600);
-        assertThat(run(ScriptCall.of(request(user, T0 + 999, 1, window), KeyLayout.STANDALONE))
-                        .isAllowed())
-                .isFalse();
-        Evaluation allowed = run(ScriptCall.of(request(user, T0 + 1000, 1, window), KeyLayout.STANDALONE));
+        assertThat(rejected.retryAfterMillis()).isEqualTo(600);
+        assertThat(reserve(user, T0 + 999, 0, window).isAllowed()).isFalse();
+        Evaluation allowed = reserve(user, T0 + 1000, 0, window);
         assertThat(allowed.isAllowed()).isTrue();
         assertThat(allowed.used(0)).isEqualTo(2);
         assertThat(allowed.resetAfterMillis(0)).isEqualTo(300); // the entry at T0 + 300 is now the oldest
     }
 
     @Test
-    void permitsAreCountedAsEntriesAndAllOrNothing() {
+    void exactRequestWindowsKeepOneMemberPerRequestAndTheirExpiry() {
         String user = user();
-        Window minute = new Window("minute", 10, Duration.ofMinutes(1));
-        Window hour = new Window("hour", 12, Duration.ofHours(1));
-        Evaluation first = run(ScriptCall.of(request(user, T0, 7, minute, hour), KeyLayout.STANDALONE));
-        assertThat(first.isAllowed()).isTrue();
-        assertThat(first.used(0)).isEqualTo(7);
-        assertThat(first.used(1)).isEqualTo(7);
-        Evaluation second = run(ScriptCall.of(request(user, T0 + 1, 4, minute, hour), KeyLayout.STANDALONE));
-        assertThat(second.isAllowed()).isFalse();
-        assertThat(second.rejectedIndex()).isZero();
-        assertThat(second.used(0)).isEqualTo(7);
-        Evaluation third = run(ScriptCall.of(request(user, T0 + 60_000, 6, minute, hour), KeyLayout.STANDALONE));
-        assertThat(third.isAllowed()).isFalse();
-        assertThat(third.rejectedIndex()).isEqualTo(1);
-        assertThat(third.resetAfterMillis(1)).isEqualTo(3_600_000 - 60_000);
-        assertThat(raw.call("ZCARD", KeyLayout.STANDALONE.key(user, 60))).isEqualTo(0L);
-        assertThat(raw.call("ZCARD", KeyLayout.STANDALONE.key(user, 3600))).isEqualTo(7L);
+        Window minute = Window.of(10, Duration.ofMinutes(1));
+        Evaluation evaluation = reserve(user, T0, 4_000, minute);
+        assertThat(evaluation.used(0))
+                .as("a request window counts the request, not its tokens")
+                .isEqualTo(1);
+        assertThat(raw.call("ZCARD", key(user, minute))).isEqualTo(1L);
+        assertThat((Long) raw.call("TTL", key(user, minute))).isBetween(60L, 61L);
     }
 
     @Test
-    void permitsAboveTheLimitOfAnEmptyWindowAreRejectedWithTheWindowLength() {
-        Evaluation evaluation = run(ScriptCall.of(
-                request(user(), T0, 5, new Window("minute", 3, Duration.ofMinutes(1))), KeyLayout.STANDALONE));
-        assertThat(evaluation.isAllowed()).isFalse();
-        assertThat(evaluation.resetAfterMillis(0)).isEqualTo(60_000);
+    void aTokenReservationIsOneWeightedMemberAndASum() {
+        String user = user();
+        Window tokens = Window.tokens(1_000_000, Duration.ofMinutes(1));
+        reserve(user, T0, 4_000, tokens);
+        reserve(user, T0 + 1, 2_500, tokens);
+        assertThat(raw.call("ZCARD", key(user, tokens)))
+                .as("one member per reservation, whatever its tokens")
+                .isEqualTo(2L);
+        String sumKey = KEYS.sumKey(StoreRequest.Scope.user(user, List.of(tokens)), tokens);
+        assertThat(raw.call("GET", sumKey)).isEqualTo("6500");
+        assertThat((Long) raw.call("TTL", sumKey)).isBetween(60L, 61L);
     }
 
     @Test
-    void largePermitCountsAreRecordedInChunks() {
+    void aRejectionWritesNothingButReportsEveryWindow() {
         String user = user();
-        Evaluation evaluation = run(ScriptCall.of(
-                request(user, T0, 5_000, new Window("day", 100_000, Duration.ofDays(1))), KeyLayout.STANDALONE));
-        assertThat(evaluation.used(0)).isEqualTo(5_000);
-        assertThat(raw.call("ZCARD", KeyLayout.STANDALONE.key(user, 86_400))).isEqualTo(5_000L);
+        Window minute = Window.of(10, Duration.ofMinutes(1));
+        Window tokens = Window.tokens(1_000, Duration.ofMinutes(1));
+        Window day = Window.of(100, Duration.ofDays(1));
+        reserve(user, T0, 900, minute, tokens, day);
+        Evaluation rejected = reserve(user, T0 + 10, 200, minute, tokens, day);
+        assertThat(rejected.rejectedIndex()).isEqualTo(1);
+        assertThat(rejected.used(0)).isEqualTo(1);
+        assertThat(rejected.used(2))
+                .as("the window after the rejecting one is reported too")
+                .isEqualTo(1);
+        assertThat(raw.call("ZCARD", key(user, minute))).isEqualTo(1L);
+        assertThat(raw.call("ZCARD", key(user, day))).isEqualTo(1L);
+    }
+
+    @Test
+    void settlingRefundsReplacesTheMemberAndOverrunsAddOne() {
+        String user = user();
+        Window tokens = Window.tokens(10_000, Duration.ofMinutes(1));
+        StoreRequest request = new StoreRequest(user, List.of(tokens), 3_000, T0);
+        Evaluation reserved = run(ScriptCall.reserve(request, KEYS));
+        for (ScriptCall<Boolean> call : ScriptCall.settle(
+                new Settlement(request.scopes(), request.entryId(), reserved.nowMillis(), 3_000, 1_000, T0 + 5),
+                KEYS)) {
+            run(call);
+        }
+        List<Object> members = (List<Object>) raw.call("ZRANGE", key(user, tokens), "0", "-1", "WITHSCORES");
+        assertThat(members).containsExactly("1000:" + request.entryId(), Long.toString(T0));
+        StoreRequest second = new StoreRequest(user, List.of(tokens), 100, T0 + 10);
+        Evaluation reservedSecond = run(ScriptCall.reserve(second, KEYS));
+        run(ScriptCall.settle(
+                        new Settlement(
+                                second.scopes(), second.entryId(), reservedSecond.nowMillis(), 100, 600, T0 + 20),
+                        KEYS)
+                .get(0));
+        assertThat(reserve(user, T0 + 30, 0, tokens).used(0)).isEqualTo(1_600);
+        assertThat(raw.call("ZSCORE", key(user, tokens), "500:" + second.entryId() + "+"))
+                .as("the overrun is charged at the time of settling")
+                .isEqualTo(Long.toString(T0 + 20));
+    }
+
+    @Test
+    void twoDayWindowsAtMinutePrecisionTakeUnder64KilobytesWhenFull() {
+        String user = "enterprise-" + UUID.randomUUID();
+        Window requests = Window.of(100_000, Duration.ofDays(1)).withPrecision(Duration.ofMinutes(1));
+        Window tokens = Window.tokens(1_000_000_000, Duration.ofDays(1)).withPrecision(Duration.ofMinutes(1));
+        long admitted = 0;
+        for (int minute = 0; minute < 1_440; minute++) {
+            // 69 or 70 requests a minute: 100,000 a day, 10,000 tokens each; one call per minute carries them
+            long n = (minute + 1) * 100_000L / 1_440 - minute * 100_000L / 1_440;
+            for (int i = 0; i < n; i++) {
+                Evaluation evaluation = reserve(user, T0 + minute * 60_000L + i, 10_000, requests, tokens);
+                if (evaluation.isAllowed()) {
+                    admitted++;
+                }
+            }
+        }
+        assertThat(admitted).isEqualTo(100_000);
+        Evaluation full = reserve(user, T0 + 1_440 * 60_000L - 1, 0, requests, tokens);
+        assertThat(full.isAllowed()).isFalse();
+        long bytes = (Long) raw.call("MEMORY", "USAGE", key(user, requests))
+                + (Long) raw.call("MEMORY", "USAGE", key(user, tokens));
+        assertThat(bytes).as("MEMORY USAGE of both keys").isLessThanOrEqualTo(64 * 1024);
+        long pttl = (Long) raw.call("PTTL", key(user, tokens));
+        assertThat(pttl)
+                .as("kept until the last step (ending at the day's end) leaves a day later, plus a second")
+                .isPositive()
+                .isLessThanOrEqualTo(86_400_000 + 60_000 + 1_000);
     }
 
     @Test
     void serverTimeIsUsedWithoutAClientTimestamp() {
         String user = user();
-        Evaluation evaluation = run(ScriptCall.of(
-                request(user, StoreRequest.STORE_TIME, 1, new Window("minute", 3, Duration.ofMinutes(1))),
-                KeyLayout.STANDALONE));
+        Window minute = new Window("minute", 3, Duration.ofMinutes(1));
+        Evaluation evaluation = reserve(user, StoreRequest.STORE_TIME, 0, minute);
         assertThat(evaluation.isAllowed()).isTrue();
         List<?> time = (List<?>) raw.call("TIME");
         long serverMillis = Long.parseLong((String) time.get(0)) * 1000;
-        List<?> entry = (List<?>) raw.call("ZRANGE", KeyLayout.STANDALONE.key(user, 60), "0", "0", "WITHSCORES");
-        long score = Long.parseLong((String) entry.get(1));
-        assertThat(score).isBetween(serverMillis - 5_000, serverMillis + 5_000);
+        assertThat(evaluation.nowMillis()).isBetween(serverMillis - 5_000, serverMillis + 5_000);
+        List<?> entry = (List<?>) raw.call("ZRANGE", key(user, minute), "0", "0", "WITHSCORES");
+        assertThat(Long.parseLong((String) entry.get(1))).isEqualTo(evaluation.nowMillis());
     }
 
     @Test
-    void scoresKeepEveryDigit() {
+    void scoresAndSumsKeepEveryDigit() {
         String user = user();
         long now = 9_007_199_254_000L; // far beyond Lua's 14-digit default number format
-        run(ScriptCall.of(request(user, now, 1, Window.of(3, Duration.ofMinutes(1))), KeyLayout.STANDALONE));
-        List<?> entry = (List<?>) raw.call("ZRANGE", KeyLayout.STANDALONE.key(user, 60), "0", "0", "WITHSCORES");
+        Window minute = Window.of(3, Duration.ofMinutes(1));
+        reserve(user, now, 0, minute);
+        List<?> entry = (List<?>) raw.call("ZRANGE", key(user, minute), "0", "0", "WITHSCORES");
         assertThat(entry.get(1)).isEqualTo(Long.toString(now));
-        Evaluation later = run(ScriptCall.of(
-                request(user, now + 59_999, 1, Window.of(3, Duration.ofMinutes(1))), KeyLayout.STANDALONE));
+        Evaluation later = reserve(user, now + 59_999, 0, minute);
         assertThat(later.used(0)).isEqualTo(2);
         assertThat(later.resetAfterMillis(0)).isEqualTo(1);
+        Window trillion = Window.tokens(1_000_000_000_000L, Duration.ofDays(1));
+        assertThat(reserve(user, T0, 999_999_999_999L, trillion).used(0)).isEqualTo(999_999_999_999L);
+        assertThat(reserve(user, T0, 1, trillion).used(0)).isEqualTo(1_000_000_000_000L);
     }
 
     @Test
     void badArgumentsAreAnError() {
-        assertThatThrownBy(() -> raw.call("EVAL", SlidingWindowScript.source(), "1", "k", "1", "1"))
+        assertThatThrownBy(() -> raw.call("EVAL", SlidingWindowScript.source(), "1", "k", "r", "1"))
                 .isInstanceOf(RespException.class)
                 .hasMessageContaining("sliding_window");
-    }
-
-    @Test
-    void membersAreUnique() {
-        assertThat(MemberIds.next()).isNotEqualTo(MemberIds.next());
     }
 }

@@ -47,7 +47,7 @@ public final class Hammer {
         int perThread = Integer.parseInt(args[5]);
         RateLimiter limiter =
                 SlidingWindowRateLimiter.builder(store).failOpen(false).build();
-        limiter.check(user + "-warm-up", 1, Duration.ofSeconds(1));
+        warmUp(limiter, user);
         System.out.println(READY);
         System.out.flush();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -100,6 +100,25 @@ public final class Hammer {
             return allowed;
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /**
+     * Makes one check succeed before reporting ready: on a loaded machine the store's first
+     * connection can take longer than its connect timeout, and the race must start connected.
+     */
+    private static void warmUp(RateLimiter limiter, String user) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try {
+                limiter.check(user + "-warm-up", 1_000, Duration.ofSeconds(1));
+                return;
+            } catch (RuntimeException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(100);
+            }
         }
     }
 }

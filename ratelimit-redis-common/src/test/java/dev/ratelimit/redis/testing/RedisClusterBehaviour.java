@@ -8,8 +8,9 @@ import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.internal.KeyLayout;
 import dev.ratelimit.testkit.MutableClock;
-import dev.ratelimit.testkit.redis.RedisCluster;
-import dev.ratelimit.testkit.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisCluster;
+import dev.ratelimit.testsupport.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -17,11 +18,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What only a real three-master Redis Cluster can show about a store, written once and run by each
@@ -32,21 +32,10 @@ public abstract class RedisClusterBehaviour {
     private static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
 
     /** The cluster of the whole class. */
-    protected static RedisCluster cluster;
+    @RegisterExtension
+    protected static final RedisServerExtension<RedisCluster> cluster = RedisServerExtension.cluster();
 
     private final List<AutoCloseable> resources = new ArrayList<>();
-
-    @BeforeAll
-    static void startCluster() {
-        cluster = RedisCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
 
     /**
      * Creates a store against the cluster; register clients with {@link #closeAfterTest}.
@@ -77,7 +66,7 @@ public abstract class RedisClusterBehaviour {
     }
 
     private RateLimiter limiter() {
-        WindowStore store = createStore(cluster);
+        WindowStore store = createStore(cluster.get());
         if (store instanceof AutoCloseable closeable) {
             closeAfterTest(closeable);
         }
@@ -103,13 +92,13 @@ public abstract class RedisClusterBehaviour {
         assertThat(limiter.check(user, windows).allowed()).isTrue();
         Set<Integer> slots = new HashSet<>();
         for (Window window : windows) {
-            String key = KeyLayout.CLUSTER.key(user, window.lengthSeconds());
-            slots.add(cluster.slotOf(key));
-            RedisServer owner = cluster.nodeOf(key);
+            String key = TestKeys.requests(KeyLayout.CLUSTER, user, window.lengthSeconds());
+            slots.add(cluster.get().slotOf(key));
+            RedisServer owner = cluster.get().nodeOf(key);
             assertThat(owner.call("ZCARD", key)).as(key).isEqualTo(1L);
         }
         assertThat(slots).hasSize(1);
-        assertThat(slots.iterator().next()).isEqualTo(cluster.slotOf(user)); // the tag is the whole id
+        assertThat(slots.iterator().next()).isEqualTo(cluster.get().slotOf(user)); // the tag is the whole id
     }
 
     @Test
@@ -124,9 +113,9 @@ public abstract class RedisClusterBehaviour {
         }
         int[] perNode = new int[RedisCluster.MASTERS];
         for (int i = 0; i < users; i++) {
-            RedisServer owner = cluster.nodeOf(KeyLayout.CLUSTER.key(base + "-" + i, 60));
-            perNode[cluster.nodes().indexOf(owner)]++;
-            assertThat(owner.call("EXISTS", KeyLayout.CLUSTER.key(base + "-" + i, 60)))
+            RedisServer owner = cluster.get().nodeOf(TestKeys.requests(KeyLayout.CLUSTER, base + "-" + i, 60));
+            perNode[cluster.get().nodes().indexOf(owner)]++;
+            assertThat(owner.call("EXISTS", TestKeys.requests(KeyLayout.CLUSTER, base + "-" + i, 60)))
                     .isEqualTo(1L);
         }
         for (int count : perNode) {
@@ -150,10 +139,10 @@ public abstract class RedisClusterBehaviour {
             assertThat(limiter.check(id, 1, Duration.ofMinutes(1)).allowed())
                     .as(id)
                     .isFalse();
-            String minute = KeyLayout.CLUSTER.key(id, 60);
-            String hour = KeyLayout.CLUSTER.key(id, 3600);
-            assertThat(cluster.slotOf(minute)).isEqualTo(cluster.slotOf(hour));
-            assertThat(cluster.nodeOf(minute).call("ZCARD", minute)).isEqualTo(1L);
+            String minute = TestKeys.requests(KeyLayout.CLUSTER, id, 60);
+            String hour = TestKeys.requests(KeyLayout.CLUSTER, id, 3600);
+            assertThat(cluster.get().slotOf(minute)).isEqualTo(cluster.get().slotOf(hour));
+            assertThat(cluster.get().nodeOf(minute).call("ZCARD", minute)).isEqualTo(1L);
         }
     }
 
@@ -164,7 +153,7 @@ public abstract class RedisClusterBehaviour {
         String base = user("flush");
         int allowed = 0;
         for (int round = 0; round < 5; round++) {
-            for (RedisServer node : cluster.nodes()) {
+            for (RedisServer node : cluster.get().nodes()) {
                 node.call("SCRIPT", "FLUSH");
             }
             for (int i = 0; i < 20; i++) {

@@ -1,35 +1,28 @@
 package dev.ratelimit.redis.testing;
 
+import dev.ratelimit.api.Window;
+import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.testkit.WindowStoreConformanceKit;
-import dev.ratelimit.testkit.redis.RedisCluster;
+import dev.ratelimit.testsupport.redis.RedisCluster;
+import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import java.util.List;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The conformance kit against a private three-master cluster, with what every Redis store declares
- * there: real expiry (key TTLs, seen with {@code EXISTS} on the key's node) and no shared scopes
- * (one script touches one slot). An adapter's test creates its driver client in its own {@code
- * @BeforeAll}, which runs after this one.
+ * there: real expiry (key TTLs, seen with {@code EXISTS} on the key's node) and state sizes; shared
+ * budgets go through the limiter scope by scope (one script touches one slot). An adapter's test creates its driver client in its own {@code
+ * @BeforeAll}, when the cluster already runs.
  */
 public abstract class RedisClusterConformance extends WindowStoreConformanceKit {
 
-    /** The cluster of the whole class. */
-    protected static RedisCluster cluster;
-
-    @BeforeAll
-    static void startCluster() {
-        cluster = RedisCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    /** The cluster of the whole class, running before the subclass's {@code @BeforeAll} methods. */
+    @RegisterExtension
+    protected static final RedisServerExtension<RedisCluster> cluster = RedisServerExtension.cluster();
 
     @Override
     protected boolean supportsRealExpiry() {
@@ -38,7 +31,22 @@ public abstract class RedisClusterConformance extends WindowStoreConformanceKit 
 
     @Override
     protected boolean holdsStateFor(WindowStore store, String userId, Duration window) {
-        String key = KeyLayout.CLUSTER.key(userId, window.getSeconds());
-        return Long.valueOf(1).equals(cluster.nodeOf(key).call("EXISTS", key));
+        String key = key(userId, Window.of(1, window));
+        return Long.valueOf(1).equals(cluster.get().nodeOf(key).call("EXISTS", key));
+    }
+
+    @Override
+    protected boolean supportsStateSize() {
+        return true;
+    }
+
+    @Override
+    protected long stateSize(WindowStore store, String userId, Window window) {
+        String key = key(userId, window);
+        return (Long) cluster.get().nodeOf(key).call("MEMORY", "USAGE", key);
+    }
+
+    private static String key(String userId, Window window) {
+        return KeySpace.of(KeyLayout.CLUSTER).key(StoreRequest.Scope.user(userId, List.of(window)), window);
     }
 }

@@ -15,8 +15,9 @@ import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.internal.KeyLayout;
 import dev.ratelimit.redis.internal.SlidingWindowScript;
 import dev.ratelimit.testkit.MutableClock;
-import dev.ratelimit.testkit.redis.RedisServer;
-import dev.ratelimit.testkit.redis.RespClient;
+import dev.ratelimit.testsupport.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServerExtension;
+import dev.ratelimit.testsupport.redis.RespClient;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -35,11 +36,10 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What only a real standalone Redis can show about a store, written once and run by each adapter:
@@ -51,21 +51,10 @@ public abstract class RedisStandaloneBehaviour {
     protected static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
 
     /** The server of the whole class; restarted by one test, empty afterwards. */
-    protected static RedisServer redis;
+    @RegisterExtension
+    protected static final RedisServerExtension<RedisServer> redis = RedisServerExtension.standalone();
 
     private final List<AutoCloseable> resources = new ArrayList<>();
-
-    @BeforeAll
-    static void startRedis() {
-        redis = RedisServer.start();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        if (redis != null) {
-            redis.close();
-        }
-    }
 
     /**
      * Creates a store against a standalone server; register clients with {@link #closeAfterTest}.
@@ -106,7 +95,7 @@ public abstract class RedisStandaloneBehaviour {
     }
 
     private WindowStore store() {
-        WindowStore store = createStore(redis.host(), redis.port(), Duration.ofMillis(500));
+        WindowStore store = createStore(redis.get().host(), redis.get().port(), Duration.ofMillis(500));
         if (store instanceof AutoCloseable closeable) {
             closeAfterTest(closeable);
         }
@@ -118,7 +107,7 @@ public abstract class RedisStandaloneBehaviour {
     }
 
     private static String key(String user, long seconds) {
-        return KeyLayout.STANDALONE.key(user, seconds);
+        return TestKeys.requests(KeyLayout.STANDALONE, user, seconds);
     }
 
     private static RateLimiter limiter(WindowStore store, MutableClock clock) {
@@ -139,24 +128,25 @@ public abstract class RedisStandaloneBehaviour {
         Window hour = new Window("hour", 2, Duration.ofHours(1));
         assertThat(limiter.check(user, List.of(minute, hour)).allowed()).isTrue();
         assertThat(limiter.check(user, List.of(minute, hour)).allowed()).isTrue();
-        Object minuteBefore = redis.call("ZRANGE", key(user, 60), "0", "-1", "WITHSCORES");
-        Object hourBefore = redis.call("ZRANGE", key(user, 3600), "0", "-1", "WITHSCORES");
+        Object minuteBefore = redis.get().call("ZRANGE", key(user, 60), "0", "-1", "WITHSCORES");
+        Object hourBefore = redis.get().call("ZRANGE", key(user, 3600), "0", "-1", "WITHSCORES");
         // Shorten both TTLs far below what the script would set, so any EXPIRE on rejection shows.
-        redis.call("PEXPIRE", key(user, 60), "30000");
-        redis.call("PEXPIRE", key(user, 3600), "30000");
+        redis.get().call("PEXPIRE", key(user, 60), "30000");
+        redis.get().call("PEXPIRE", key(user, 3600), "30000");
 
         clock.advance(Duration.ofSeconds(1));
         Decision rejected = limiter.check(user, List.of(minute, hour));
 
         assertThat(rejected.allowed()).isFalse();
         assertThat(rejected.window()).isEqualTo(hour);
-        assertThat(redis.call("ZRANGE", key(user, 60), "0", "-1", "WITHSCORES")).isEqualTo(minuteBefore);
-        assertThat(redis.call("ZRANGE", key(user, 3600), "0", "-1", "WITHSCORES"))
+        assertThat(redis.get().call("ZRANGE", key(user, 60), "0", "-1", "WITHSCORES"))
+                .isEqualTo(minuteBefore);
+        assertThat(redis.get().call("ZRANGE", key(user, 3600), "0", "-1", "WITHSCORES"))
                 .isEqualTo(hourBefore);
-        assertThat((Long) redis.call("PTTL", key(user, 60)))
+        assertThat((Long) redis.get().call("PTTL", key(user, 60)))
                 .as("the minute key's TTL after a rejection")
                 .isBetween(1L, 30_000L);
-        assertThat((Long) redis.call("PTTL", key(user, 3600)))
+        assertThat((Long) redis.get().call("PTTL", key(user, 3600)))
                 .as("the hour key's TTL after a rejection")
                 .isBetween(1L, 30_000L);
     }
@@ -173,7 +163,7 @@ public abstract class RedisStandaloneBehaviour {
                 new Window("day", 5, Duration.ofDays(1)));
         assertThat(limiter.check(user, windows).allowed()).isTrue();
         for (Window window : windows) {
-            long ttl = (Long) redis.call("PTTL", key(user, window.lengthSeconds()));
+            long ttl = (Long) redis.get().call("PTTL", key(user, window.lengthSeconds()));
             assertThat(ttl)
                     .as(window.name())
                     .isGreaterThan(window.lengthMillis())
@@ -189,9 +179,9 @@ public abstract class RedisStandaloneBehaviour {
                 SlidingWindowRateLimiter.builder(store).failOpen(false).build();
         String user = user("expiry");
         assertThat(limiter.check(user, 5, Duration.ofSeconds(1)).allowed()).isTrue();
-        assertThat(redis.call("EXISTS", key(user, 1))).isEqualTo(1L);
+        assertThat(redis.get().call("EXISTS", key(user, 1))).isEqualTo(1L);
         Thread.sleep(2_500);
-        assertThat(redis.call("EXISTS", key(user, 1))).isEqualTo(0L);
+        assertThat(redis.get().call("EXISTS", key(user, 1))).isEqualTo(0L);
     }
 
     @Test
@@ -206,7 +196,7 @@ public abstract class RedisStandaloneBehaviour {
         AtomicBoolean running = new AtomicBoolean(true);
         AtomicInteger flushes = new AtomicInteger();
         Thread flusher = new Thread(() -> {
-            try (RespClient raw = redis.connect()) {
+            try (RespClient raw = redis.get().connect()) {
                 while (running.get()) {
                     raw.call("SCRIPT", "FLUSH");
                     flushes.incrementAndGet();
@@ -237,10 +227,10 @@ public abstract class RedisStandaloneBehaviour {
         assertThat(limiter.check(user("warm-up"), windows).allowed()).isTrue(); // connects and caches the script
         String marker = "end-of-check-" + UUID.randomUUID();
         List<String> lines = new ArrayList<>();
-        try (RespClient monitor = redis.connect()) {
+        try (RespClient monitor = redis.get().connect()) {
             assertThat(monitor.call("MONITOR")).isEqualTo("OK");
             assertThat(limiter.check(user, windows).allowed()).isTrue();
-            redis.call("ECHO", marker);
+            redis.get().call("ECHO", marker);
             while (true) {
                 String line = String.valueOf(monitor.read());
                 if (line.contains(marker)) {
@@ -273,7 +263,7 @@ public abstract class RedisStandaloneBehaviour {
         for (int i = 0; i < 5; i++) {
             assertThat(store.evaluate(request).isAllowed()).isTrue();
         }
-        redis.stop();
+        redis.get().stop();
         try {
             for (int i = 0; i < 3; i++) {
                 // A bound, not a speed claim: without fail-fast settings these calls would hang for a minute.
@@ -289,7 +279,7 @@ public abstract class RedisStandaloneBehaviour {
                                 .hasCauseInstanceOf(RateLimiterUnavailableException.class));
             }
         } finally {
-            redis.restart();
+            redis.get().restart();
         }
         Evaluation recovered = null;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -342,7 +332,7 @@ public abstract class RedisStandaloneBehaviour {
         }
         assertThat(keys).hasSize(ids.size());
         for (String key : keys) {
-            assertThat(redis.call("ZCARD", key)).as(key).isEqualTo(1L);
+            assertThat(redis.get().call("ZCARD", key)).as(key).isEqualTo(1L);
         }
     }
 
@@ -362,7 +352,7 @@ public abstract class RedisStandaloneBehaviour {
                                 System.getProperty("java.class.path"),
                                 hammerMain().getName(),
                                 RedisServer.HOST,
-                                Integer.toString(redis.port()),
+                                Integer.toString(redis.get().port()),
                                 user,
                                 Integer.toString(limit),
                                 "4",
@@ -396,7 +386,7 @@ public abstract class RedisStandaloneBehaviour {
             }
             assertThat(attempts).isEqualTo(4 * 4 * 40);
             assertThat(allowed).isEqualTo(limit);
-            assertThat(redis.call("ZCARD", key(user, 60))).isEqualTo((long) limit);
+            assertThat(redis.get().call("ZCARD", key(user, 60))).isEqualTo((long) limit);
         } finally {
             processes.forEach(Process::destroyForcibly);
         }

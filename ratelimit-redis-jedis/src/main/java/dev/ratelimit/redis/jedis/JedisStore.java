@@ -1,13 +1,15 @@
 package dev.ratelimit.redis.jedis;
 
 import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.redis.internal.KeyLayout;
 import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.redis.internal.RedisFailures;
 import dev.ratelimit.redis.internal.ScriptCall;
-import dev.ratelimit.redis.internal.ScriptReply;
 import dev.ratelimit.redis.internal.SlidingWindowScript;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -31,16 +33,30 @@ final class JedisStore implements WindowStore {
     @Override
     public Evaluation evaluate(StoreRequest request) {
         Objects.requireNonNull(request, "request must not be null");
-        ScriptCall call = ScriptCall.of(request, keys);
-        List<String> keys = call.keyList();
-        List<String> args = call.argList();
+        return run(ScriptCall.reserve(request, keys));
+    }
+
+    @Override
+    public void settle(Settlement settlement) {
+        Objects.requireNonNull(settlement, "settlement must not be null");
+        for (ScriptCall<Boolean> call : ScriptCall.settle(settlement, keys)) {
+            run(call);
+        }
+    }
+
+    @Override
+    public boolean atomicAcrossScopes() {
+        return keys.layout() != KeyLayout.CLUSTER;
+    }
+
+    private <T> T run(ScriptCall<T> call) {
         Object reply;
         try {
-            reply = evaluate(keys, args);
+            reply = evaluate(Arrays.asList(call.keys()), Arrays.asList(call.args()));
         } catch (RuntimeException e) {
             throw RedisFailures.unavailable(NAME, e);
         }
-        return ScriptReply.parse(reply, keys.size());
+        return call.read(reply);
     }
 
     private Object evaluate(List<String> keys, List<String> args) {

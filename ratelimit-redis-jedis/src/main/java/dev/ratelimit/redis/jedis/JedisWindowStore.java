@@ -78,7 +78,7 @@ public final class JedisWindowStore {
 
         private final UnifiedJedis jedis;
         private @Nullable Boolean cluster;
-        private String keyPrefix = RedisKeys.DEFAULT_PREFIX;
+        private String keyPrefix = KeySpace.DEFAULT_PREFIX;
 
         private Builder(UnifiedJedis jedis) {
             this.jedis = jedis;
@@ -100,7 +100,7 @@ public final class JedisWindowStore {
 
         /**
          * Sets the prefix of every key, {@code <prefix>:<user>:<window seconds>}; {@value
-         * RedisKeys#DEFAULT_PREFIX} by default. Give services or environments that share one Redis
+         * KeySpace#DEFAULT_PREFIX} by default. Give services or environments that share one Redis
          * different prefixes, so equal user ids never share a budget across them.
          *
          * @param keyPrefix a non-empty prefix without braces (they would move a cluster hash tag)

@@ -1,6 +1,6 @@
 package dev.ratelimit.redis.jedis;
 
-import dev.ratelimit.testkit.redis.RedisCluster;
+import dev.ratelimit.testsupport.redis.RedisCluster;
 import java.time.Duration;
 import java.util.Set;
 import java.util.stream.Collectors;

@@ -2,7 +2,7 @@ package dev.ratelimit.redis.jedis;
 
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.testing.RedisClusterBehaviour;
-import dev.ratelimit.testkit.redis.RedisCluster;
+import dev.ratelimit.testsupport.redis.RedisCluster;
 import java.time.Duration;
 
 class JedisClusterBehaviourTest extends RedisClusterBehaviour {

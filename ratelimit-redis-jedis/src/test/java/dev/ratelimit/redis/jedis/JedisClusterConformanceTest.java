@@ -13,7 +13,7 @@ class JedisClusterConformanceTest extends RedisClusterConformance {
 
     @BeforeAll
     static void connect() {
-        jedis = JedisClients.cluster(cluster, 64, Duration.ofSeconds(10));
+        jedis = JedisClients.cluster(cluster.get(), 64, Duration.ofSeconds(10));
     }
 
     @AfterAll

@@ -13,7 +13,8 @@ class JedisStandaloneConformanceTest extends RedisStandaloneConformance {
 
     @BeforeAll
     static void connect() {
-        jedis = JedisClients.standalone(redis.host(), redis.port(), Duration.ofSeconds(2), 64, Duration.ofSeconds(10));
+        jedis = JedisClients.standalone(
+                redis.get().host(), redis.get().port(), Duration.ofSeconds(2), 64, Duration.ofSeconds(10));
     }
 
     @AfterAll

@@ -7,7 +7,7 @@ import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
-import dev.ratelimit.testkit.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServer;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -3,11 +3,12 @@ package dev.ratelimit.redis.lettuce;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
+import dev.ratelimit.redis.internal.KeyLayout;
 import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.redis.internal.RedisFailures;
 import dev.ratelimit.redis.internal.ScriptCall;
-import dev.ratelimit.redis.internal.ScriptReply;
 import dev.ratelimit.redis.internal.SlidingWindowScript;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
@@ -87,7 +88,38 @@ final class LettuceStore implements CloseableWindowStore {
 
     @Override
     public Evaluation evaluate(StoreRequest request) {
-        CompletableFuture<Evaluation> result = run(request);
+        Objects.requireNonNull(request, "request must not be null");
+        return await(run(ScriptCall.reserve(request, keys)));
+    }
+
+    @Override
+    public CompletionStage<Evaluation> evaluateAsync(StoreRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        return run(ScriptCall.reserve(request, keys));
+    }
+
+    @Override
+    public void settle(Settlement settlement) {
+        await(settleAsync(settlement).toCompletableFuture());
+    }
+
+    @Override
+    public CompletionStage<Void> settleAsync(Settlement settlement) {
+        Objects.requireNonNull(settlement, "settlement must not be null");
+        List<ScriptCall<Boolean>> calls = ScriptCall.settle(settlement, keys);
+        CompletableFuture<?>[] runs = new CompletableFuture<?>[calls.size()];
+        for (int i = 0; i < runs.length; i++) {
+            runs[i] = run(calls.get(i));
+        }
+        return CompletableFuture.allOf(runs);
+    }
+
+    @Override
+    public boolean atomicAcrossScopes() {
+        return keys.layout() != KeyLayout.CLUSTER;
+    }
+
+    private <T> T await(CompletableFuture<T> result) {
         // The driver's command timeout completes the future; this bound is only a safety net
         // (connect wait, then at most EVALSHA and EVAL each within the timeout).
         long boundMillis = connectTimeout.toMillis() + 2 * timeout.toMillis() + 100;
@@ -104,14 +136,7 @@ final class LettuceStore implements CloseableWindowStore {
         }
     }
 
-    @Override
-    public CompletionStage<Evaluation> evaluateAsync(StoreRequest request) {
-        return run(request);
-    }
-
-    private CompletableFuture<Evaluation> run(StoreRequest request) {
-        Objects.requireNonNull(request, "request must not be null");
-        ScriptCall call = ScriptCall.of(request, keys);
+    private <T> CompletableFuture<T> run(ScriptCall<T> call) {
         CompletableFuture<Connected> pending;
         try {
             pending = connection();
@@ -123,8 +148,8 @@ final class LettuceStore implements CloseableWindowStore {
         }
         // Checks that arrive while the connection is being opened wait in arrival order: dependents of
         // a CompletableFuture would run newest first, sending later timestamps before earlier ones.
-        CompletableFuture<Evaluation> result = new CompletableFuture<>();
-        waiting.add(new Waiting(call, result));
+        CompletableFuture<T> result = new CompletableFuture<>();
+        waiting.add(new Waiting<>(call, result));
         pending.whenComplete((connected, failure) -> drainWaiting(pending));
         return result.orTimeout(connectTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .exceptionallyCompose(failure -> CompletableFuture.failedFuture(
@@ -134,12 +159,23 @@ final class LettuceStore implements CloseableWindowStore {
     }
 
     /** A check waiting for the connection to open. */
-    private record Waiting(ScriptCall call, CompletableFuture<Evaluation> result) {}
+    private record Waiting<T>(ScriptCall<T> call, CompletableFuture<T> result) {
+
+        void sendOn(LettuceStore store, Connected connected) {
+            store.send(connected, call).whenComplete((value, e) -> {
+                if (e == null) {
+                    result.complete(value);
+                } else {
+                    result.completeExceptionally(e);
+                }
+            });
+        }
+    }
 
     /** Sends (or fails) the waiting checks in arrival order once {@code attempt} has settled. */
     private void drainWaiting(CompletableFuture<Connected> attempt) {
         synchronized (waiting) {
-            Waiting next;
+            Waiting<?> next;
             while ((next = waiting.poll()) != null) {
                 if (next.result().isDone()) {
                     continue; // timed out while waiting
@@ -148,14 +184,7 @@ final class LettuceStore implements CloseableWindowStore {
                     Throwable failure = attempt.handle((connected, e) -> e).join();
                     next.result().completeExceptionally(RedisFailures.unavailable(NAME, failure));
                 } else {
-                    CompletableFuture<Evaluation> target = next.result();
-                    send(attempt.join(), next.call()).whenComplete((evaluation, e) -> {
-                        if (e == null) {
-                            target.complete(evaluation);
-                        } else {
-                            target.completeExceptionally(e);
-                        }
-                    });
+                    next.sendOn(this, attempt.join());
                 }
             }
         }
@@ -199,10 +228,10 @@ final class LettuceStore implements CloseableWindowStore {
         }
     }
 
-    private CompletableFuture<Evaluation> send(Connected connected, ScriptCall call) {
+    private <T> CompletableFuture<T> send(Connected connected, ScriptCall<T> call) {
         String[] keys = call.keys();
         String[] args = call.args();
-        CompletableFuture<Evaluation> result = new CompletableFuture<>();
+        CompletableFuture<T> result = new CompletableFuture<>();
         RedisFuture<List<Object>> evalsha;
         try {
             evalsha = connected.commands().evalsha(SlidingWindowScript.sha1(), ScriptOutputType.MULTI, keys, args);
@@ -211,7 +240,7 @@ final class LettuceStore implements CloseableWindowStore {
         }
         evalsha.whenComplete((reply, failure) -> {
             if (failure == null) {
-                complete(result, reply, keys.length);
+                complete(result, call, reply);
             } else if (RedisFailures.unwrap(failure) instanceof RedisNoScriptException) {
                 // The script cache was flushed or this node never saw the script: EVAL sends and caches it.
                 RedisFuture<List<Object>> eval;
@@ -223,7 +252,7 @@ final class LettuceStore implements CloseableWindowStore {
                 }
                 eval.whenComplete((retried, evalFailure) -> {
                     if (evalFailure == null) {
-                        complete(result, retried, keys.length);
+                        complete(result, call, retried);
                     } else {
                         result.completeExceptionally(RedisFailures.unavailable(NAME, evalFailure));
                     }
@@ -235,9 +264,9 @@ final class LettuceStore implements CloseableWindowStore {
         return result;
     }
 
-    private static void complete(CompletableFuture<Evaluation> result, @Nullable Object reply, int windows) {
+    private static <T> void complete(CompletableFuture<T> result, ScriptCall<T> call, @Nullable Object reply) {
         try {
-            result.complete(ScriptReply.parse(reply, windows));
+            result.complete(call.read(reply));
         } catch (RuntimeException e) {
             result.completeExceptionally(RedisFailures.unavailable(NAME, e));
         }

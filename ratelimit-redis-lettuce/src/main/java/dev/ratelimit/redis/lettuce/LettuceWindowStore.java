@@ -101,7 +101,7 @@ public final class LettuceWindowStore {
         private final @Nullable RedisClusterClient clusterClient;
         private Duration commandTimeout = Duration.ofMillis(DEFAULT_COMMAND_TIMEOUT_MILLIS);
         private Duration connectTimeout = Duration.ofMillis(DEFAULT_CONNECT_TIMEOUT_MILLIS);
-        private String keyPrefix = RedisKeys.DEFAULT_PREFIX;
+        private String keyPrefix = KeySpace.DEFAULT_PREFIX;
 
         private Builder(@Nullable RedisClient client, @Nullable RedisClusterClient clusterClient) {
             this.client = client;
@@ -144,7 +144,7 @@ public final class LettuceWindowStore {
 
         /**
          * Sets the prefix of every key, {@code <prefix>:<user>:<window seconds>}; {@value
-         * RedisKeys#DEFAULT_PREFIX} by default. Give services or environments that share one Redis
+         * KeySpace#DEFAULT_PREFIX} by default. Give services or environments that share one Redis
          * different prefixes, so equal user ids never share a budget across them.
          *
          * @param keyPrefix a non-empty prefix without braces (they would move a cluster hash tag)

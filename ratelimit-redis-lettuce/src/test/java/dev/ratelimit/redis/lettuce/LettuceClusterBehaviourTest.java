@@ -2,7 +2,7 @@ package dev.ratelimit.redis.lettuce;
 
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.testing.RedisClusterBehaviour;
-import dev.ratelimit.testkit.redis.RedisCluster;
+import dev.ratelimit.testsupport.redis.RedisCluster;
 import io.lettuce.core.cluster.RedisClusterClient;
 
 class LettuceClusterBehaviourTest extends RedisClusterBehaviour {

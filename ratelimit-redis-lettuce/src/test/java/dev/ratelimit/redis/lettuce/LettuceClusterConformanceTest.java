@@ -13,7 +13,7 @@ class LettuceClusterConformanceTest extends RedisClusterConformance {
 
     @BeforeAll
     static void connect() {
-        client = RedisClusterClient.create(cluster.uris().get(0));
+        client = RedisClusterClient.create(cluster.get().uris().get(0));
     }
 
     @AfterAll

@@ -12,7 +12,7 @@ class LettuceStandaloneConformanceTest extends RedisStandaloneConformance {
 
     @BeforeAll
     static void connect() {
-        client = RedisClient.create(redis.uri());
+        client = RedisClient.create(redis.get().uri());
     }
 
     @AfterAll

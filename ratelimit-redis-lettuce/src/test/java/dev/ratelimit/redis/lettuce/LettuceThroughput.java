@@ -4,9 +4,10 @@ import dev.ratelimit.api.Window;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.redis.internal.ScriptCall;
 import dev.ratelimit.redis.internal.SlidingWindowScript;
-import dev.ratelimit.testkit.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -72,7 +73,7 @@ public final class LettuceThroughput {
                 long runFor = warmUp ? Math.max(1, seconds / 2) : seconds;
                 report(warmUp, "store, blocking, 1 thread", blocking(runFor, i -> store.evaluate(request.apply(i))));
                 report(warmUp, "plain EVALSHA, blocking, 1 thread", blocking(runFor, i -> {
-                    ScriptCall call = ScriptCall.of(request.apply(i), KeyLayout.STANDALONE);
+                    ScriptCall<?> call = ScriptCall.reserve(request.apply(i), KeySpace.of(KeyLayout.STANDALONE));
                     sync.evalsha(SlidingWindowScript.sha1(), ScriptOutputType.MULTI, call.keys(), call.args());
                 }));
                 report(
@@ -80,7 +81,7 @@ public final class LettuceThroughput {
                         "store, async, 64 in flight",
                         pipelined(runFor, i -> store.evaluateAsync(request.apply(i))));
                 report(warmUp, "plain EVALSHA, async, 64 in flight", pipelined(runFor, i -> {
-                    ScriptCall call = ScriptCall.of(request.apply(i), KeyLayout.STANDALONE);
+                    ScriptCall<?> call = ScriptCall.reserve(request.apply(i), KeySpace.of(KeyLayout.STANDALONE));
                     return async.evalsha(SlidingWindowScript.sha1(), ScriptOutputType.MULTI, call.keys(), call.args());
                 }));
             }

@@ -8,7 +8,8 @@ import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
-import dev.ratelimit.testkit.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import java.time.Duration;
@@ -20,26 +21,27 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class LettuceWindowStoreTest {
 
-    private static RedisServer redis;
+    @RegisterExtension
+    static final RedisServerExtension<RedisServer> redis = RedisServerExtension.standalone();
+
     private static RedisClient client;
 
     @BeforeAll
-    static void start() {
-        redis = RedisServer.start();
-        client = RedisClient.create(redis.uri());
+    static void connect() {
+        client = RedisClient.create(redis.get().uri());
     }
 
     @AfterAll
-    static void stop() {
+    static void disconnect() {
         client.shutdown();
-        redis.close();
     }
 
     private static long storeConnections() {
-        String list = (String) redis.call("CLIENT", "LIST");
+        String list = (String) redis.get().call("CLIENT", "LIST");
         // every line but the one of the raw connection asking
         return Arrays.stream(list.split("\n")).filter(line -> !line.isBlank()).count() - 1;
     }
@@ -50,10 +52,10 @@ class LettuceWindowStoreTest {
         WindowStore store = LettuceWindowStore.create(client);
         try {
             String user = "shared-" + UUID.randomUUID();
-            StoreRequest request =
-                    new StoreRequest(user, List.of(Window.of(100, Duration.ofMinutes(1))), 1, StoreRequest.STORE_TIME);
+            List<Window> windows = List.of(Window.of(100, Duration.ofMinutes(1)));
             List<CompletableFuture<Evaluation>> inFlight = new ArrayList<>();
             for (int i = 0; i < 300; i++) {
+                StoreRequest request = new StoreRequest(user, windows, 0, StoreRequest.STORE_TIME);
                 inFlight.add(store.evaluateAsync(request).toCompletableFuture());
             }
             long allowed = 0;
@@ -63,7 +65,9 @@ class LettuceWindowStoreTest {
                 }
             }
             assertThat(allowed).isEqualTo(100);
-            assertThat(store.evaluate(request).isAllowed()).isFalse();
+            assertThat(store.evaluate(new StoreRequest(user, windows, 0, StoreRequest.STORE_TIME))
+                            .isAllowed())
+                    .isFalse();
             assertThat(storeConnections() - before).isEqualTo(1);
         } finally {
             ((AutoCloseable) store).close();
@@ -72,7 +76,7 @@ class LettuceWindowStoreTest {
 
     @Test
     void buildingAStoreSetsFailFastOptions() {
-        RedisClient fresh = RedisClient.create(redis.uri());
+        RedisClient fresh = RedisClient.create(redis.get().uri());
         try {
             LettuceWindowStore.create(fresh);
             ClientOptions options = fresh.getOptions();
@@ -114,9 +118,9 @@ class LettuceWindowStoreTest {
             assertThat(tenantB.evaluate(request).isAllowed())
                     .as("another prefix, another budget")
                     .isTrue();
-            assertThat(redis.call("EXISTS", "svc-a:" + user + ":60")).isEqualTo(1L);
-            assertThat(redis.call("EXISTS", "svc-b:" + user + ":60")).isEqualTo(1L);
-            assertThat(redis.call("EXISTS", "ratelimit:" + user + ":60")).isEqualTo(0L);
+            assertThat(redis.get().call("EXISTS", "svc-a:" + user + ":60")).isEqualTo(1L);
+            assertThat(redis.get().call("EXISTS", "svc-b:" + user + ":60")).isEqualTo(1L);
+            assertThat(redis.get().call("EXISTS", "ratelimit:" + user + ":60")).isEqualTo(0L);
         }
         assertThatThrownBy(() -> LettuceWindowStore.builder(client).keyPrefix("a{b}"))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -127,7 +131,7 @@ class LettuceWindowStoreTest {
     void checksWaitingForTheConnectionAreSentInArrivalOrder() throws Exception {
         // With an injected clock, a later check sent first would count as "in the window" of the earlier
         // ones: 100 checks spread over a day against 5/minute + 100/day must all pass only in order.
-        RedisClient fresh = RedisClient.create(redis.uri());
+        RedisClient fresh = RedisClient.create(redis.get().uri());
         try (CloseableWindowStore store = LettuceWindowStore.create(fresh)) {
             String user = "order-" + UUID.randomUUID();
             List<Window> windows =

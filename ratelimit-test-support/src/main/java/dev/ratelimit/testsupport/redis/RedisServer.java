@@ -1,4 +1,4 @@
-package dev.ratelimit.testkit.redis;
+package dev.ratelimit.testsupport.redis;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,4 +1,4 @@
-package dev.ratelimit.testkit.redis;
+package dev.ratelimit.testsupport.redis;
 
 /** Thrown by {@link RespClient} when Redis answers with an error reply. */
 public final class RespException extends RuntimeException {

@@ -1,15 +1,15 @@
-package dev.ratelimit.redis.internal;
+package dev.ratelimit.core;
 
 import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Names the entries a check records: a random prefix drawn once per class loader (96 bits, so two
+ * Names the entries requests record: a random prefix drawn once per class loader (96 bits, so two
  * processes practically never share one) followed by a counter, so names are unique within one
- * millisecond, across threads and across app servers, without asking Redis for anything.
+ * millisecond, across threads and across app servers, without asking the store for anything.
  */
-public final class MemberIds {
+final class EntryIds {
 
     private static final String PREFIX;
     private static final AtomicLong COUNTER = new AtomicLong();
@@ -20,14 +20,10 @@ public final class MemberIds {
         PREFIX = Base64.getUrlEncoder().withoutPadding().encodeToString(random) + '.';
     }
 
-    private MemberIds() {}
+    private EntryIds() {}
 
-    /**
-     * Returns a member base never returned before by any process.
-     *
-     * @return a short ASCII name, 16 random characters, a dot and a base-36 counter
-     */
-    public static String next() {
+    /** Returns an id never returned before by any process: 16 random characters, a dot, a base-36 counter. */
+    static String next() {
         return PREFIX + Long.toString(COUNTER.getAndIncrement(), 36);
     }
 }

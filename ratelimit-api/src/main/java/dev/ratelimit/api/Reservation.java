@@ -1,0 +1,56 @@
+package dev.ratelimit.api;
+
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A request admitted with an estimate of its tokens, to be settled once the real count is known.
+ *
+ * <pre>{@code
+ * Reservation r = limiter.reserve(userId, tier, estimatedTokens);
+ * if (r.decision().allowed()) {
+ *     Completion answer = model.call(...);
+ *     r.commit(answer.usage().totalTokens());   // or r.cancel() if the upstream did no work
+ * }
+ * }</pre>
+ *
+ * <p>Settling happens at most once: the first {@link #commit} or {@link #cancel} takes effect and
+ * later calls do nothing. A reservation never settled keeps its estimate. Settling a rejected,
+ * degraded or disabled reservation does nothing. A store failure while settling is counted in the
+ * {@code ratelimit.settle.failures} metric and logged, never thrown: the returned stage always
+ * completes normally. Implementations are thread-safe.
+ */
+public interface Reservation {
+
+    /**
+     * Returns the decision taken when the reservation was made.
+     *
+     * @return the decision
+     */
+    Decision decision();
+
+    /**
+     * Settles the token windows to the tokens actually used: a smaller count gives the difference
+     * back where the reservation's entry is still in the window, a larger one charges the overrun at
+     * the time of settling (never rejected: the work is done; it may push a window over its limit,
+     * and later requests wait for it to drain). Request windows keep the request.
+     *
+     * @param actualTokens the tokens used, at least 0
+     * @return a stage completed once the store has applied the settlement or the attempt failed
+     * @throws IllegalArgumentException if {@code actualTokens} is negative
+     */
+    CompletionStage<Void> commit(long actualTokens);
+
+    /**
+     * Gives back the request and its tokens, for work the upstream never did.
+     *
+     * @return a stage completed once the store has applied the refund or the attempt failed
+     */
+    CompletionStage<Void> cancel();
+
+    /**
+     * Tells whether {@link #commit} or {@link #cancel} has been called.
+     *
+     * @return {@code true} once settled
+     */
+    boolean isSettled();
+}

@@ -1,0 +1,120 @@
+package dev.ratelimit.core;
+
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.Reservation;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A reservation and what the store recorded for it: one part per store call that admitted it (one
+ * for an atomic store; one per scope when the store reserves scope by scope).
+ */
+final class HeldReservation implements Reservation {
+
+    private static final CompletionStage<Void> DONE = CompletableFuture.completedFuture(null);
+
+    private final Decision decision;
+    private final List<Part> parts;
+    private final long estimatedTokens;
+    private final @Nullable StoreGuard guard;
+    private final @Nullable LongSupplier clock;
+    private final AtomicBoolean settled = new AtomicBoolean();
+
+    HeldReservation(
+            Decision decision,
+            List<Part> parts,
+            long estimatedTokens,
+            @Nullable StoreGuard guard,
+            @Nullable LongSupplier clock) {
+        this.decision = decision;
+        this.parts = List.copyOf(parts);
+        this.estimatedTokens = estimatedTokens;
+        this.guard = guard;
+        this.clock = clock;
+    }
+
+    /** A reservation that holds nothing in the store: rejected, degraded or disabled. */
+    static HeldReservation none(Decision decision) {
+        return new HeldReservation(decision, List.of(), 0, null, null);
+    }
+
+    /**
+     * Gives back what earlier scopes reserved when a later one refused the request; the stage
+     * completes once every cancel has been applied or has failed (failures are counted, not thrown).
+     */
+    static CompletableFuture<Void> cancelAll(StoreGuard guard, List<Part> parts, long estimatedTokens, long nowMillis) {
+        CompletableFuture<?>[] cancels = new CompletableFuture<?>[parts.size()];
+        for (int i = 0; i < cancels.length; i++) {
+            cancels[i] = guard.settle(parts.get(i).settlement(estimatedTokens, Settlement.CANCEL, nowMillis))
+                    .toCompletableFuture();
+        }
+        return CompletableFuture.allOf(cancels);
+    }
+
+    @Override
+    public Decision decision() {
+        return decision;
+    }
+
+    @Override
+    public CompletionStage<Void> commit(long actualTokens) {
+        if (actualTokens < 0) {
+            throw new IllegalArgumentException("actualTokens must not be negative, was " + actualTokens);
+        }
+        return settle(actualTokens);
+    }
+
+    @Override
+    public CompletionStage<Void> cancel() {
+        return settle(Settlement.CANCEL);
+    }
+
+    @Override
+    public boolean isSettled() {
+        return settled.get();
+    }
+
+    private CompletionStage<Void> settle(long actualTokens) {
+        if (!settled.compareAndSet(false, true) || parts.isEmpty() || guard == null || clock == null) {
+            return DONE;
+        }
+        long now = clock.getAsLong();
+        CompletableFuture<?>[] stages = parts.stream()
+                .filter(part -> part.changes(estimatedTokens, actualTokens))
+                .map(part -> guard.settle(part.settlement(estimatedTokens, actualTokens, now))
+                        .toCompletableFuture())
+                .toArray(CompletableFuture<?>[]::new);
+        return stages.length == 0 ? DONE : CompletableFuture.allOf(stages);
+    }
+
+    @Override
+    public String toString() {
+        return "Reservation{" + decision + ", estimatedTokens=" + estimatedTokens + ", settled=" + settled.get() + "}";
+    }
+
+    /** One store call's worth of a reservation: the request and the store's answer. */
+    record Part(StoreRequest request, Evaluation evaluation) {
+
+        Settlement settlement(long estimatedTokens, long actualTokens, long nowMillis) {
+            return new Settlement(
+                    request.scopes(),
+                    request.entryId(),
+                    evaluation.nowMillis(),
+                    estimatedTokens,
+                    actualTokens,
+                    nowMillis);
+        }
+
+        /** A commit that leaves every token window at its estimate changes nothing: no store call. */
+        boolean changes(long estimatedTokens, long actualTokens) {
+            if (actualTokens == Settlement.CANCEL) {
+                return true;
+            }
+            return actualTokens != estimatedTokens && request.windows().stream().anyMatch(window -> window.isTokens());
+        }
+    }
+}

@@ -1,0 +1,167 @@
+package dev.ratelimit.core;
+
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.SharedBudget;
+import dev.ratelimit.api.Window;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+
+/** One validated reservation before it reaches the store, and the decision built from the answers. */
+final class Plan {
+
+    private final StoreRequest request;
+    private final List<StoreRequest> perScope;
+
+    private Plan(StoreRequest request) {
+        this.request = request;
+        List<StoreRequest> split = new ArrayList<>(request.scopes().size());
+        for (StoreRequest.Scope scope : request.scopes()) {
+            split.add(new StoreRequest(List.of(scope), request.tokens(), request.entryId(), request.nowMillis()));
+        }
+        this.perScope = request.scopes().size() == 1 ? List.of(request) : List.copyOf(split);
+    }
+
+    /** Validates the shared budgets and builds the request; {@code windows} are already ordered. */
+    static Plan of(String userId, List<Window> windows, long tokens, List<SharedBudget> shared, long nowMillis) {
+        List<StoreRequest.Scope> scopes = new ArrayList<>(1 + shared.size());
+        scopes.add(StoreRequest.Scope.user(userId, windows));
+        Set<String> names = new HashSet<>();
+        for (SharedBudget budget : shared) {
+            if (budget == null) {
+                throw new NullPointerException("shared must not contain null");
+            }
+            if (!names.add(budget.name())) {
+                throw new IllegalArgumentException(
+                        "shared must not name a budget twice, found '" + budget.name() + "' twice");
+            }
+            scopes.add(StoreRequest.Scope.shared(
+                    budget.name(), SlidingWindowRateLimiter.Limiter.ordered(budget.windows(), "shared windows")));
+        }
+        return new Plan(new StoreRequest(scopes, tokens, nowMillis));
+    }
+
+    StoreRequest request() {
+        return request;
+    }
+
+    List<StoreRequest> perScope() {
+        return perScope;
+    }
+
+    long tokens() {
+        return request.tokens();
+    }
+
+    boolean atomic(WindowStore store) {
+        return perScope.size() == 1 || store.atomicAcrossScopes();
+    }
+
+    /** The shortest window of the user's: what a degraded decision names. */
+    Window shortest() {
+        return request.scopes().get(0).windows().get(0);
+    }
+
+    /** The decision for a request that asks more tokens than a window allows: no store call needed. */
+    @Nullable
+    Decision tooLarge() {
+        for (StoreRequest.Scope scope : request.scopes()) {
+            for (Window window : scope.windows()) {
+                if (window.isTokens() && request.tokens() > window.limit()) {
+                    return new Decision(
+                            false,
+                            window.limit(),
+                            0,
+                            Duration.ZERO,
+                            window,
+                            Duration.ZERO,
+                            false,
+                            budgetOf(scope),
+                            true,
+                            List.of());
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Builds the decision from the parts the store admitted and, when one was refused, the refused
+     * request and its evaluation.
+     */
+    Decision decide(List<HeldReservation.Part> admitted, @Nullable StoreRequest refused, @Nullable Evaluation refusal) {
+        List<Decision.Usage> usage = new ArrayList<>();
+        for (HeldReservation.Part part : admitted) {
+            addUsage(usage, part.request(), part.evaluation());
+        }
+        if (refused != null && refusal != null) {
+            int offset = usage.size();
+            addUsage(usage, refused, refusal);
+            int index = refusal.rejectedIndex();
+            Window window = refused.windows().get(index);
+            Decision.Usage rejecting = usage.get(offset + index);
+            Duration retry = Duration.ofMillis(refusal.retryAfterMillis());
+            return new Decision(
+                    false,
+                    window.limit(),
+                    0,
+                    refusal.isTooLarge() ? Duration.ZERO : retry,
+                    window,
+                    refusal.isTooLarge() ? rejecting.resetAfter() : retry,
+                    false,
+                    rejecting.budget(),
+                    refusal.isTooLarge(),
+                    usage);
+        }
+        Decision.Usage best = deciding(usage, false);
+        if (best == null) {
+            best = deciding(usage, true);
+        }
+        if (best == null) {
+            throw new IllegalStateException("no window of the user in " + usage);
+        }
+        Window window = best.window();
+        return new Decision(
+                true,
+                window.limit(),
+                Math.min(window.limit(), best.remaining()),
+                Duration.ZERO,
+                window,
+                best.resetAfter(),
+                false,
+                null,
+                false,
+                usage);
+    }
+
+    /** The user's window of the unit with the least remaining; ties keep the first (the shortest). */
+    private static Decision.@Nullable Usage deciding(List<Decision.Usage> usage, boolean tokens) {
+        Decision.Usage best = null;
+        for (Decision.Usage candidate : usage) {
+            if (candidate.budget() == null
+                    && candidate.window().isTokens() == tokens
+                    && (best == null || candidate.remaining() < best.remaining())) {
+                best = candidate;
+            }
+        }
+        return best;
+    }
+
+    private static void addUsage(List<Decision.Usage> usage, StoreRequest request, Evaluation evaluation) {
+        List<Window> windows = request.windows();
+        for (int i = 0; i < windows.size(); i++) {
+            usage.add(new Decision.Usage(
+                    windows.get(i),
+                    budgetOf(request.scopeOf(i)),
+                    evaluation.used(i),
+                    Duration.ofMillis(evaluation.resetAfterMillis(i))));
+        }
+    }
+
+    private static @Nullable String budgetOf(StoreRequest.Scope scope) {
+        return scope.shared() ? scope.subject() : null;
+    }
+}

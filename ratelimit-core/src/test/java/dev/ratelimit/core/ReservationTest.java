@@ -1,0 +1,207 @@
+package dev.ratelimit.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.Reservation;
+import dev.ratelimit.api.SharedBudget;
+import dev.ratelimit.api.Tier;
+import dev.ratelimit.api.Window;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The limiter's side of reservations: validation, settling policy, and failures while settling. */
+class ReservationTest {
+
+    private static final Tier TIER =
+            Tier.of("t", Window.of(10, Duration.ofMinutes(1)), Window.tokens(1_000, Duration.ofMinutes(1)));
+
+    /** Admits everything and remembers the settlements it was sent; can be made to fail settling. */
+    static final class RecordingStore implements WindowStore {
+        final List<StoreRequest> requests = new CopyOnWriteArrayList<>();
+        final List<Settlement> settlements = new CopyOnWriteArrayList<>();
+        final AtomicBoolean settleFails = new AtomicBoolean();
+
+        @Override
+        public Evaluation evaluate(StoreRequest request) {
+            requests.add(request);
+            long[] used = new long[request.windows().size()];
+            Arrays.fill(used, 1);
+            return Evaluation.allowed(42, used, new long[used.length]);
+        }
+
+        @Override
+        public void settle(Settlement settlement) {
+            if (settleFails.get()) {
+                throw new RateLimiterUnavailableException("store down while settling (test)");
+            }
+            settlements.add(settlement);
+        }
+    }
+
+    @Test
+    @DisplayName("bad reservation arguments are refused before the store is called, naming the argument")
+    void validation() {
+        RecordingStore store = new RecordingStore();
+        RateLimiter limiter = SlidingWindowRateLimiter.builder(store).build();
+        assertThatThrownBy(() -> limiter.reserve("u", TIER, -1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("estimatedTokens");
+        assertThatThrownBy(() -> limiter.reserve("u", null, 1))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("tier");
+        assertThatThrownBy(() -> limiter.reserve("u", TIER, 1, null))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("shared");
+        SharedBudget upstream = SharedBudget.of("up", Window.of(5, Duration.ofMinutes(1)));
+        assertThatThrownBy(() -> limiter.reserve("u", TIER, 1, List.of(upstream, upstream)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("shared");
+        assertThatThrownBy(() -> limiter.reserveAsync("", TIER, 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("userId");
+        assertThat(store.requests).isEmpty();
+        Reservation reservation = limiter.reserve("u", TIER, 10);
+        assertThatThrownBy(() -> reservation.commit(-5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("actualTokens");
+        assertThat(reservation.isSettled())
+                .as("a refused commit settles nothing")
+                .isFalse();
+    }
+
+    @Test
+    @DisplayName("a reservation larger than a token window's limit is rejected as too large without a store call")
+    void tooLargeNeedsNoStore() {
+        RecordingStore store = new RecordingStore();
+        RateLimiter limiter = SlidingWindowRateLimiter.builder(store).build();
+        Decision decision = limiter.reserve("u", TIER, 1_001).decision();
+        assertThat(decision.allowed()).isFalse();
+        assertThat(decision.tooLarge()).isTrue();
+        assertThat(decision.window()).isEqualTo(TIER.windows().get(1));
+        assertThat(decision.retryAfterSeconds()).isZero();
+        assertThat(store.requests).isEmpty();
+    }
+
+    @Test
+    @DisplayName(
+            "a commit at the estimate, or of a tier without token windows, costs no store call; a cancel always does")
+    void settlingOnlyWhatChanges() {
+        RecordingStore store = new RecordingStore();
+        RateLimiter limiter = SlidingWindowRateLimiter.builder(store).build();
+        limiter.reserve("u", TIER, 300).commit(300).toCompletableFuture().join();
+        Tier requestsOnly = Tier.of("r", Window.of(10, Duration.ofMinutes(1)));
+        limiter.reserve("u", requestsOnly, 300).commit(10).toCompletableFuture().join();
+        assertThat(store.settlements).isEmpty();
+        Reservation cancelled = limiter.reserve("u", requestsOnly, 0);
+        cancelled.cancel().toCompletableFuture().join();
+        assertThat(store.settlements).hasSize(1);
+        Settlement cancel = store.settlements.get(0);
+        assertThat(cancel.isCancel()).isTrue();
+        assertThat(cancel.reservedAtMillis())
+                .as("the store's time of the reservation")
+                .isEqualTo(42);
+        assertThat(cancel.entryId()).isEqualTo(store.requests.get(2).entryId());
+    }
+
+    @Test
+    @DisplayName("a failed settlement is counted and logged, never thrown, and the estimate stays")
+    void settleFailureIsMetered() {
+        RecordingStore store = new RecordingStore();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
+                .meterRegistry(registry)
+                .failOpen(false)
+                .build();
+        Reservation reservation = limiter.reserve("u", TIER, 300);
+        store.settleFails.set(true);
+        reservation.commit(100).toCompletableFuture().join();
+        assertThat(reservation.isSettled()).isTrue();
+        assertThat(registry.get("ratelimit.settle.failures")
+                        .tag("reason", "error")
+                        .counter()
+                        .count())
+                .isEqualTo(1.0);
+        assertThat(store.settlements).isEmpty();
+    }
+
+    @Test
+    @DisplayName("disabled, degraded and rejected reservations hold nothing: settling them calls no store")
+    void nothingHeldNothingSettled() {
+        RecordingStore store = new RecordingStore();
+        RateLimiter disabled =
+                SlidingWindowRateLimiter.builder(store).disabled(true).build();
+        Reservation off = disabled.reserve("u", TIER, 300);
+        assertThat(off.decision().allowed()).isTrue();
+        off.cancel().toCompletableFuture().join();
+        assertThat(store.requests).isEmpty();
+
+        SlidingWindowRateLimiterTest.SwitchableStore down = new SlidingWindowRateLimiterTest.SwitchableStore();
+        down.healthy.set(false);
+        RateLimiter failingOpen = SlidingWindowRateLimiter.builder(down).build();
+        Reservation degraded = failingOpen.reserve("u", TIER, 300);
+        assertThat(degraded.decision().degraded()).isTrue();
+        assertThat(degraded.decision().usage()).isEmpty();
+        int calls = down.calls.get();
+        degraded.commit(5_000).toCompletableFuture().join();
+        assertThat(down.calls.get())
+                .as("no store call to settle a degraded reservation")
+                .isEqualTo(calls);
+    }
+
+    @Test
+    @DisplayName(
+            "a store that cannot reserve several scopes atomically gets them one by one, and a refusal cancels what came before")
+    void stepwiseWhenNotAtomic() {
+        List<StoreRequest> seen = new ArrayList<>();
+        List<Settlement> settled = new ArrayList<>();
+        AtomicInteger calls = new AtomicInteger();
+        WindowStore scopeByScope = new WindowStore() {
+            @Override
+            public Evaluation evaluate(StoreRequest request) {
+                assertThat(request.scopes()).hasSize(1);
+                seen.add(request);
+                long[] used = new long[request.windows().size()];
+                if (calls.incrementAndGet() == 2) {
+                    return Evaluation.rejected(7, 0, 1_500, used, new long[used.length]);
+                }
+                return Evaluation.allowed(7, used, new long[used.length]);
+            }
+
+            @Override
+            public void settle(Settlement settlement) {
+                settled.add(settlement);
+            }
+
+            @Override
+            public boolean atomicAcrossScopes() {
+                return false;
+            }
+        };
+        RateLimiter limiter = SlidingWindowRateLimiter.builder(scopeByScope).build();
+        SharedBudget upstream = SharedBudget.of("gpt", Window.tokens(10_000, Duration.ofMinutes(1)));
+        Decision decision =
+                limiter.reserve("alice", TIER, 300, List.of(upstream)).decision();
+        assertThat(decision.allowed()).isFalse();
+        assertThat(decision.budget()).isEqualTo("gpt");
+        assertThat(decision.retryAfter()).isEqualTo(Duration.ofMillis(1_500));
+        assertThat(seen)
+                .extracting(request -> request.scopes().get(0).subject())
+                .containsExactly("alice", "gpt");
+        assertThat(seen.get(0).entryId()).isEqualTo(seen.get(1).entryId());
+        assertThat(settled).hasSize(1);
+        assertThat(settled.get(0).isCancel()).isTrue();
+        assertThat(settled.get(0).scopes()).isEqualTo(seen.get(0).scopes());
+    }
+}

@@ -1,0 +1,39 @@
+package dev.ratelimit.inmemory;
+
+import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
+import dev.ratelimit.core.StoreRequest;
+import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.testkit.WindowStoreConformanceKit;
+
+/**
+ * The kit over the in-memory store posing as one that cannot evaluate several scopes atomically
+ * (as Redis Cluster cannot): shared budgets then go through the limiter's scope-by-scope protocol,
+ * which must keep every budget exact on its own.
+ */
+class InMemoryScopeByScopeConformanceTest extends WindowStoreConformanceKit {
+
+    @Override
+    protected WindowStore createStore() {
+        InMemoryWindowStore delegate = InMemoryWindowStore.create();
+        return new WindowStore() {
+            @Override
+            public Evaluation evaluate(StoreRequest request) {
+                if (request.scopes().size() > 1) {
+                    throw new UnsupportedOperationException("one scope per request");
+                }
+                return delegate.evaluate(request);
+            }
+
+            @Override
+            public void settle(Settlement settlement) {
+                delegate.settle(settlement);
+            }
+
+            @Override
+            public boolean atomicAcrossScopes() {
+                return false;
+            }
+        };
+    }
+}
