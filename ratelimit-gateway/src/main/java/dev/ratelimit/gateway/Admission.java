@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.Reservation;
 import dev.ratelimit.gateway.GatewayConfig.ModelCap;
 import dev.ratelimit.gateway.GatewayConfig.TierConfig;
 import java.time.Duration;
@@ -12,13 +13,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The gateway's one doorway to the limiter: a request is admitted when its tenant has a free
- * concurrency slot and its budgets have room, and the admission is settled exactly once when the
+ * concurrency slot and one reservation of its estimated tokens fits the tenant's windows and the
+ * model's upstream cap (all or nothing), and the admission is settled exactly once when the
  * response ends, with the tokens used ({@link Ticket#commit}) or nothing ({@link Ticket#cancel}).
- *
- * <p>TODO(token budgets): today the budgets are the tier's request windows through {@code
- * check(tenant, tier)}; token windows and the upstream caps wait for the limiter's {@code
- * reserve(tenant, tier, estimatedTokens, sharedBudgets)}, which this class will call instead, with
- * {@code commit(actual)} and {@code cancel()} on the reservation.
  */
 final class Admission {
 
@@ -39,48 +36,51 @@ final class Admission {
 
     /**
      * Admits one request of {@code tenant}: the concurrency slot first (cheap to give back), then
-     * the budgets; a refusal of either leaves nothing held. Requests of the pass-through paths hold
-     * no slot and reserve no tokens.
+     * the reservation; a refusal of either leaves nothing held. Requests of the pass-through paths
+     * hold no slot and reserve no tokens: they are charged to the tier's request windows only.
      *
      * @throws RateLimiterUnavailableException when the limiter fails closed and its store is down
      */
     Ticket admit(String tenant, TierConfig tier, @Nullable ModelCap cap, long estimatedTokens, boolean holdSlot) {
         Slots.Slot slot = holdSlot ? slots.tryAcquire(tenant, tier.maxConcurrent()) : NO_SLOT;
         if (slot == null) {
-            Rejection rejection =
-                    new Rejection("concurrent", Rejection.CONCURRENCY, null, tier.maxConcurrent(), CONCURRENCY_RETRY);
-            return new Ticket(tenant, null, rejection, board.windows(tenant), false, () -> {}, estimatedTokens);
+            Rejection rejection = new Rejection(
+                    "concurrent", Rejection.CONCURRENCY, null, tier.maxConcurrent(), CONCURRENCY_RETRY, false);
+            return new Ticket(tenant, null, rejection, board.windows(tenant), false, NO_SLOT, estimatedTokens, null);
         }
-        Decision decision;
+        Reservation reservation;
         try {
-            decision = limiter.check(tenant, tier.tier());
+            reservation = holdSlot
+                    ? limiter.reserve(
+                            tenant, tier.tier(), estimatedTokens, cap == null ? List.of() : List.of(cap.budget()))
+                    : limiter.reserve(tenant, tier.requests(), 0);
         } catch (RuntimeException e) {
             slot.release();
             throw e;
         }
-        List<WindowState> windows = decision.degraded()
-                ? List.of()
-                : List.of(new WindowState(
-                        decision.window().name(),
-                        false,
-                        null,
-                        decision.limit(),
-                        decision.limit() - decision.remaining(),
-                        decision.allowed() ? decision.resetAfter() : decision.retryAfter()));
-        if (!decision.degraded()) {
-            board.record(tenant, windows);
-        }
+        Decision decision = reservation.decision();
+        List<WindowState> windows = decision.usage().stream()
+                .map(usage -> new WindowState(
+                        usage.window().name(),
+                        usage.window().isTokens(),
+                        usage.budget(),
+                        usage.window().limit(),
+                        usage.used(),
+                        usage.resetAfter()))
+                .toList();
+        board.record(tenant, windows);
         if (!decision.allowed()) {
             slot.release();
             Rejection rejection = new Rejection(
                     decision.window().name(),
-                    "requests",
-                    null,
+                    decision.window().isTokens() ? "tokens" : "requests",
+                    decision.budget(),
                     decision.window().limit(),
-                    decision.retryAfter());
-            return new Ticket(tenant, null, rejection, windows, false, () -> {}, estimatedTokens);
+                    decision.retryAfter(),
+                    decision.tooLarge());
+            return new Ticket(tenant, null, rejection, windows, false, NO_SLOT, estimatedTokens, null);
         }
-        return new Ticket(tenant, cap, null, windows, decision.degraded(), slot, estimatedTokens);
+        return new Ticket(tenant, cap, null, windows, decision.degraded(), slot, estimatedTokens, reservation);
     }
 
     /** One admission: refused, or held until {@link #commit} or {@link #cancel}, whichever comes first. */
@@ -93,6 +93,7 @@ final class Admission {
         private final boolean degraded;
         private final Slots.Slot slot;
         private final long estimatedTokens;
+        private final @Nullable Reservation reservation;
         private final AtomicBoolean settled = new AtomicBoolean();
 
         private Ticket(
@@ -102,7 +103,8 @@ final class Admission {
                 List<WindowState> windows,
                 boolean degraded,
                 Slots.Slot slot,
-                long estimatedTokens) {
+                long estimatedTokens,
+                @Nullable Reservation reservation) {
             this.tenant = tenant;
             this.cap = cap;
             this.rejection = rejection;
@@ -110,6 +112,7 @@ final class Admission {
             this.degraded = degraded;
             this.slot = slot;
             this.estimatedTokens = estimatedTokens;
+            this.reservation = reservation;
             if (rejection != null) {
                 settled.set(true); // nothing is held
             }
@@ -124,7 +127,7 @@ final class Admission {
             return rejection;
         }
 
-        /** The windows the response headers report. */
+        /** The windows the response headers report: the tenant's, and the upstream cap's. */
         List<WindowState> windows() {
             return windows;
         }
@@ -138,8 +141,9 @@ final class Admission {
         }
 
         /**
-         * Settles with the tokens the upstream used and frees the slot; a second settlement does
-         * nothing.
+         * Settles the reservation to the tokens the upstream used and frees the slot; a second
+         * settlement does nothing. Returns once the store has applied it (a store failure is the
+         * limiter's to count and log: settling never throws).
          *
          * @param tokens the tokens used, prompt and completion
          * @param ending how the response ended, for the metrics
@@ -147,7 +151,9 @@ final class Admission {
         void commit(long tokens, String ending) {
             if (settled.compareAndSet(false, true)) {
                 try {
-                    // TODO(token budgets): reservation.commit(tokens) settles the token windows and the cap
+                    if (reservation != null) {
+                        reservation.commit(tokens).toCompletableFuture().join();
+                    }
                     metrics.settled(tenant, cap == null ? null : cap.model(), "committed", ending, tokens);
                 } finally {
                     slot.release();
@@ -156,15 +162,17 @@ final class Admission {
         }
 
         /**
-         * Gives the admission back, for work the upstream never did, and frees the slot; a second
-         * settlement does nothing.
+         * Gives the request and its tokens back, for work the upstream never did, and frees the
+         * slot; a second settlement does nothing.
          *
          * @param ending how the response ended, for the metrics
          */
         void cancel(String ending) {
             if (settled.compareAndSet(false, true)) {
                 try {
-                    // TODO(token budgets): reservation.cancel() gives back the request and its tokens
+                    if (reservation != null) {
+                        reservation.cancel().toCompletableFuture().join();
+                    }
                     metrics.settled(tenant, cap == null ? null : cap.model(), "cancelled", ending, 0);
                 } finally {
                     slot.release();

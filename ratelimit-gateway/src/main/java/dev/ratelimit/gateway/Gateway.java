@@ -33,7 +33,8 @@ record Gateway(
 
     /**
      * Admits a request and sets its rate-limit headers, or answers it: 429 with OpenAI's error body
-     * naming the window that tripped, or 503 when a fail-closed limiter cannot reach its store.
+     * naming the window that tripped, 400 for a request larger than a token window could ever hold,
+     * or 503 when a fail-closed limiter cannot reach its store.
      *
      * @param slot whether the request holds a concurrency slot until it is settled
      * @return the ticket to settle, or {@code null} when the request was answered
@@ -65,6 +66,17 @@ record Gateway(
         Rejection rejection = ticket.rejection();
         if (rejection == null) {
             return ticket;
+        }
+        if (rejection.tooLarge()) {
+            metrics.refused(endpoint, 400, "request_too_large");
+            ObjectNode error = OpenAi.errorBody(
+                    "invalid_request_error",
+                    "request_too_large",
+                    null,
+                    rejection.tooLargeMessage(ticket.estimatedTokens()));
+            ((ObjectNode) error.get("error")).put("window", rejection.window());
+            OpenAi.json(response, 400, error);
+            return null;
         }
         boolean concurrency = rejection.unit().equals(Rejection.CONCURRENCY);
         metrics.refused(endpoint, 429, rejection.unit());

@@ -7,8 +7,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
+import dev.ratelimit.api.Window;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -57,10 +59,11 @@ record GatewayConfig(
      * One tier.
      *
      * @param name the tier's name
-     * @param tier its windows
+     * @param tier its windows, requests and tokens
+     * @param requests its request windows only, for the pass-through paths
      * @param maxConcurrent the most requests of one tenant in flight at once
      */
-    record TierConfig(String name, Tier tier, int maxConcurrent) {}
+    record TierConfig(String name, Tier tier, Tier requests, int maxConcurrent) {}
 
     /**
      * The upstream's limits for one model, shared by all tenants.
@@ -68,8 +71,21 @@ record GatewayConfig(
      * @param model the model name as requests give it
      * @param rpm requests per minute, 0 for no cap
      * @param tpm tokens per minute, 0 for no cap
+     * @param budget the shared budget {@code model:<model>} with windows {@code rpm} and {@code tpm}
      */
-    record ModelCap(String model, long rpm, long tpm) {}
+    record ModelCap(String model, long rpm, long tpm, SharedBudget budget) {
+
+        static ModelCap of(String model, long rpm, long tpm) {
+            List<Window> windows = new ArrayList<>();
+            if (rpm > 0) {
+                windows.add(new Window("rpm", rpm, Duration.ofMinutes(1)));
+            }
+            if (tpm > 0) {
+                windows.add(Window.tokens("tpm", tpm, Duration.ofMinutes(1)));
+            }
+            return new ModelCap(model, rpm, tpm, new SharedBudget("model:" + model, windows));
+        }
+    }
 
     /**
      * Request limits and timeouts.
@@ -233,7 +249,7 @@ record GatewayConfig(
                 }
                 long rpm = cap.rpm() == null ? 0 : positive(cap.rpm(), at + ".rpm");
                 long tpm = cap.tpm() == null ? 0 : positive(cap.tpm(), at + ".tpm");
-                models.put(model, new ModelCap(model, rpm, tpm));
+                models.put(model, ModelCap.of(model, rpm, tpm));
             });
         }
         // file order is kept: the status page and the banner list tiers and models as written
@@ -255,30 +271,23 @@ record GatewayConfig(
         }
         int maxConcurrent = (int) positive(raw.maxConcurrent(), at + ".max-concurrent");
         // The library's tier-file parser reads the window specs, so the syntax and its checks are the library's.
+        // The library's tier-file parser reads the window specs, so the syntax and its checks are the library's.
         Properties properties = new Properties();
-        raw.windows().forEach((window, spec) -> {
-            // TODO(token budgets): token windows wait for the limiter's reserve(...); after the merge
-            // every spec goes to TierPolicy unchanged.
-            if (spec == null || !spec.contains(" tokens/")) {
-                properties.setProperty("tier." + name + "." + window, spec == null ? "" : interimRequestSpec(spec));
-            }
-        });
-        if (properties.isEmpty()) {
-            throw new IllegalArgumentException(at + ".windows: define at least one request window");
-        }
+        raw.windows()
+                .forEach((window, spec) ->
+                        properties.setProperty("tier." + name + "." + window, spec == null ? "" : spec));
         Tier tier;
         try {
             tier = TierPolicy.fromProperties(properties).resolve(name);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(at + ".windows: " + e.getMessage(), e);
         }
-        return new TierConfig(name, tier, maxConcurrent);
-    }
-
-    /** TODO(token budgets): drops the precision suffix, which the limiter reads after the merge. */
-    private static String interimRequestSpec(String spec) {
-        int at = spec.indexOf('@');
-        return at < 0 ? spec : spec.substring(0, at);
+        List<Window> requestWindows =
+                tier.windows().stream().filter(window -> !window.isTokens()).toList();
+        if (requestWindows.isEmpty()) {
+            throw new IllegalArgumentException(at + ".windows: define at least one request window (N/length)");
+        }
+        return new TierConfig(name, tier, new Tier(name, requestWindows), maxConcurrent);
     }
 
     private static Limits limits(@Nullable RawLimits raw) {

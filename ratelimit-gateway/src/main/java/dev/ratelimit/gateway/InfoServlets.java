@@ -19,6 +19,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /** The gateway's read-only endpoints: the status page and its JSON, health and metrics. */
 final class InfoServlets {
@@ -92,63 +93,55 @@ final class InfoServlets {
             node.put("tier", tier.name());
             node.put("inFlight", gateway.slots().inFlight(tenant));
             node.put("maxConcurrent", tier.maxConcurrent());
-            StatusBoard.Snapshot snapshot = gateway.board().snapshot(tenant);
-            Duration age = snapshot == null ? Duration.ZERO : Duration.between(snapshot.at(), now);
-            if (snapshot == null) {
-                node.putNull("seenSecondsAgo");
-            } else {
-                node.put("seenSecondsAgo", age.toSeconds());
-            }
-            ArrayNode windows = node.putArray("windows");
-            List<WindowState> seen = snapshot == null ? List.of() : snapshot.windows();
-            tier.tier().windows().stream()
-                    .sorted(Comparator.comparing(Window::length))
-                    .forEach(window -> {
-                        ObjectNode w = windows.addObject();
-                        w.put("name", window.name());
-                        w.put("unit", "requests"); // TODO(token budgets): window.unit() once token windows are enforced
-                        w.put("limit", window.limit());
-                        w.put("seconds", window.lengthSeconds());
-                        WindowState state = seen.stream()
-                                .filter(s -> s.name().equals(window.name()))
-                                .findFirst()
-                                .orElse(null);
-                        if (state == null) {
-                            w.putNull("used");
-                            w.putNull("resetSeconds");
-                        } else {
-                            w.put("used", state.used());
-                            Duration reset = state.resetAfter().minus(age);
-                            w.put(
-                                    "resetSeconds",
-                                    RateLimitHeaders.ceilSeconds(reset.isNegative() ? Duration.ZERO : reset));
-                        }
-                    });
+            windows(node, tier.tier().windows(), gateway.board().snapshot(tenant), now);
         }
         ArrayNode models = status.putArray("models");
-        gateway.config().models().values().stream()
-                .sorted(Comparator.comparing(ModelCap::model))
-                .forEach(cap -> {
-                    ObjectNode node = models.addObject().put("model", cap.model());
-                    ArrayNode windows = node.putArray("windows");
-                    if (cap.rpm() > 0) {
-                        capWindow(windows, "rpm", "requests", cap.rpm());
-                    }
-                    if (cap.tpm() > 0) {
-                        capWindow(windows, "tpm", "tokens", cap.tpm());
-                    }
-                });
+        for (ModelCap cap : gateway.config().models().values()) {
+            ObjectNode node = models.addObject().put("model", cap.model());
+            windows(
+                    node,
+                    cap.budget().windows(),
+                    gateway.board().snapshot(cap.budget().name()),
+                    now);
+        }
         return status;
     }
 
-    // TODO(token budgets): the caps' counts come with the reservations that charge them
-    private static void capWindow(ArrayNode windows, String name, String unit, long limit) {
-        windows.addObject()
-                .put("name", name)
-                .put("unit", unit)
-                .put("limit", limit)
-                .put("seconds", 60)
-                .putNull("used");
+    /**
+     * Lists windows, requests first then tokens, each shortest first, with their counts as of the
+     * owner's last decision ({@code used} null before it has one), and when that was.
+     */
+    private static void windows(
+            ObjectNode node, List<Window> windows, StatusBoard.@Nullable Snapshot snapshot, Instant now) {
+        Duration age = snapshot == null ? Duration.ZERO : Duration.between(snapshot.at(), now);
+        if (snapshot == null) {
+            node.putNull("seenSecondsAgo");
+        } else {
+            node.put("seenSecondsAgo", age.toSeconds());
+        }
+        List<WindowState> seen = snapshot == null ? List.of() : snapshot.windows();
+        ArrayNode array = node.putArray("windows");
+        windows.stream()
+                .sorted(Comparator.comparing(Window::isTokens).thenComparing(Window::length))
+                .forEach(window -> {
+                    ObjectNode w = array.addObject()
+                            .put("name", window.name())
+                            .put("unit", window.isTokens() ? "tokens" : "requests")
+                            .put("limit", window.limit())
+                            .put("seconds", window.lengthSeconds());
+                    WindowState state = seen.stream()
+                            .filter(candidate -> candidate.name().equals(window.name()))
+                            .findFirst()
+                            .orElse(null);
+                    if (state == null) {
+                        w.putNull("used");
+                        w.putNull("resetSeconds");
+                    } else {
+                        Duration reset = state.resetAfter().minus(age);
+                        w.put("used", state.used());
+                        w.put("resetSeconds", RateLimitHeaders.ceilSeconds(reset.isNegative() ? Duration.ZERO : reset));
+                    }
+                });
     }
 
     /** {@code GET /health}: never limited. */

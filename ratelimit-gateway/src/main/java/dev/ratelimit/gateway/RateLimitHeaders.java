@@ -41,7 +41,7 @@ final class RateLimitHeaders {
             }
         }
         Rejection rejection = ticket.rejection();
-        if (rejection != null) {
+        if (rejection != null && !rejection.tooLarge()) {
             response.setHeader("Retry-After", Long.toString(rejection.retryAfterSeconds()));
             response.setHeader("retry-after-ms", Long.toString(rejection.retryAfterMillis()));
             response.setHeader("x-ratelimit-window", token(rejection.window()));

@@ -10,9 +10,11 @@ import org.jspecify.annotations.Nullable;
  * @param unit {@code requests}, {@code tokens} or {@code concurrency}
  * @param budget {@code null} when the tenant's own window tripped, else the upstream cap's name
  * @param limit that window's limit
- * @param retryAfter when a retry can first succeed
+ * @param retryAfter when a retry can first succeed; zero when it never can
+ * @param tooLarge the request alone asks for more tokens than the window's limit: no retry helps
  */
-record Rejection(String window, String unit, @Nullable String budget, long limit, Duration retryAfter) {
+record Rejection(
+        String window, String unit, @Nullable String budget, long limit, Duration retryAfter, boolean tooLarge) {
 
     static final String CONCURRENCY = "concurrency";
 
@@ -26,6 +28,14 @@ record Rejection(String window, String unit, @Nullable String budget, long limit
     long retryAfterMillis() {
         long millis = retryAfter.toMillis() + (retryAfter.toNanosPart() % 1_000_000 > 0 ? 1 : 0);
         return Math.max(1, millis);
+    }
+
+    /** The message of a request that can never fit, with its estimate. */
+    String tooLargeMessage(long estimatedTokens) {
+        String subject = budget == null ? "your" : "the upstream's shared (" + budget + ")";
+        return "This request needs an estimated " + estimatedTokens + " tokens (prompt plus the completion tokens it"
+                + " allows), more than " + subject + " limit of " + limit + " tokens per window '" + window
+                + "'; lower max_completion_tokens (or max_tokens) or shorten the prompt.";
     }
 
     String message() {

@@ -2,13 +2,16 @@ package dev.ratelimit.gateway;
 
 import java.time.Clock;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The latest window states seen per tenant and per upstream cap, for the status page. The limiter
+ * The latest window states seen per tenant and per upstream cap (by its shared budget's name), for
+ * the status page. The limiter
  * reports a window's count only when a request is decided, so each entry says when it was taken;
  * with several gateway processes on one Redis, each board shows what its own process last saw.
  */
@@ -24,8 +27,20 @@ final class StatusBoard {
         this.clock = clock;
     }
 
+    /** Records a decision's windows: the tenant's own under its name, each shared budget's under the budget's. */
     void record(String tenant, List<WindowState> windows) {
-        tenants.put(tenant, new Snapshot(List.copyOf(windows), clock.instant()));
+        Instant now = clock.instant();
+        Map<String, List<WindowState>> byOwner = new LinkedHashMap<>();
+        byOwner.put(tenant, new ArrayList<>());
+        for (WindowState window : windows) {
+            byOwner.computeIfAbsent(window.budget() == null ? tenant : window.budget(), owner -> new ArrayList<>())
+                    .add(window);
+        }
+        byOwner.forEach((owner, owned) -> {
+            if (!owned.isEmpty() || owner.equals(tenant)) {
+                tenants.put(owner, new Snapshot(List.copyOf(owned), now));
+            }
+        });
     }
 
     List<WindowState> windows(String tenant) {

@@ -38,20 +38,31 @@ class GatewayConfigTest {
 
         assertThat(config.tenants()).containsOnlyKeys("demo-user-free", "demo-user-pro", "demo-user-enterprise");
         assertThat(config.tiers().get("free").tier().windows())
-                .extracting(w -> w.name() + "=" + w.limit() + "/" + w.lengthSeconds())
-                .containsExactlyInAnyOrder("minute=5/60", "day=100/86400");
-        assertThat(config.tiers().get("pro").tier().windows())
-                .extracting(w -> Long.valueOf(w.limit()))
+                .extracting(w -> w.name() + "=" + w.limit() + (w.isTokens() ? " tokens" : "") + "/" + w.lengthSeconds()
+                        + (w.isExact() ? "" : "@" + w.precision().toSeconds()))
+                .containsExactlyInAnyOrder(
+                        "minute=5/60",
+                        "day=100/86400@60",
+                        "tokens-minute=20000 tokens/60",
+                        "tokens-day=200000 tokens/86400@60");
+        assertThat(config.tiers().get("free").requests().windows())
+                .extracting(w -> w.name())
+                .containsExactly("minute", "day");
+        assertThat(config.tiers().get("pro").requests().windows())
+                .extracting(w -> w.limit())
                 .containsExactlyInAnyOrder(60L, 5000L);
-        assertThat(config.tiers().get("enterprise").tier().windows())
-                .extracting(w -> Long.valueOf(w.limit()))
+        assertThat(config.tiers().get("enterprise").requests().windows())
+                .extracting(w -> w.limit())
                 .containsExactlyInAnyOrder(600L, 100000L);
         assertThat(config.tiers().keySet()).containsExactly("free", "pro", "enterprise");
         assertThat(config.tiers().values())
                 .extracting(GatewayConfig.TierConfig::maxConcurrent)
                 .containsExactly(2, 10, 50);
-        assertThat(config.models().get("gpt-4o-mini"))
-                .isEqualTo(new GatewayConfig.ModelCap("gpt-4o-mini", 5000, 2000000));
+        GatewayConfig.ModelCap mini = config.models().get("gpt-4o-mini");
+        assertThat(mini.budget().name()).isEqualTo("model:gpt-4o-mini");
+        assertThat(mini.budget().windows())
+                .extracting(w -> w.name() + "=" + w.limit() + (w.isTokens() ? " tokens" : "") + "/" + w.lengthSeconds())
+                .containsExactly("rpm=5000/60", "tpm=2000000 tokens/60");
         assertThat(config.limits().slotLease()).isEqualTo(Duration.ofSeconds(60));
     }
 
@@ -82,6 +93,8 @@ class GatewayConfigTest {
                 "text rpm | rpm: 500->rpm: lots | models.gpt-4o.rpm",
                 "reserved tenant | tenant: alpha->tenant: 'ip:1.2.3.4' | keys[0].tenant: must not start with 'ip:'",
                 "missing key | key: sk-alpha-123,-> | keys[0].key: missing",
+                "tokens only | minute: 5/1m, day: 100/1d@1m,-> | tiers.basic.windows: define at least one request window",
+                "bad precision | 100/1d@1m->100/1d@2d | tiers.basic.windows: Tier policy entry 'tier.basic.day'",
             })
     @DisplayName("a bad entry fails with a message naming it")
     void badEntries(String name, String edit, String message) {

@@ -139,11 +139,20 @@ class GatewayServerTest {
             assertThat(response.headers().firstValue("x-ratelimit-reset-requests"))
                     .contains("1m0s");
             assertThat(response.headers().firstValue("RateLimit-Policy"))
-                    .contains("\"minute\";q=60;w=60, \"day\";q=5000;w=86400");
+                    .contains("\"minute\";q=60;w=60, \"tokens-minute\";q=200000;w=60, \"day\";q=5000;w=86400,"
+                            + " \"tokens-day\";q=5000000;w=86400");
+            assertThat(response.headers().firstValue("x-ratelimit-limit-tokens"))
+                    .contains("200000");
             assertThat(response.headers().firstValue("Retry-After")).isEmpty();
         }
         assertThat(plain.headers().firstValue("x-ratelimit-remaining-requests")).contains("59");
-        assertThat(plain.headers().firstValue("RateLimit")).contains("\"minute\";r=59;t=60");
+        long estimate = new TokenCounter()
+                        .chatPrompt("gpt-4o-mini", OpenAi.JSON.readTree(HELLO).get("messages"))
+                + 1024;
+        assertThat(plain.headers().firstValue("x-ratelimit-remaining-tokens"))
+                .contains(Long.toString(200_000 - estimate));
+        assertThat(plain.headers().firstValue("RateLimit"))
+                .contains("\"minute\";r=59;t=60, \"tokens-minute\";r=" + (200_000 - estimate) + ";t=60");
         assertThat(stream.headers().firstValue("x-ratelimit-remaining-requests"))
                 .contains("58");
         assertThat(stream.body()).endsWith("data: [DONE]\n\n");

@@ -356,6 +356,114 @@ class ReleasePathsTest {
         Harness.await("all slots free", () -> harness.inFlight("demo-user-free") == 0);
     }
 
+    @Test
+    @DisplayName("reconciliation: the next request's headers show the estimate replaced by the usage committed")
+    void reconciliation() throws Exception {
+        start();
+        long estimate = promptEstimate() + 1_024; // the default completion reserve
+
+        HttpResponse<String> first = harness.chat("demo-pro", PLAIN);
+        HttpResponse<String> second = harness.chat("demo-pro", PLAIN);
+
+        assertThat(first.headers().firstValue("x-ratelimit-remaining-tokens"))
+                .contains(Long.toString(200_000 - estimate));
+        assertThat(second.headers().firstValue("x-ratelimit-remaining-tokens"))
+                .contains(Long.toString(200_000 - STUB_TOTAL - estimate));
+        Harness.await("both settled", () -> {
+            try {
+                return harness.settlements("committed", "completed") == 2;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        HttpResponse<String> third = harness.chat("demo-pro", PLAIN);
+        assertThat(third.headers().firstValue("x-ratelimit-remaining-tokens"))
+                .contains(Long.toString(200_000 - 2 * STUB_TOTAL - estimate));
+    }
+
+    @Test
+    @DisplayName("cancel gives back the request and its tokens: the next request finds the budget untouched")
+    void cancelGivesBack() throws Exception {
+        start();
+        harness.stub().enqueue(StubUpstream.status(503, Map.of()));
+        long estimate = promptEstimate() + 1_024;
+
+        assertThat(harness.chat("demo-pro", PLAIN).statusCode()).isEqualTo(503);
+        awaitSettled("cancelled", "upstream_error");
+        HttpResponse<String> next = harness.chat("demo-pro", PLAIN);
+
+        assertThat(next.headers().firstValue("x-ratelimit-remaining-requests")).contains("59");
+        assertThat(next.headers().firstValue("x-ratelimit-remaining-tokens"))
+                .contains(Long.toString(200_000 - estimate));
+    }
+
+    @Test
+    @DisplayName("token window: reservations in flight count, so a second large request gets 429 naming tokens-minute")
+    void tokenWindow() throws Exception {
+        start();
+        CountDownLatch release = new CountDownLatch(1);
+        harness.stub().enqueue(StubUpstream.stream(1, release, StubUpstream.Then.FINISH, new CountDownLatch(1)));
+        try (Socket held = openStream("demo-pro", STREAM.replace("{", "{\"max_tokens\":150000,"))) {
+            firstData(reader(held));
+
+            HttpResponse<String> second = harness.chat("demo-pro", PLAIN.replace("{", "{\"max_tokens\":100000,"));
+
+            assertThat(second.statusCode()).isEqualTo(429);
+            assertThat(second.headers().firstValue("x-ratelimit-window")).contains("tokens-minute");
+            assertThat(second.headers().firstValue("Retry-After"))
+                    .hasValueSatisfying(
+                            seconds -> assertThat(Long.parseLong(seconds)).isBetween(1L, 60L));
+            assertThat(second.body())
+                    .contains(
+                            "\"type\":\"tokens\"",
+                            "\"code\":\"rate_limit_exceeded\"",
+                            "tokens per window 'tokens-minute'");
+            release.countDown();
+        } finally {
+            release.countDown();
+        }
+    }
+
+    @Test
+    @DisplayName("a request larger than a token window can ever hold: 400 naming the window, nothing charged")
+    void tooLarge() throws Exception {
+        start();
+
+        HttpResponse<String> huge = harness.chat("demo-free", PLAIN.replace("{", "{\"max_completion_tokens\":50000,"));
+
+        assertThat(huge.statusCode()).isEqualTo(400);
+        assertThat(huge.headers().firstValue("Retry-After")).isEmpty();
+        assertThat(huge.body())
+                .contains("\"code\":\"request_too_large\"", "limit of 20000 tokens per window 'tokens-minute'");
+        assertThat(harness.chat("demo-free", PLAIN).headers().firstValue("x-ratelimit-remaining-requests"))
+                .contains("4");
+    }
+
+    @Test
+    @DisplayName("upstream cap: one model's tokens per minute are shared, and the cap's 429 names its budget")
+    void upstreamCap() throws Exception {
+        start();
+        CountDownLatch release = new CountDownLatch(1);
+        harness.stub().enqueue(StubUpstream.stream(1, release, StubUpstream.Then.FINISH, new CountDownLatch(1)));
+        String gpt4o = STREAM.replace("gpt-4o-mini", "gpt-4o");
+        try (Socket held = openStream("demo-enterprise", gpt4o.replace("{", "{\"max_tokens\":250000,"))) {
+            firstData(reader(held));
+
+            HttpResponse<String> other = harness.chat(
+                    "demo-pro", PLAIN.replace("gpt-4o-mini", "gpt-4o").replace("{", "{\"max_tokens\":100000,"));
+
+            assertThat(other.statusCode()).isEqualTo(429);
+            assertThat(other.headers().firstValue("x-ratelimit-window")).contains("tpm");
+            assertThat(other.body()).contains("the upstream's shared (model:gpt-4o) limit of 300000 tokens");
+            assertThat(harness.chat("demo-pro", PLAIN).statusCode())
+                    .as("another model's cap is not touched")
+                    .isEqualTo(200);
+            release.countDown();
+        } finally {
+            release.countDown();
+        }
+    }
+
     private Socket openStream(String key, String body) throws Exception {
         Socket socket = new Socket("127.0.0.1", harness.server.port());
         socket.setSoTimeout(20_000);
