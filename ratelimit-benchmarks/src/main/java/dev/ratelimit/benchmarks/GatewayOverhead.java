@@ -22,6 +22,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.HdrHistogram.Histogram;
@@ -62,7 +63,8 @@ public final class GatewayOverhead {
             String mode,
             Histogram total,
             @Nullable Histogram firstByte,
-            double perSecond) {}
+            double perSecond,
+            long failed) {}
 
     /**
      * Runs the measurement.
@@ -133,11 +135,12 @@ public final class GatewayOverhead {
                 .build();
         Histogram total = new Histogram(3);
         Histogram firstByte = stream ? new Histogram(3) : null;
+        AtomicLong failed = new AtomicLong();
         for (int i = 0; i < warmup; i++) {
-            call(client, request, stream, null, null);
+            call(client, request, stream, null, null, failed);
         }
         for (int i = 0; i < samples; i++) {
-            call(client, request, stream, total, firstByte);
+            call(client, request, stream, total, firstByte, failed);
         }
         ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
         AtomicBoolean running = new AtomicBoolean(true);
@@ -148,8 +151,7 @@ public final class GatewayOverhead {
                 go.await();
                 long done = 0;
                 while (running.get()) {
-                    call(client, request, stream, null, null);
-                    done++;
+                    done += call(client, request, stream, null, null, failed) ? 1 : 0;
                 }
                 return done;
             }));
@@ -164,11 +166,30 @@ public final class GatewayOverhead {
         }
         double seconds = (System.nanoTime() - started) / 1e9;
         pool.shutdown();
-        return new Result(name, stream ? "streamed" : "plain", total, firstByte, completed / seconds);
+        return new Result(name, stream ? "streamed" : "plain", total, firstByte, completed / seconds, failed.get());
     }
 
-    /** One request, read to its end; records its total time and, for a stream, its first event's. */
-    private static void call(
+    /**
+     * One request, read to its end; records its total time and, for a stream, its first event's. A
+     * transport failure (a keep-alive connection closed under the client) is counted, not timed.
+     */
+    private static boolean call(
+            HttpClient client,
+            HttpRequest request,
+            boolean stream,
+            @Nullable Histogram total,
+            @Nullable Histogram firstByte,
+            AtomicLong failed)
+            throws InterruptedException {
+        try {
+            return timed(client, request, stream, total, firstByte);
+        } catch (IOException e) {
+            failed.incrementAndGet();
+            return false;
+        }
+    }
+
+    private static boolean timed(
             HttpClient client,
             HttpRequest request,
             boolean stream,
@@ -200,6 +221,7 @@ public final class GatewayOverhead {
         if (total != null) {
             total.recordValue((System.nanoTime() - start) / 1_000);
         }
+        return true;
     }
 
     /** A stub upstream as cheap as it gets: fixed bytes, no parsing beyond spotting a stream request. */
@@ -333,8 +355,8 @@ public final class GatewayOverhead {
                 .append(" clients for ")
                 .append(throughputMillis / 1000)
                 .append(" s.\n\n");
-        out.append("| target | mode | p50 | p99 | first event p50 | first event p99 | requests/s |\n");
-        out.append("|---|---|---:|---:|---:|---:|---:|\n");
+        out.append("| target | mode | p50 | p99 | first event p50 | first event p99 | requests/s | failed |\n");
+        out.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
         for (Result result : results) {
             out.append("| ")
                     .append(result.target())
@@ -356,6 +378,8 @@ public final class GatewayOverhead {
                                     : micros(result.firstByte().getValueAtPercentile(99)))
                     .append(" | ")
                     .append(String.format(Locale.ROOT, "%,.0f", result.perSecond()))
+                    .append(" | ")
+                    .append(result.failed())
                     .append(" |\n");
         }
         out.append("\n**Added by the gateway** (gateway minus upstream directly):\n\n");

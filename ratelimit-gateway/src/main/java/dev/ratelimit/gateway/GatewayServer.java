@@ -1,6 +1,7 @@
 package dev.ratelimit.gateway;
 
 import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -216,12 +217,13 @@ public final class GatewayServer {
 
     private static String describe(GatewayConfig config) {
         return config.tiers().values().stream()
-                .map(tier -> tier.name() + " "
+                .map(tier -> tier.name() + ": "
                         + tier.tier().windows().stream()
-                                .map(w -> w.limit() + "/" + w.name())
+                                .map(w -> w.limit() + (w.isTokens() ? " tokens" : "") + "/"
+                                        + Window.of(1, w.length()).name())
                                 .collect(Collectors.joining(" "))
-                        + " " + tier.maxConcurrent() + " concurrent")
-                .collect(Collectors.joining(", "));
+                        + ", " + tier.maxConcurrent() + " concurrent")
+                .collect(Collectors.joining("; "));
     }
 
     void close() {

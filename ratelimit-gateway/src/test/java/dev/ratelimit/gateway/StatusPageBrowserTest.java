@@ -74,6 +74,18 @@ class StatusPageBrowserTest {
                                 .findElement(By.className("value"))
                                 .getText())
                         .startsWith("1 / 60 · ");
+                long prompt = new TokenCounter()
+                        .chatPrompt("gpt-4o-mini", OpenAi.JSON.readTree(HELLO).get("messages"));
+                long used = prompt + new TokenCounter().count("gpt-4o-mini", MockModel.reply("Hi"));
+                // as of the third request's decision: two settled to their usage, the third at its estimate
+                String tokens = Long.toString(2 * used + prompt + 1_024);
+                assertThat(awaitRow(browser, "demo-user-free", "tokens-minute", tokens)
+                                .findElement(By.className("value"))
+                                .getText())
+                        .startsWith(String.format(java.util.Locale.US, "%,d / 20,000", Long.parseLong(tokens)));
+                assertThat(awaitRow(browser, "gpt-4o-mini", "rpm", "4").getDomAttribute("data-limit"))
+                        .as("the upstream cap counts every tenant's requests to the model")
+                        .isEqualTo("5000");
                 WebElement inFlight = awaitRow(browser, "demo-user-free", "in-flight", "0");
                 assertThat(inFlight.getDomAttribute("data-limit")).isEqualTo("2");
                 List<String> models = browser.findElements(By.cssSelector("[data-model]")).stream()
