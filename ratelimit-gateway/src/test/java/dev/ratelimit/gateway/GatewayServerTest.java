@@ -10,36 +10,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.EnumSource;
 
 /** The gateway over HTTP in front of its mock model: identity, bad input, headers and its own endpoints. */
-@ParameterizedClass
-@EnumSource(Harness.Store.class)
-class GatewayServerTest {
+class GatewayServerTest extends MockGatewayTest {
 
     private static final String HELLO =
             "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}";
-
-    @Parameter
-    Harness.Store store;
-
-    private Harness harness;
-
-    @BeforeEach
-    void start() throws Exception {
-        harness = Harness.start(store, false);
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        harness.close();
-    }
 
     @Test
     @DisplayName("a missing or unknown key gets OpenAI's 401 and is charged nothing")

@@ -17,33 +17,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.EnumSource;
 
 /** The official openai-java client pointed at the gateway and its built-in mock model. */
-@ParameterizedClass
-@EnumSource(Harness.Store.class)
-class OpenAiClientTest {
-
-    @Parameter
-    Harness.Store store;
-
-    private Harness harness;
-
-    @BeforeEach
-    void start() throws Exception {
-        harness = Harness.start(store, false);
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        harness.close();
-    }
+class OpenAiClientTest extends MockGatewayTest {
 
     private static ChatCompletionCreateParams hello() {
         return ChatCompletionCreateParams.builder()
