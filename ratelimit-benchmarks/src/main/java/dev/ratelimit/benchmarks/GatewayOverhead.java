@@ -282,7 +282,10 @@ public final class GatewayOverhead {
             builder.environment().put("REDIS_URL", redisUrl);
         }
         builder.redirectErrorStream(true);
-        return builder.start();
+        Process process = builder.start();
+        // a benchmark stopped from outside must not leave its gateways running
+        Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "gateway-reaper"));
+        return process;
     }
 
     private static String listening(Process process) throws Exception {
