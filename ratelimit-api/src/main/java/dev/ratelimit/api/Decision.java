@@ -21,8 +21,9 @@ import org.jspecify.annotations.Nullable;
  *     it for the same request to fit (when a retry can first succeed); {@link Duration#ZERO} when
  *     allowed, and when the request can never fit ({@link #tooLarge()})
  * @param window the deciding window
- * @param resetAfter the time until the oldest entry counted in the deciding window leaves it and its
- *     budget grows again; {@link Duration#ZERO} when the window holds nothing
+ * @param resetAfter the time until the deciding window's budget grows again: on rejection {@code
+ *     retryAfter}, when the same request would fit; otherwise the time until the oldest entry
+ *     counted in that window leaves it, {@link Duration#ZERO} when the window holds nothing
  * @param degraded {@code true} when the store could not be consulted and the request was let
  *     through because the limiter fails open; such decisions count nothing, report the full budget
  *     as remaining and a zero {@code resetAfter}

@@ -145,4 +145,25 @@ public interface RateLimiter {
      */
     CompletionStage<Reservation> reserveAsync(
             String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared);
+
+    /**
+     * Returns the state of each of a user's windows without charging anything: what is used, what
+     * remains, and when the oldest entry leaves, for dashboards and usage endpoints.
+     *
+     * @param userId the identity whose windows to look at; any non-empty string
+     * @param tier the tier whose windows to look at
+     * @return each window's usage, shortest first; empty when the limiter is disabled
+     * @throws RateLimiterUnavailableException if the store cannot be reached (whether the limiter
+     *     fails open or closed: there is no decision to let through)
+     */
+    List<Decision.Usage> usage(String userId, Tier tier);
+
+    /**
+     * Returns the state of each window of a shared budget without charging anything.
+     *
+     * @param budget the shared budget
+     * @return each window's usage, shortest first, each naming the budget; empty when disabled
+     * @throws RateLimiterUnavailableException if the store cannot be reached
+     */
+    List<Decision.Usage> usage(SharedBudget budget);
 }

@@ -26,7 +26,7 @@ class HexagonArchitectureTest {
     private static final String LETTUCE = "dev.ratelimit.redis.lettuce..";
     private static final String JEDIS = "dev.ratelimit.redis.jedis..";
     private static final String SERVLET = "dev.ratelimit.servlet..";
-    private static final String DEMO = "dev.ratelimit.demo..";
+    private static final String GATEWAY = "dev.ratelimit.gateway..";
     private static final String TESTKIT = "dev.ratelimit.testkit..";
     private static final String TESTSUPPORT = "dev.ratelimit.testsupport..";
 
@@ -55,7 +55,7 @@ class HexagonArchitectureTest {
         assertThat(classes.containPackage("dev.ratelimit.redis.internal")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.redis.lettuce")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.redis.jedis")).isTrue();
-        assertThat(classes.containPackage("dev.ratelimit.demo")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.gateway")).isTrue();
     }
 
     @Test
@@ -91,40 +91,40 @@ class HexagonArchitectureTest {
                 .resideInAPackage(INMEMORY)
                 .should()
                 .dependOnClassesThat()
-                .resideInAnyPackage(REDIS, SERVLET, DEMO)
+                .resideInAnyPackage(REDIS, SERVLET, GATEWAY)
                 .check(classes);
         noClasses()
                 .that()
                 .resideInAPackage(LETTUCE)
                 .should()
                 .dependOnClassesThat()
-                .resideInAnyPackage(JEDIS, INMEMORY, SERVLET, DEMO)
+                .resideInAnyPackage(JEDIS, INMEMORY, SERVLET, GATEWAY)
                 .check(classes);
         noClasses()
                 .that()
                 .resideInAPackage(JEDIS)
                 .should()
                 .dependOnClassesThat()
-                .resideInAnyPackage(LETTUCE, INMEMORY, SERVLET, DEMO)
+                .resideInAnyPackage(LETTUCE, INMEMORY, SERVLET, GATEWAY)
                 .check(classes);
         noClasses()
                 .that()
                 .resideInAPackage(SERVLET)
                 .should()
                 .dependOnClassesThat()
-                .resideInAnyPackage(INMEMORY, REDIS, DEMO, TESTKIT)
+                .resideInAnyPackage(INMEMORY, REDIS, GATEWAY, TESTKIT)
                 .check(classes);
     }
 
     @Test
-    @DisplayName("nothing published depends on the demo, the test kit or the unpublished test support")
-    void nothingDependsOnDemoOrKit() {
+    @DisplayName("nothing published depends on the gateway, the test kit or the unpublished test support")
+    void nothingDependsOnGatewayOrKit() {
         noClasses()
                 .that()
                 .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, TESTKIT)
                 .should()
                 .dependOnClassesThat()
-                .resideInAnyPackage(DEMO, TESTSUPPORT)
+                .resideInAnyPackage(GATEWAY, TESTSUPPORT)
                 .check(classes);
         noClasses()
                 .that()
@@ -146,7 +146,7 @@ class HexagonArchitectureTest {
                 .resideInAnyPackage(DRIVERS_AND_FRAMEWORKS)
                 .orShould()
                 .dependOnClassesThat()
-                .resideInAnyPackage(INMEMORY, REDIS, SERVLET, DEMO)
+                .resideInAnyPackage(INMEMORY, REDIS, SERVLET, GATEWAY)
                 .check(classes);
     }
 
@@ -155,7 +155,7 @@ class HexagonArchitectureTest {
     void resilience4jConfined() {
         noClasses()
                 .that()
-                .resideOutsideOfPackages(CORE, DEMO)
+                .resideOutsideOfPackage(CORE)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.github.resilience4j..")
@@ -163,11 +163,11 @@ class HexagonArchitectureTest {
     }
 
     @Test
-    @DisplayName("Micrometer is confined to the core and the demo that exposes it")
+    @DisplayName("Micrometer is confined to the core and the gateway that exposes it")
     void micrometerConfined() {
         noClasses()
                 .that()
-                .resideOutsideOfPackages(CORE, DEMO)
+                .resideOutsideOfPackages(CORE, GATEWAY)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.micrometer..")
@@ -179,7 +179,7 @@ class HexagonArchitectureTest {
     void driversConfined() {
         noClasses()
                 .that()
-                .resideOutsideOfPackages(LETTUCE, DEMO)
+                .resideOutsideOfPackages(LETTUCE, GATEWAY)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.lettuce..")
@@ -200,7 +200,7 @@ class HexagonArchitectureTest {
                 .check(classes);
         noClasses()
                 .that()
-                .resideOutsideOfPackages(SERVLET, DEMO)
+                .resideOutsideOfPackages(SERVLET, GATEWAY)
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage("jakarta.servlet..", "org.eclipse.jetty..")

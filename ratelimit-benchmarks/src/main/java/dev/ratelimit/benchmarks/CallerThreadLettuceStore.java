@@ -63,6 +63,11 @@ final class CallerThreadLettuceStore implements WindowStore {
     }
 
     @Override
+    public Evaluation peek(StoreRequest request) {
+        throw new UnsupportedOperationException("a benchmark experiment for checks: it never peeks");
+    }
+
+    @Override
     public void settle(Settlement settlement) {
         throw new UnsupportedOperationException("a benchmark experiment for checks: it never settles reservations");
     }

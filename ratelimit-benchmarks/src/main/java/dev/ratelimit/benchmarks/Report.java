@@ -493,7 +493,7 @@ final class Report {
         return out.toString();
     }
 
-    private static String commit() {
+    static String commit() {
         try {
             Process git = new ProcessBuilder("git", "rev-parse", "--short", "HEAD")
                     .redirectErrorStream(true)

@@ -8,14 +8,14 @@ import java.util.Arrays;
  * window to ever admit; in every case with each window's state and the time the store decided at.
  *
  * <p>The rejection rule, stated once for every store: windows are looked at in request order, and
- * the first window where {@code used + need > limit} rejects, where {@code need} is 1 for a request
- * window and {@code max(tokens, 1)} for a token window (a token window that is used up rejects even
- * a request reserving no tokens). Its retry delay is the time until enough weight has left that
- * window for the same request to fit: with entries oldest first, the entry at which the running
- * sum of weights first reaches {@code used + need - limit} leaves at its time plus the window
- * length. At {@code now + retry} the same request fits if nothing else arrived, and not one
- * millisecond earlier. A token window whose limit is below {@code tokens} makes the request {@link
- * #tooLarge too large} instead: no wait can help.
+ * the first window that cannot take the request decides. A token window whose limit is below
+ * {@code tokens} makes the request {@link #tooLarge too large}: no wait can help. Otherwise a window
+ * where {@code used + need > limit} rejects it, where {@code need} is 1 for a request window and
+ * {@code max(tokens, 1)} for a token window (a token window that is used up rejects even a request
+ * reserving no tokens). Its retry delay is the time until enough weight has left that window for
+ * the same request to fit: with entries oldest first, the entry at which the running sum of weights
+ * first reaches {@code used + need - limit} leaves at its time plus the window length. At {@code
+ * now + retry} the same request fits if nothing else arrived, and not one millisecond earlier.
  */
 public final class Evaluation {
 
@@ -69,7 +69,8 @@ public final class Evaluation {
      *
      * @param nowMillis the time the store decided at
      * @param windowIndex the index, in request order, of the window that rejected
-     * @param retryAfterMillis milliseconds until the request would fit in that window, at least 1
+     * @param retryAfterMillis milliseconds until the request would fit in that window, by the rule
+     *     above; at least 1
      * @param used each window's sum, in request order
      * @param resetAfterMillis for each window, milliseconds until its oldest entry leaves it
      * @return the evaluation
@@ -90,7 +91,8 @@ public final class Evaluation {
      * recorded.
      *
      * @param nowMillis the time the store decided at
-     * @param windowIndex the index, in request order, of the first window whose limit is too small
+     * @param windowIndex the index, in request order, of the token window whose limit is below the
+     *     tokens
      * @param used each window's sum, in request order
      * @param resetAfterMillis for each window, milliseconds until its oldest entry leaves it
      * @return the evaluation

@@ -12,7 +12,10 @@ import java.util.Objects;
  * <p>For each window: a cancel removes the request from request windows and its estimate from token
  * windows; a commit leaves request windows alone and settles token windows from the estimate to the
  * actual count, giving back the difference where the entry is still in the window and charging an
- * overrun at {@code now} (never rejected). Nothing happens to an entry that has left its window.
+ * overrun at {@code now} (never rejected). Nothing happens to an entry that has left its window. In
+ * a precision window the reservation's entry is the one of the step of {@code reservedAtMillis},
+ * and an overrun is recorded in the step of {@code now}. An overrun counts in later evaluations like
+ * any entry: requests wait for it to leave by the rule {@link Evaluation} states.
  *
  * @param scopes the scopes of the reservation, as in its request
  * @param entryId the entry id of the reservation's request

@@ -246,6 +246,36 @@ public final class SlidingWindowRateLimiter {
             return reserveLater(userId, ordered(tier.windows(), "tier"), estimatedTokens, shared, tier.name());
         }
 
+        @Override
+        public List<Decision.Usage> usage(String userId, Tier tier) {
+            validateUser(userId);
+            Objects.requireNonNull(tier, "tier must not be null");
+            return usageOf(StoreRequest.Scope.user(userId, ordered(tier.windows(), "tier")));
+        }
+
+        @Override
+        public List<Decision.Usage> usage(SharedBudget budget) {
+            Objects.requireNonNull(budget, "budget must not be null");
+            return usageOf(StoreRequest.Scope.shared(budget.name(), ordered(budget.windows(), "budget")));
+        }
+
+        private List<Decision.Usage> usageOf(StoreRequest.Scope scope) {
+            if (disabled) {
+                return List.of();
+            }
+            StoreRequest request = new StoreRequest(List.of(scope), 0, now());
+            Evaluation evaluation = guard.peek(request);
+            List<Decision.Usage> usage = new ArrayList<>(scope.windows().size());
+            for (int i = 0; i < scope.windows().size(); i++) {
+                usage.add(new Decision.Usage(
+                        scope.windows().get(i),
+                        scope.shared() ? scope.subject() : null,
+                        evaluation.used(i),
+                        Duration.ofMillis(evaluation.resetAfterMillis(i))));
+            }
+            return List.copyOf(usage);
+        }
+
         private Reservation reserveNow(
                 String userId, List<Window> windows, long tokens, List<SharedBudget> shared, String tier) {
             Plan plan = plan(userId, windows, tokens, shared);

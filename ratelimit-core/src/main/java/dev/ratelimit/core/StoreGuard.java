@@ -127,6 +127,31 @@ final class StoreGuard {
     }
 
     /**
+     * Peeks through the breaker.
+     *
+     * @throws RateLimiterUnavailableException when the breaker refuses the call or the store fails
+     */
+    Evaluation peek(StoreRequest request) {
+        if (!breaker.tryAcquirePermission()) {
+            throw new RateLimiterUnavailableException("Rate limit store unavailable (circuit breaker is open)");
+        }
+        long start = breaker.getCurrentTimestamp();
+        Evaluation evaluation;
+        try {
+            evaluation = checked(request, store.peek(request));
+        } catch (RuntimeException e) {
+            breaker.onError(breaker.getCurrentTimestamp() - start, breaker.getTimestampUnit(), e);
+            metrics.storeFailure("error", failOpen);
+            throw e instanceof RateLimiterUnavailableException unavailable
+                    ? unavailable
+                    : new RateLimiterUnavailableException("Rate limit store unavailable: " + e, e);
+        }
+        breaker.onSuccess(breaker.getCurrentTimestamp() - start, breaker.getTimestampUnit());
+        metrics.storeHealthy();
+        return evaluation;
+    }
+
+    /**
      * Settles through the breaker; never fails: a refused or failed settlement is counted and
      * logged, and the stage completes normally.
      */

@@ -73,6 +73,17 @@ public interface WindowStore {
     }
 
     /**
+     * Reports the state of every window of a request without recording anything: what {@link
+     * #evaluate} would report for an allowed request, minus the request itself. The request's
+     * {@code tokens} and entry id are ignored.
+     *
+     * @param request the windows to look at
+     * @return an allowed evaluation holding each window's {@code used} and reset time
+     * @throws RateLimiterUnavailableException if the store cannot be reached or fails
+     */
+    Evaluation peek(StoreRequest request);
+
+    /**
      * Applies a settlement as {@link Settlement} describes, in one atomic step, blocking until the
      * store answers or its timeout passes. Settling never rejects.
      *
@@ -102,7 +113,8 @@ public interface WindowStore {
 
     /**
      * Tells whether this store evaluates a request of several scopes in one atomic step. When it
-     * does not, the limiter sends it requests of one scope only.
+     * does not, the limiter sends it requests of one scope only, and the store refuses a request of
+     * several scopes with {@link UnsupportedOperationException} rather than evaluate it piecewise.
      *
      * @return {@code true} by default
      */

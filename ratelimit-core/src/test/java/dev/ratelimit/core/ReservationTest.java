@@ -28,7 +28,7 @@ class ReservationTest {
             Tier.of("t", Window.of(10, Duration.ofMinutes(1)), Window.tokens(1_000, Duration.ofMinutes(1)));
 
     /** Admits everything and remembers the settlements it was sent; can be made to fail settling. */
-    static final class RecordingStore implements WindowStore {
+    static final class RecordingStore extends TestStore {
         final List<StoreRequest> requests = new CopyOnWriteArrayList<>();
         final List<Settlement> settlements = new CopyOnWriteArrayList<>();
         final AtomicBoolean settleFails = new AtomicBoolean();
@@ -116,6 +116,43 @@ class ReservationTest {
     }
 
     @Test
+    @DisplayName("settling happens at most once: later commits and cancels send nothing (formerly kit rule X4)")
+    void atMostOnce() {
+        RecordingStore store = new RecordingStore();
+        RateLimiter limiter = SlidingWindowRateLimiter.builder(store).build();
+        Reservation reservation = limiter.reserve("u", TIER, 500);
+        reservation.commit(100).toCompletableFuture().join();
+        reservation.commit(50).toCompletableFuture().join();
+        reservation.cancel().toCompletableFuture().join();
+        assertThat(store.settlements).hasSize(1);
+        assertThat(store.settlements.get(0).actualTokens()).isEqualTo(100);
+        assertThat(reservation.isSettled()).isTrue();
+    }
+
+    @Test
+    @DisplayName("settling a rejected reservation sends nothing (formerly kit rule X7)")
+    void rejectedSettlesNothing() {
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        WindowStore full = new TestStore() {
+            @Override
+            public Evaluation evaluate(StoreRequest request) {
+                long[] used = new long[request.windows().size()];
+                return Evaluation.rejected(1, 0, 1_000, used, new long[used.length]);
+            }
+
+            @Override
+            public void settle(Settlement settlement) {
+                settled.add(settlement);
+            }
+        };
+        Reservation rejected = SlidingWindowRateLimiter.builder(full).build().reserve("u", TIER, 10);
+        assertThat(rejected.decision().allowed()).isFalse();
+        rejected.cancel().toCompletableFuture().join();
+        rejected.commit(0).toCompletableFuture().join();
+        assertThat(settled).isEmpty();
+    }
+
+    @Test
     @DisplayName("a failed settlement is counted and logged, never thrown, and the estimate stays")
     void settleFailureIsMetered() {
         RecordingStore store = new RecordingStore();
@@ -167,7 +204,7 @@ class ReservationTest {
         List<StoreRequest> seen = new ArrayList<>();
         List<Settlement> settled = new ArrayList<>();
         AtomicInteger calls = new AtomicInteger();
-        WindowStore scopeByScope = new WindowStore() {
+        WindowStore scopeByScope = new TestStore() {
             @Override
             public Evaluation evaluate(StoreRequest request) {
                 assertThat(request.scopes()).hasSize(1);

@@ -28,7 +28,7 @@ class SlidingWindowRateLimiterTest {
     private static final Duration OPEN_WAIT = Duration.ofMillis(200);
 
     /** A store whose health the test switches; it answers "allowed, 1 used" when healthy. */
-    static final class SwitchableStore implements WindowStore {
+    static final class SwitchableStore extends TestStore {
         final AtomicBoolean healthy = new AtomicBoolean(true);
         final AtomicInteger calls = new AtomicInteger();
 
@@ -55,8 +55,6 @@ class SlidingWindowRateLimiterTest {
             return CompletableFuture.completedFuture(evaluate(request));
         }
 
-        @Override
-        public void settle(Settlement settlement) {}
     }
 
     private static CircuitBreakerConfig fastBreaker() {

@@ -8,14 +8,12 @@ final class Stores {
     private Stores() {}
 
     static WindowStore answering(Function<StoreRequest, Evaluation> answer) {
-        return new WindowStore() {
+        return new TestStore() {
             @Override
             public Evaluation evaluate(StoreRequest request) {
                 return answer.apply(request);
             }
 
-            @Override
-            public void settle(Settlement settlement) {}
         };
     }
 }

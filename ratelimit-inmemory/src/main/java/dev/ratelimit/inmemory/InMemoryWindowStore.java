@@ -135,6 +135,34 @@ public final class InMemoryWindowStore implements WindowStore {
     }
 
     @Override
+    public Evaluation peek(StoreRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        long now = timeOf(request.hasTime(), request.nowMillis());
+        List<ReentrantLock> held = lock(request.scopes());
+        try {
+            int n = request.windows().size();
+            long[] used = new long[n];
+            long[] reset = new long[n];
+            int index = 0;
+            for (StoreRequest.Scope scope : request.scopes()) {
+                ScopeLog log = logs.getIfPresent(ScopeKey.of(scope));
+                for (Window window : scope.windows()) {
+                    if (log != null) {
+                        WindowLog windowLog = log.windowFor(window);
+                        windowLog.trim(now - window.lengthMillis());
+                        used[index] = windowLog.sum();
+                        reset[index] = windowLog.resetAfter(now, window.lengthMillis());
+                    }
+                    index++;
+                }
+            }
+            return Evaluation.allowed(now, used, reset);
+        } finally {
+            unlock(held);
+        }
+    }
+
+    @Override
     public void settle(Settlement settlement) {
         Objects.requireNonNull(settlement, "settlement must not be null");
         long now = timeOf(settlement.hasTime(), settlement.nowMillis());

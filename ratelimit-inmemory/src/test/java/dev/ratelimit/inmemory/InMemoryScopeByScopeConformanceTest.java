@@ -26,6 +26,11 @@ class InMemoryScopeByScopeConformanceTest extends WindowStoreConformanceKit {
             }
 
             @Override
+            public Evaluation peek(StoreRequest request) {
+                return delegate.peek(request);
+            }
+
+            @Override
             public void settle(Settlement settlement) {
                 delegate.settle(settlement);
             }

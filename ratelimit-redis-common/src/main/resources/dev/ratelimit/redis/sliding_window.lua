@@ -19,7 +19,7 @@ Three kinds of window, each kept under its own key(s):
 KEYS          every window's key(s), in evaluation order (scope by scope, each scope's windows
               shortest first): one key per window, two (sorted set, sum) for exact token windows.
               In cluster mode all keys must hash to one slot (the key codec tags them).
-ARGV[1]       'r' to reserve, 's' to settle
+ARGV[1]       'r' to reserve, 's' to settle, 'p' to peek (report every window's state, record nothing)
 ARGV[2]       now in epoch milliseconds, or '' (empty) to take the server's TIME
 ARGV[3]       the entry id: unique to the reservation among all callers
 ARGV[4]       tokens reserved (the estimate): charged to token windows; request windows count 1
@@ -40,6 +40,8 @@ Reserve returns integers only: {status, now, index, retry_ms, used_1, reset_1, .
   used_i, reset_i
               each window's sum after this call and the ms until its oldest entry leaves it (0 when
               empty); on rejection the state without this request.
+Peek returns what reserve returns for an allowed request, {1, now, -1, 0, used_1, reset_1, ...},
+without recording anything (it drops entries that have left their windows, as every call does).
 Settle returns {1}. Cancel removes the request from request windows and its estimate from token
 windows; a commit replaces the estimate of token windows by the actual count: a refund where the
 entry is still in the window, an overrun charged at now (never rejected). Settling does nothing to
@@ -52,7 +54,7 @@ maxmemory before it starts and refuses it with an OOM error when memory is full,
 its first write (a removal, allowed under OOM) open the way for the rest.
 ]]
 
-local RESERVE, SETTLE = 'r', 's'
+local RESERVE, SETTLE, PEEK = 'r', 's', 'p'
 local HEADER, SLOT = 24, 16
 
 local op = ARGV[1]
@@ -66,7 +68,7 @@ end
 local id = ARGV[3]
 local tokens = tonumber(ARGV[4])
 local n = (#ARGV - 6) / 4
-if now == nil or tokens == nil or tokens < 0 or n < 1 or n ~= math.floor(n) or (op ~= RESERVE and op ~= SETTLE) then
+if now == nil or tokens == nil or tokens < 0 or n < 1 or n ~= math.floor(n) or (op ~= RESERVE and op ~= SETTLE and op ~= PEEK) then
   return redis.error_reply('ERR sliding_window: bad arguments')
 end
 
@@ -311,6 +313,17 @@ local function state(result)
     result[#result + 1] = reset_of(windows[i])
   end
   return result
+end
+
+if op == PEEK then
+  for i = 1, n do
+    local w = windows[i]
+    trim(w)
+    if w.kind == 'ring' and w.dirty then
+      ring_save_header(w)
+    end
+  end
+  return state({1, now, -1, 0})
 end
 
 if op == RESERVE then

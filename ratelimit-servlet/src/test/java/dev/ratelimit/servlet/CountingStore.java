@@ -29,6 +29,14 @@ final class CountingStore implements WindowStore {
     }
 
     @Override
+    public Evaluation peek(StoreRequest request) {
+        if (failing) {
+            throw new RateLimiterUnavailableException("store down (test)");
+        }
+        return delegate.peek(request);
+    }
+
+    @Override
     public void settle(Settlement settlement) {
         if (failing) {
             throw new RateLimiterUnavailableException("store down (test)");

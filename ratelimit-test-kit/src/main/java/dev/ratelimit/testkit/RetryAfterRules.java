@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 interface RetryAfterRules extends ConformanceSection {
 
     @Test
-    @DisplayName("R1 retryAfter is the time until the oldest entry leaves, to the millisecond")
+    @DisplayName("R1 a full request window's retryAfter is the time until its oldest entry leaves, to the millisecond")
     default void retryAfterToTheMillisecond() {
         String user = user("r1");
         clock().advanceMillis(1_000);

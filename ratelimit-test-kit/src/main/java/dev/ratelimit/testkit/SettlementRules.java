@@ -95,24 +95,6 @@ interface SettlementRules extends ConformanceSection {
     }
 
     @Test
-    @DisplayName("X4 settling happens at most once: later commits and cancels change nothing")
-    default void atMostOnce() {
-        String user = user("x4");
-        Reservation reservation = limiter().reserve(user, TIER, 500);
-        settled(reservation.commit(100));
-        settled(reservation.commit(50));
-        settled(reservation.cancel());
-        Decision next = limiter().reserve(user, TIER, 900).decision();
-        assertThat(next.allowed()).as("[X4] 100 used + 900").isTrue();
-        assertThat(used(next, TOKENS_MINUTE, null))
-                .as("[X4] only the first commit applied")
-                .isEqualTo(1_000);
-        assertThat(used(next, REQUESTS, null))
-                .as("[X4] the cancel after the commit did nothing")
-                .isEqualTo(2);
-    }
-
-    @Test
     @DisplayName(
             "X5 settling after the window moved on changes nothing where the entry has left, and applies elsewhere")
     default void settleAfterTheWindowMoved() {
@@ -144,22 +126,6 @@ interface SettlementRules extends ConformanceSection {
         assertThat(limiter().reserve(user, TIER, 300).decision().allowed())
                 .as("[X6] 700 + 300 fits")
                 .isTrue();
-    }
-
-    @Test
-    @DisplayName("X7 settling a rejected reservation does nothing")
-    default void rejectedSettlesNothing() {
-        String user = user("x7");
-        assertThat(limiter().reserve(user, TIER, 900).decision().allowed())
-                .as("[X7] 900 reserved")
-                .isTrue();
-        Reservation rejected = limiter().reserve(user, TIER, 200);
-        assertThat(rejected.decision().allowed()).as("[X7] 900 + 200 > 1,000").isFalse();
-        settled(rejected.cancel());
-        settled(rejected.commit(0));
-        assertThat(limiter().reserve(user, TIER, 200).decision().allowed())
-                .as("[X7] the rejected reservation's cancel gave nothing back")
-                .isFalse();
     }
 
     @Test

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Nested;
  * class:
  *
  * <pre>{@code
- * class MyStoreConformanceTest extends WindowStoreConformanceKit {
+ * public class MyStoreConformanceTest extends WindowStoreConformanceKit {
  *     @Override
  *     protected WindowStore createStore() {
  *         return MyStore.create(...);
@@ -156,7 +156,7 @@ public abstract class WindowStoreConformanceKit {
                 + getClass().getSimpleName()
                 + " conformance tests ran. The kit's tests are JUnit 5 tests: run them with"
                 + " maven-surefire-plugin 2.22.0 or later (3.x recommended; Maven 3.8 and older default to"
-                + " 2.12.4), or Gradle's useJUnitPlatform(). A full run reports 30 tests; see CONFORMANCE.md.");
+                + " 2.12.4), or Gradle's useJUnitPlatform(). A full run reports 48 tests; see CONFORMANCE.md.");
     }
 
     /**
@@ -220,6 +220,10 @@ public abstract class WindowStoreConformanceKit {
     @Nested
     @DisplayName("L: large limits")
     class LargeLimits extends Section implements LargeLimitRules {}
+
+    @Nested
+    @DisplayName("U: usage without charging")
+    class Usage extends Section implements UsageRules {}
 
     @Nested
     @DisplayName("E: real expiry (optional)")

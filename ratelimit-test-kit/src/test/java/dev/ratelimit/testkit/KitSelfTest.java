@@ -4,11 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
+import com.example.store.ExampleStore;
 import dev.ratelimit.core.WindowStore;
+import java.io.IOException;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -20,23 +25,56 @@ import org.junit.platform.testkit.engine.Events;
 /** The kit proves itself: it passes a correct store and catches each deliberate defect by rule. */
 class KitSelfTest {
 
+    /** The tests of a full run, as CONFORMANCE.md, docs/writing-a-store.md and the kit's guard state it. */
+    private static final int FULL_RUN = 48;
+
+    /** A row of CONFORMANCE.md's table of counts: three declarations, tests run and passed, skipped ones. */
+    private static final Pattern COUNT_ROW = Pattern.compile(
+            "^\\| `(true|false)` \\| `(true|false)` \\| `(true|false)` \\| (\\d+) \\| (none|\\d+: [A-Z0-9, ]+) \\|",
+            Pattern.MULTILINE);
+
     @Test
     @DisplayName("a correct store passes every rule, and the optional ones are reported as skipped")
     void correctStorePasses() {
         Events tests = run(Correct.class);
         assertThat(failures(tests)).isEmpty();
-        assertThat(tests.succeeded().count()).isGreaterThanOrEqualTo(25);
-        assertThat(tests.skipped().count() + tests.aborted().count())
-                .as("E1 needs real expiry and P4 state sizes, which the reference store does not declare; G0 is"
+        assertThat(tests.succeeded().count()).isEqualTo(FULL_RUN - 3);
+        assertThat(ruleIds(tests.aborted()))
+                .as("E1 needs real expiry and P4 state sizes, which the example store does not declare; G0 is"
                         + " for stores that cannot evaluate several scopes atomically")
-                .isEqualTo(3);
+                .containsExactlyInAnyOrder("G0", "E1", "P4");
+    }
+
+    @Test
+    @DisplayName("CONFORMANCE.md's table of counts adds up to a full run, and its row of a new store is the run above")
+    void conformanceCountsAreTrue() throws IOException {
+        String conformance = RepositoryFiles.read("CONFORMANCE.md");
+        assertThat(conformance)
+                .contains("required, " + FULL_RUN + " tests", "A full run reports " + FULL_RUN + " tests");
+        assertThat(RepositoryFiles.read("docs/writing-a-store.md"))
+                .contains("A full run is **" + FULL_RUN + " tests**");
+        Matcher row = COUNT_ROW.matcher(conformance);
+        List<String> rows = new ArrayList<>();
+        while (row.find()) {
+            String skipped = row.group(5);
+            int skippedCount = skipped.equals("none") ? 0 : skipped.split(",").length;
+            assertThat(Integer.parseInt(row.group(4)) + skippedCount)
+                    .as("run and pass plus skipped in the row %s", row.group())
+                    .isEqualTo(FULL_RUN);
+            assertThat(skipped).as("the skipped count of %s", row.group()).matches("none|" + skippedCount + ": .*");
+            rows.add(row.group(1) + " " + row.group(2) + " " + row.group(3) + " " + row.group(4) + " " + skipped);
+        }
+        assertThat(rows)
+                .as("rows of CONFORMANCE.md's table of counts; a new store's is what correctStorePasses runs")
+                .hasSize(5)
+                .contains("true false false " + (FULL_RUN - 3) + " 3: G0, E1, P4");
     }
 
     @Test
     @DisplayName("a full run is the 48 tests CONFORMANCE.md promises; outside the JUnit Platform it fails instead")
     void runOutsideTheJUnitPlatformFails() throws NoSuchMethodException {
         Events tests = run(Correct.class);
-        assertThat(tests.started().count()).as("tests of a full run").isEqualTo(48);
+        assertThat(tests.started().count()).as("tests of a full run").isEqualTo(FULL_RUN);
         assertThat(tests.list())
                 .as("the JUnit Platform does not run the guard")
                 .noneMatch(event -> event.getTestDescriptor().getDisplayName().startsWith("testRun"));
@@ -51,7 +89,8 @@ class KitSelfTest {
         assertThatThrownBy(() -> new Correct().testRunWithTheJUnitPlatform())
                 .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("none of the Correct conformance tests ran")
-                .hasMessageContaining("maven-surefire-plugin 2.22.0 or later");
+                .hasMessageContaining("maven-surefire-plugin 2.22.0 or later")
+                .hasMessageContaining("A full run reports " + FULL_RUN + " tests");
     }
 
     @Test
@@ -102,6 +141,13 @@ class KitSelfTest {
                 .testEvents();
     }
 
+    /** The rule ids (each display name's first word) of some tests. */
+    private static List<String> ruleIds(Events tests) {
+        return tests.stream()
+                .map(event -> event.getTestDescriptor().getDisplayName().split(" ")[0])
+                .toList();
+    }
+
     /**
      * Failed rules by id (the display name's first word), with the failure message; every message
      * must name the rule that failed, as {@code [id]}.
@@ -120,41 +166,38 @@ class KitSelfTest {
         return byRule;
     }
 
-    /** Every kit over the reference store. */
-    abstract static class ReferenceKit extends WindowStoreConformanceKit {}
-
-    static class ChargesUserWhenSharedRejects extends ReferenceKit {
+    static class ChargesUserWhenSharedRejects extends WindowStoreConformanceKit {
         @Override
         protected WindowStore createStore() {
-            return new ReferenceStore(ReferenceStore.Defect.CHARGES_USER_WHEN_SHARED_REJECTS);
+            return new DefectiveStore(DefectiveStore.Defect.CHARGES_USER_WHEN_SHARED_REJECTS);
         }
     }
 
-    static class Correct extends ReferenceKit {
+    static class Correct extends WindowStoreConformanceKit {
         @Override
         protected WindowStore createStore() {
-            return new ReferenceStore(ReferenceStore.Defect.NONE);
+            return new ExampleStore();
         }
     }
 
-    static class ChargesOnRejection extends ReferenceKit {
+    static class ChargesOnRejection extends WindowStoreConformanceKit {
         @Override
         protected WindowStore createStore() {
-            return new ReferenceStore(ReferenceStore.Defect.CHARGES_SHORTER_WINDOWS_ON_REJECTION);
+            return new DefectiveStore(DefectiveStore.Defect.CHARGES_SHORTER_WINDOWS_ON_REJECTION);
         }
     }
 
-    static class FixedWindow extends ReferenceKit {
+    static class FixedWindow extends WindowStoreConformanceKit {
         @Override
         protected WindowStore createStore() {
-            return new ReferenceStore(ReferenceStore.Defect.FIXED_WINDOW);
+            return new DefectiveStore(DefectiveStore.Defect.FIXED_WINDOW);
         }
     }
 
-    static class NotAtomic extends ReferenceKit {
+    static class NotAtomic extends WindowStoreConformanceKit {
         @Override
         protected WindowStore createStore() {
-            return new ReferenceStore(ReferenceStore.Defect.NOT_ATOMIC);
+            return new DefectiveStore(DefectiveStore.Defect.NOT_ATOMIC);
         }
 
         @Override
@@ -163,10 +206,10 @@ class KitSelfTest {
         }
     }
 
-    static class RoundedRetry extends ReferenceKit {
+    static class RoundedRetry extends WindowStoreConformanceKit {
         @Override
         protected WindowStore createStore() {
-            return new ReferenceStore(ReferenceStore.Defect.ROUNDED_RETRY);
+            return new DefectiveStore(DefectiveStore.Defect.ROUNDED_RETRY);
         }
     }
 }

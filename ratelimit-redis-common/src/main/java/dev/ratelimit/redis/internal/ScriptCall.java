@@ -21,6 +21,7 @@ public final class ScriptCall<T> {
 
     private static final String RESERVE = "r";
     private static final String SETTLE = "s";
+    private static final String PEEK = "p";
 
     private final String[] keys;
     private final String[] args;
@@ -42,6 +43,23 @@ public final class ScriptCall<T> {
      *     cluster: one script may only touch keys of one hash slot
      */
     public static ScriptCall<Evaluation> reserve(StoreRequest request, KeySpace space) {
+        return evaluation(RESERVE, request, space);
+    }
+
+    /**
+     * Builds the peek call of a request: every window's state, nothing recorded.
+     *
+     * @param request the windows to look at
+     * @param space the layout and prefix of the target deployment
+     * @return the call, whose reply reads into an allowed {@link Evaluation}
+     * @throws UnsupportedOperationException if the request has several scopes and the layout is a
+     *     cluster
+     */
+    public static ScriptCall<Evaluation> peek(StoreRequest request, KeySpace space) {
+        return evaluation(PEEK, request, space);
+    }
+
+    private static ScriptCall<Evaluation> evaluation(String op, StoreRequest request, KeySpace space) {
         Objects.requireNonNull(request, "request must not be null");
         Objects.requireNonNull(space, "space must not be null");
         if (space.layout() == KeyLayout.CLUSTER && request.scopes().size() > 1) {
@@ -50,7 +68,7 @@ public final class ScriptCall<T> {
         }
         int windowCount = request.windows().size();
         String[] head = {
-            RESERVE,
+            op,
             request.hasTime() ? Long.toString(request.nowMillis()) : "",
             request.entryId(),
             Long.toString(request.tokens()),

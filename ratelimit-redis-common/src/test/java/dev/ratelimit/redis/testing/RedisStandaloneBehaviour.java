@@ -118,7 +118,7 @@ public abstract class RedisStandaloneBehaviour {
     }
 
     @Test
-    @DisplayName("X1 a rejection writes nothing and never extends a TTL")
+    @DisplayName("RB1 a rejection writes nothing and never extends a TTL")
     void rejectionWritesNothing() {
         WindowStore store = store();
         MutableClock clock = MutableClock.at(START);
@@ -152,7 +152,7 @@ public abstract class RedisStandaloneBehaviour {
     }
 
     @Test
-    @DisplayName("X2 every key's TTL covers its window and is at most the window plus one second")
+    @DisplayName("RB2 every key's TTL covers its window and is at most the window plus one second")
     void ttlBounded() {
         WindowStore store = store();
         RateLimiter limiter = limiter(store, MutableClock.at(START));
@@ -172,7 +172,7 @@ public abstract class RedisStandaloneBehaviour {
     }
 
     @Test
-    @DisplayName("X3 a key is gone after an idle window plus one second (real time)")
+    @DisplayName("RB3 a key is gone after an idle window plus one second (real time)")
     void keyExpires() throws InterruptedException {
         WindowStore store = store();
         RateLimiter limiter =
@@ -185,7 +185,7 @@ public abstract class RedisStandaloneBehaviour {
     }
 
     @Test
-    @DisplayName("X4 SCRIPT FLUSH in the middle of concurrent traffic is invisible to callers")
+    @DisplayName("RB4 SCRIPT FLUSH in the middle of concurrent traffic is invisible to callers")
     void scriptFlushInvisible() throws Exception {
         WindowStore store = store();
         RateLimiter limiter = limiter(store, MutableClock.at(START));
@@ -217,7 +217,7 @@ public abstract class RedisStandaloneBehaviour {
     }
 
     @Test
-    @DisplayName("X5 one check is one EVALSHA from the client; the script runs ZREMRANGEBYSCORE, ZCARD, ZADD, EXPIRE")
+    @DisplayName("RB5 one check is one EVALSHA from the client; the script runs ZREMRANGEBYSCORE, ZCARD, ZADD, EXPIRE")
     void oneEvalshaPerCheck() {
         WindowStore store = store();
         RateLimiter limiter = limiter(store, MutableClock.at(START));
@@ -255,7 +255,7 @@ public abstract class RedisStandaloneBehaviour {
     }
 
     @Test
-    @DisplayName("X6 Redis stopped mid-run: checks fail with RateLimiterUnavailableException, then recover")
+    @DisplayName("RB6 Redis stopped mid-run: checks fail with RateLimiterUnavailableException, then recover")
     void outageAndRecovery() throws InterruptedException {
         WindowStore store = store();
         StoreRequest request = new StoreRequest(
@@ -296,7 +296,7 @@ public abstract class RedisStandaloneBehaviour {
     }
 
     @Test
-    @DisplayName("X7 creating a store needs no running Redis; checks then fail fast")
+    @DisplayName("RB7 creating a store needs no running Redis; checks then fail fast")
     void createWithoutRedis() {
         int port = freePort();
         WindowStore store = createStore(RedisServer.HOST, port, Duration.ofMillis(300));
@@ -312,7 +312,7 @@ public abstract class RedisStandaloneBehaviour {
     }
 
     @Test
-    @DisplayName("X8 user ids with colons, braces, spaces, Unicode or 10 kB never share a budget")
+    @DisplayName("RB8 user ids with colons, braces, spaces, Unicode or 10 kB never share a budget")
     void weirdIdsAreDistinct() {
         WindowStore store = store();
         RateLimiter limiter = limiter(store, MutableClock.at(START));
@@ -337,7 +337,7 @@ public abstract class RedisStandaloneBehaviour {
     }
 
     @Test
-    @DisplayName("X9 four JVM processes hammering one key allow exactly the limit in total")
+    @DisplayName("RB9 four JVM processes hammering one key allow exactly the limit in total")
     void fourProcesses() throws Exception {
         String user = user("processes");
         int limit = 100;

@@ -68,6 +68,12 @@ final class JedisStore implements WindowStore {
     }
 
     @Override
+    public Evaluation peek(StoreRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        return run(ScriptCall.peek(request, keys));
+    }
+
+    @Override
     public void settle(Settlement settlement) {
         Objects.requireNonNull(settlement, "settlement must not be null");
         for (ScriptCall<Boolean> call : ScriptCall.settle(settlement, keys)) {

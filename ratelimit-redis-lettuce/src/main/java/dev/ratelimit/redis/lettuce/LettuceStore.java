@@ -148,6 +148,12 @@ final class LettuceStore implements CloseableWindowStore {
     }
 
     @Override
+    public Evaluation peek(StoreRequest request) {
+        Objects.requireNonNull(request, "request must not be null");
+        return await(run(ScriptCall.peek(request, keys)));
+    }
+
+    @Override
     public void settle(Settlement settlement) {
         await(settleAsync(settlement).toCompletableFuture());
     }

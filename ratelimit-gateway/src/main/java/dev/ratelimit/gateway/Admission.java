@@ -1,0 +1,187 @@
+package dev.ratelimit.gateway;
+
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.Reservation;
+import dev.ratelimit.gateway.GatewayConfig.ModelCap;
+import dev.ratelimit.gateway.GatewayConfig.TierConfig;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The gateway's one doorway to the limiter: a request is admitted when its tenant has a free
+ * concurrency slot and one reservation of its estimated tokens fits the tenant's windows and the
+ * model's upstream cap (all or nothing), and the admission is settled exactly once when the
+ * response ends, with the tokens used ({@link Ticket#commit}) or nothing ({@link Ticket#cancel}).
+ */
+final class Admission {
+
+    private static final Duration CONCURRENCY_RETRY = Duration.ofSeconds(1);
+    private static final Slots.Slot NO_SLOT = () -> {};
+
+    private final RateLimiter limiter;
+    private final Slots slots;
+    private final StatusBoard board;
+    private final GatewayMetrics metrics;
+
+    Admission(RateLimiter limiter, Slots slots, StatusBoard board, GatewayMetrics metrics) {
+        this.limiter = limiter;
+        this.slots = slots;
+        this.board = board;
+        this.metrics = metrics;
+    }
+
+    /**
+     * Admits one request of {@code tenant}: the concurrency slot first (cheap to give back), then
+     * the reservation; a refusal of either leaves nothing held. Requests of the pass-through paths
+     * hold no slot and reserve no tokens: they are charged to the tier's request windows only.
+     *
+     * @throws RateLimiterUnavailableException when the limiter fails closed and its store is down
+     */
+    Ticket admit(String tenant, TierConfig tier, @Nullable ModelCap cap, long estimatedTokens, boolean holdSlot) {
+        Slots.Slot slot = holdSlot ? slots.tryAcquire(tenant, tier.maxConcurrent()) : NO_SLOT;
+        if (slot == null) {
+            Rejection rejection = new Rejection(
+                    "concurrent", Rejection.CONCURRENCY, null, tier.maxConcurrent(), CONCURRENCY_RETRY, false);
+            return new Ticket(tenant, null, rejection, board.windows(tenant), false, NO_SLOT, estimatedTokens, null);
+        }
+        Reservation reservation;
+        try {
+            reservation = holdSlot
+                    ? limiter.reserve(
+                            tenant, tier.tier(), estimatedTokens, cap == null ? List.of() : List.of(cap.budget()))
+                    : limiter.reserve(tenant, tier.requests(), 0);
+        } catch (RuntimeException e) {
+            slot.release();
+            throw e;
+        }
+        Decision decision = reservation.decision();
+        List<WindowState> windows = decision.usage().stream()
+                .map(usage -> new WindowState(
+                        usage.window().name(),
+                        usage.window().isTokens(),
+                        usage.budget(),
+                        usage.window().limit(),
+                        usage.used(),
+                        usage.resetAfter()))
+                .toList();
+        board.record(tenant, windows);
+        if (!decision.allowed()) {
+            slot.release();
+            Rejection rejection = new Rejection(
+                    decision.window().name(),
+                    decision.window().isTokens() ? "tokens" : "requests",
+                    decision.budget(),
+                    decision.window().limit(),
+                    decision.retryAfter(),
+                    decision.tooLarge());
+            return new Ticket(tenant, null, rejection, windows, false, NO_SLOT, estimatedTokens, null);
+        }
+        return new Ticket(tenant, cap, null, windows, decision.degraded(), slot, estimatedTokens, reservation);
+    }
+
+    /** One admission: refused, or held until {@link #commit} or {@link #cancel}, whichever comes first. */
+    final class Ticket {
+
+        private final String tenant;
+        private final @Nullable ModelCap cap;
+        private final @Nullable Rejection rejection;
+        private final List<WindowState> windows;
+        private final boolean degraded;
+        private final Slots.Slot slot;
+        private final long estimatedTokens;
+        private final @Nullable Reservation reservation;
+        private final AtomicBoolean settled = new AtomicBoolean();
+
+        private Ticket(
+                String tenant,
+                @Nullable ModelCap cap,
+                @Nullable Rejection rejection,
+                List<WindowState> windows,
+                boolean degraded,
+                Slots.Slot slot,
+                long estimatedTokens,
+                @Nullable Reservation reservation) {
+            this.tenant = tenant;
+            this.cap = cap;
+            this.rejection = rejection;
+            this.windows = windows;
+            this.degraded = degraded;
+            this.slot = slot;
+            this.estimatedTokens = estimatedTokens;
+            this.reservation = reservation;
+            if (rejection != null) {
+                settled.set(true); // nothing is held
+            }
+        }
+
+        boolean allowed() {
+            return rejection == null;
+        }
+
+        @Nullable
+        Rejection rejection() {
+            return rejection;
+        }
+
+        /** The windows the response headers report: the tenant's, and the upstream cap's. */
+        List<WindowState> windows() {
+            return windows;
+        }
+
+        boolean degraded() {
+            return degraded;
+        }
+
+        long estimatedTokens() {
+            return estimatedTokens;
+        }
+
+        /**
+         * Settles the reservation to the tokens the upstream used and frees the slot; a second
+         * settlement does nothing. Returns once the store has applied it (a store failure is the
+         * limiter's to count and log: settling never throws).
+         *
+         * @param tokens the tokens used, prompt and completion
+         * @param ending how the response ended, for the metrics
+         */
+        void commit(long tokens, String ending) {
+            if (settled.compareAndSet(false, true)) {
+                try {
+                    if (reservation != null) {
+                        reservation.commit(tokens).toCompletableFuture().join();
+                    }
+                    metrics.settled(tenant, cap == null ? null : cap.model(), "committed", ending, tokens);
+                } finally {
+                    slot.release();
+                }
+            }
+        }
+
+        /**
+         * Gives the request and its tokens back, for work the upstream never did, and frees the
+         * slot; a second settlement does nothing.
+         *
+         * @param ending how the response ended, for the metrics
+         */
+        void cancel(String ending) {
+            if (settled.compareAndSet(false, true)) {
+                try {
+                    if (reservation != null) {
+                        reservation.cancel().toCompletableFuture().join();
+                    }
+                    metrics.settled(tenant, cap == null ? null : cap.model(), "cancelled", ending, 0);
+                } finally {
+                    slot.release();
+                }
+            }
+        }
+
+        boolean isSettled() {
+            return settled.get();
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package dev.ratelimit.gateway;
+
+import dev.ratelimit.gateway.GatewayConfig.ApiKey;
+import dev.ratelimit.gateway.GatewayConfig.TierConfig;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.security.MessageDigest;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Identity from {@code Authorization: Bearer <key>} only: the key's SHA-256 digest is compared with
+ * every configured key's in constant time (no early exit, no timing hint of how much matched), and
+ * the key is never logged. An unknown or missing key gets OpenAI's 401; a known one leaves the
+ * tenant and its tier (from the configuration, never from the request) for the servlets.
+ */
+final class ApiKeyFilter implements Filter {
+
+    /** The tenant and tier of an authenticated request. */
+    record Account(String tenant, TierConfig tier) {}
+
+    private static final String ACCOUNT = "gateway.account";
+    private static final String BEARER = "bearer ";
+
+    private final List<ApiKey> keys;
+    private final GatewayMetrics metrics;
+
+    ApiKeyFilter(List<ApiKey> keys, GatewayMetrics metrics) {
+        this.keys = List.copyOf(keys);
+        this.metrics = metrics;
+    }
+
+    static Account account(HttpServletRequest request) {
+        return (Account) request.getAttribute(ACCOUNT);
+    }
+
+    @Override
+    public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+            throws IOException, ServletException {
+        HttpServletRequest request = (HttpServletRequest) req;
+        HttpServletResponse response = (HttpServletResponse) res;
+        String header = request.getHeader("Authorization");
+        if (header == null || !header.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
+            response.setHeader("WWW-Authenticate", "Bearer");
+            metrics.refused("auth", 401, "missing_api_key");
+            OpenAi.error(
+                    response,
+                    401,
+                    "invalid_request_error",
+                    "missing_api_key",
+                    null,
+                    "You didn't provide an API key. Send 'Authorization: Bearer <key>'.");
+            return;
+        }
+        ApiKey key = find(header.substring(BEARER.length()).trim());
+        if (key == null) {
+            response.setHeader("WWW-Authenticate", "Bearer error=\"invalid_token\"");
+            metrics.refused("auth", 401, "invalid_api_key");
+            OpenAi.error(
+                    response, 401, "invalid_request_error", "invalid_api_key", null, "Incorrect API key provided.");
+            return;
+        }
+        request.setAttribute(ACCOUNT, new Account(key.tenant(), key.tier()));
+        chain.doFilter(request, response);
+    }
+
+    private @Nullable ApiKey find(String presented) {
+        byte[] digest = GatewayConfig.sha256(presented);
+        ApiKey found = null;
+        for (ApiKey key : keys) { // every key is compared, whatever matched
+            if (MessageDigest.isEqual(key.sha256(), digest)) {
+                found = key;
+            }
+        }
+        return found;
+    }
+}

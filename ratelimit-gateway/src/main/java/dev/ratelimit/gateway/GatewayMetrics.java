@@ -1,0 +1,64 @@
+package dev.ratelimit.gateway;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The gateway's own meters, beside the limiter's {@code ratelimit_*}: how each admitted request was
+ * settled and why, the tokens charged, and the upstream's time to response headers.
+ */
+final class GatewayMetrics {
+
+    private final MeterRegistry registry;
+
+    GatewayMetrics(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    /**
+     * Counts one settlement.
+     *
+     * @param outcome {@code committed} or {@code cancelled}
+     * @param ending how the response ended: {@code completed}, {@code stream_completed}, {@code
+     *     client_disconnected}, {@code stream_broken}, {@code upstream_429}, {@code upstream_error},
+     *     {@code upstream_timeout}, {@code upstream_unreachable}
+     */
+    void settled(String tenant, @Nullable String model, String outcome, String ending, long tokens) {
+        Counter.builder("gateway.settlements")
+                .description("Admitted requests settled, by outcome and by how their response ended")
+                .tag("outcome", outcome)
+                .tag("ending", ending)
+                .register(registry)
+                .increment();
+        if (tokens > 0) {
+            Counter.builder("gateway.tokens")
+                    .description("Tokens charged to tenants (prompt and completion, from the upstream's usage)")
+                    .tag("tenant", tenant)
+                    .tag("model", model == null ? "other" : model)
+                    .register(registry)
+                    .increment(tokens);
+        }
+    }
+
+    /** Counts one response the gateway answered itself: 4xx for bad input, 401, 429. */
+    void refused(String endpoint, int status, String code) {
+        Counter.builder("gateway.refusals")
+                .description("Requests answered by the gateway without reaching the upstream")
+                .tag("endpoint", endpoint)
+                .tag("status", Integer.toString(status))
+                .tag("code", code)
+                .register(registry)
+                .increment();
+    }
+
+    void upstreamHeaders(String endpoint, Duration elapsed) {
+        Timer.builder("gateway.upstream.headers")
+                .description("Time from sending a request upstream to its response headers")
+                .tag("endpoint", endpoint)
+                .register(registry)
+                .record(elapsed);
+    }
+}

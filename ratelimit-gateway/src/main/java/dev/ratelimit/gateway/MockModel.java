@@ -1,0 +1,248 @@
+package dev.ratelimit.gateway;
+
+import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.Collection;
+import java.util.concurrent.atomic.AtomicLong;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The built-in model the gateway serves when no {@code UPSTREAM_URL} is set: an OpenAI-compatible
+ * server on a private loopback port that answers chat completions (plain and streamed, one chunk
+ * per word, with {@code usage} when asked), embeddings and the model list, deterministically and
+ * with real token counts. The gateway reaches it over HTTP like any upstream, so the Quickstart runs
+ * the same code path as a real deployment.
+ */
+final class MockModel implements AutoCloseable {
+
+    static final String MODEL = "ratelimit-mock";
+    private static final int MAX_ECHO_CHARS = 60;
+    private static final int EMBEDDING_DIMENSIONS = 8;
+
+    private final Server server;
+    private final URI baseUrl;
+
+    private MockModel(Server server, URI baseUrl) {
+        this.server = server;
+        this.baseUrl = baseUrl;
+    }
+
+    static MockModel start(TokenCounter tokens, Collection<String> models, Clock clock) throws Exception {
+        QueuedThreadPool threads = new QueuedThreadPool();
+        threads.setName("mock-model");
+        threads.setDaemon(true);
+        Server server = new Server(threads);
+        ServerConnector connector = new ServerConnector(server);
+        connector.setHost("127.0.0.1");
+        connector.setPort(0);
+        server.addConnector(connector);
+        ServletContextHandler context = new ServletContextHandler();
+        context.addServlet(new ServletHolder(new Api(tokens, models, clock)), "/v1/*");
+        server.setHandler(context);
+        server.start();
+        return new MockModel(server, URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/v1"));
+    }
+
+    /** The base URL, {@code http://127.0.0.1:<port>/v1}. */
+    URI baseUrl() {
+        return baseUrl;
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.stop();
+        } catch (Exception e) {
+            // shutting down anyway
+        }
+    }
+
+    /** The reply to the last user message. */
+    static String reply(@Nullable String lastUser) {
+        if (lastUser == null || lastUser.isBlank()) {
+            return "Hello from the ratelimit gateway's mock model.";
+        }
+        String said = lastUser.strip().replaceAll("\\s+", " ");
+        if (said.length() > MAX_ECHO_CHARS) {
+            said = said.substring(0, MAX_ECHO_CHARS) + "...";
+        }
+        return "Mock reply from the ratelimit gateway. You said: \"" + said + "\"";
+    }
+
+    private static final class Api extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+        private final transient TokenCounter tokens;
+        private final transient Collection<String> models;
+        private final transient Clock clock;
+        private final AtomicLong ids = new AtomicLong();
+
+        Api(TokenCounter tokens, Collection<String> models, Clock clock) {
+            this.tokens = tokens;
+            this.models = models;
+            this.clock = clock;
+        }
+
+        @Override
+        protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            String path = request.getPathInfo() == null ? "" : request.getPathInfo();
+            String method = request.getMethod();
+            if (path.equals("/models") && method.equals("GET")) {
+                models(response);
+                return;
+            }
+            JsonNode body;
+            try {
+                body = OpenAi.JSON.readTree(request.getInputStream());
+            } catch (JacksonException e) {
+                OpenAi.error(response, 400, "invalid_request_error", "invalid_json", null, "Not JSON.");
+                return;
+            }
+            if (path.equals("/chat/completions") && method.equals("POST")) {
+                chat(body, response);
+            } else if (path.equals("/embeddings") && method.equals("POST")) {
+                embeddings(body, response);
+            } else {
+                OpenAi.error(
+                        response,
+                        404,
+                        "invalid_request_error",
+                        "unknown_url",
+                        null,
+                        "The mock model has no " + method + " " + path + ".");
+            }
+        }
+
+        private void models(HttpServletResponse response) throws IOException {
+            ObjectNode list = OpenAi.JSON.createObjectNode().put("object", "list");
+            ArrayNode data = list.putArray("data");
+            data.addObject()
+                    .put("id", MODEL)
+                    .put("object", "model")
+                    .put("created", 0)
+                    .put("owned_by", "ratelimit");
+            for (String model : models) {
+                data.addObject()
+                        .put("id", model)
+                        .put("object", "model")
+                        .put("created", 0)
+                        .put("owned_by", "ratelimit");
+            }
+            OpenAi.json(response, 200, list);
+        }
+
+        private void chat(JsonNode body, HttpServletResponse response) throws IOException {
+            String model = body.path("model").asText(MODEL);
+            JsonNode messages = body.path("messages");
+            String lastUser = null;
+            for (JsonNode message : messages) {
+                if (message.path("role").asText().equals("user")
+                        && message.path("content").isTextual()) {
+                    lastUser = message.path("content").textValue();
+                }
+            }
+            String reply = reply(lastUser);
+            long prompt = tokens.chatPrompt(model, messages);
+            long completion = tokens.count(model, reply);
+            String id = "chatcmpl-mock-" + ids.incrementAndGet();
+            long created = clock.instant().getEpochSecond();
+            if (!body.path("stream").asBoolean(false)) {
+                ObjectNode answer = head(id, "chat.completion", created, model);
+                ObjectNode choice = answer.putArray("choices").addObject().put("index", 0);
+                choice.putObject("message").put("role", "assistant").put("content", reply);
+                choice.put("finish_reason", "stop");
+                usage(answer.putObject("usage"), prompt, completion);
+                OpenAi.json(response, 200, answer);
+                return;
+            }
+            boolean withUsage =
+                    body.path("stream_options").path("include_usage").asBoolean(false);
+            response.setStatus(200);
+            response.setContentType("text/event-stream");
+            response.setCharacterEncoding("UTF-8");
+            ServletOutputStream out = response.getOutputStream();
+            String[] words = reply.split(" ");
+            for (int i = -1; i <= words.length; i++) {
+                ObjectNode chunk = chunk(id, created, model, withUsage);
+                ObjectNode choice = chunk.putArray("choices").addObject().put("index", 0);
+                ObjectNode delta = choice.putObject("delta");
+                if (i == -1) {
+                    delta.put("role", "assistant").put("content", "");
+                } else if (i < words.length) {
+                    delta.put("content", i == 0 ? words[i] : " " + words[i]);
+                }
+                choice.put("finish_reason", i == words.length ? "stop" : null);
+                event(out, chunk.toString());
+            }
+            if (withUsage) {
+                ObjectNode chunk = chunk(id, created, model, false);
+                chunk.putArray("choices");
+                usage(chunk.putObject("usage"), prompt, completion);
+                event(out, chunk.toString());
+            }
+            event(out, "[DONE]");
+        }
+
+        private static ObjectNode head(String id, String object, long created, String model) {
+            return OpenAi.JSON
+                    .createObjectNode()
+                    .put("id", id)
+                    .put("object", object)
+                    .put("created", created)
+                    .put("model", model);
+        }
+
+        private static ObjectNode chunk(String id, long created, String model, boolean nullUsage) {
+            ObjectNode chunk = head(id, "chat.completion.chunk", created, model);
+            if (nullUsage) {
+                chunk.putNull("usage"); // as OpenAI does on every chunk but the last when usage is asked for
+            }
+            return chunk;
+        }
+
+        private void embeddings(JsonNode body, HttpServletResponse response) throws IOException {
+            String model = body.path("model").asText(MODEL);
+            JsonNode input = body.path("input");
+            ObjectNode answer =
+                    OpenAi.JSON.createObjectNode().put("object", "list").put("model", model);
+            ArrayNode data = answer.putArray("data");
+            int count = input.isArray() && !input.path(0).isIntegralNumber() ? input.size() : 1;
+            for (int i = 0; i < count; i++) {
+                ObjectNode item = data.addObject().put("object", "embedding").put("index", i);
+                ArrayNode vector = item.putArray("embedding");
+                int seed = (input.isArray() ? input.get(i) : input).toString().hashCode();
+                for (int d = 0; d < EMBEDDING_DIMENSIONS; d++) {
+                    vector.add(((seed >>> d) & 0xff) / 255.0);
+                }
+            }
+            long prompt = tokens.embeddingInput(model, input);
+            answer.putObject("usage").put("prompt_tokens", prompt).put("total_tokens", prompt);
+            OpenAi.json(response, 200, answer);
+        }
+
+        private static void usage(ObjectNode usage, long prompt, long completion) {
+            usage.put("prompt_tokens", prompt)
+                    .put("completion_tokens", completion)
+                    .put("total_tokens", prompt + completion);
+        }
+
+        private static void event(ServletOutputStream out, String data) throws IOException {
+            out.write(("data: " + data + "\n\n").getBytes(StandardCharsets.UTF_8));
+            out.flush();
+        }
+    }
+}

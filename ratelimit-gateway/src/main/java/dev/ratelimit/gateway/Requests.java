@@ -1,0 +1,182 @@
+package dev.ratelimit.gateway;
+
+import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import jakarta.servlet.http.HttpServletRequest;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Locale;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Reads and validates the JSON bodies of the token-metered endpoints, so that bad input is refused
+ * with a 4xx before any budget is touched.
+ */
+final class Requests {
+
+    private Requests() {}
+
+    /** A validated chat completion request. */
+    record Chat(
+            ObjectNode body, String model, boolean stream, boolean clientWantsUsage, long maxCompletionTokens, int n) {}
+
+    /** A validated embeddings request. */
+    record Embeddings(ObjectNode body, String model) {}
+
+    /** Reads the body: JSON content type (or none), at most {@code maxBytes}, one JSON object. */
+    static ObjectNode read(HttpServletRequest request, int maxBytes) throws BadRequest, IOException {
+        String contentType = request.getContentType();
+        if (contentType != null) {
+            String mediaType = contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
+            if (!mediaType.equals("application/json")) {
+                throw new BadRequest(
+                        415,
+                        "unsupported_content_type",
+                        null,
+                        "Unsupported Content-Type '" + contentType + "': send the body as application/json.");
+            }
+        }
+        byte[] bytes = bytes(request, maxBytes);
+        if (bytes.length == 0) {
+            throw BadRequest.invalid(null, "The request body is empty: send a JSON object.");
+        }
+        JsonNode root;
+        try {
+            root = OpenAi.JSON.readTree(bytes);
+        } catch (JacksonException e) {
+            throw new BadRequest(
+                    400,
+                    "invalid_json",
+                    null,
+                    "We could not parse the JSON body of your request: " + e.getOriginalMessage());
+        }
+        if (!(root instanceof ObjectNode object)) {
+            throw BadRequest.invalid(null, "The request body must be a JSON object.");
+        }
+        return object;
+    }
+
+    /** Reads a body of at most {@code maxBytes}, refusing a larger one with 413 before reading it all. */
+    static byte[] bytes(HttpServletRequest request, int maxBytes) throws BadRequest, IOException {
+        long declared = request.getContentLengthLong();
+        if (declared > maxBytes) {
+            throw tooLarge(maxBytes);
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(declared > 0 ? (int) declared : 1024);
+        byte[] buffer = new byte[8192];
+        try (InputStream in = request.getInputStream()) {
+            int read;
+            while ((read = in.read(buffer)) != -1) {
+                if (bytes.size() + read > maxBytes) {
+                    throw tooLarge(maxBytes);
+                }
+                bytes.write(buffer, 0, read);
+            }
+        }
+        return bytes.toByteArray();
+    }
+
+    static Chat chat(ObjectNode body, long defaultMaxCompletionTokens) throws BadRequest {
+        String model = model(body);
+        JsonNode messages = body.get("messages");
+        if (messages == null || messages.isNull()) {
+            throw BadRequest.missing("messages", "Missing required parameter: 'messages'.");
+        }
+        if (!messages.isArray() || messages.isEmpty()) {
+            throw BadRequest.invalid("messages", "'messages' must be a non-empty array of message objects.");
+        }
+        for (int i = 0; i < messages.size(); i++) {
+            JsonNode message = messages.get(i);
+            String at = "messages[" + i + "]";
+            if (!message.isObject()) {
+                throw BadRequest.invalid(at, "'" + at + "' must be an object with a 'role'.");
+            }
+            if (!message.path("role").isTextual()) {
+                throw BadRequest.missing(at + ".role", "'" + at + ".role' must be a string.");
+            }
+            JsonNode content = message.get("content");
+            if (content != null && !content.isNull() && !content.isTextual() && !content.isArray()) {
+                throw BadRequest.invalid(
+                        at + ".content", "'" + at + ".content' must be a string or an array of content parts.");
+            }
+        }
+        boolean stream = bool(body, "stream");
+        JsonNode options = body.get("stream_options");
+        if (options != null && !options.isNull() && !options.isObject()) {
+            throw BadRequest.invalid("stream_options", "'stream_options' must be an object.");
+        }
+        boolean clientWantsUsage =
+                options != null && options.path("include_usage").asBoolean(false);
+        Long maxCompletion = positiveLong(body, "max_completion_tokens");
+        Long maxTokens = positiveLong(body, "max_tokens");
+        long completion =
+                maxCompletion != null ? maxCompletion : maxTokens != null ? maxTokens : defaultMaxCompletionTokens;
+        Long n = positiveLong(body, "n");
+        if (n != null && n > 128) {
+            throw BadRequest.invalid("n", "'n' must be at most 128.");
+        }
+        return new Chat(body, model, stream, clientWantsUsage, completion, n == null ? 1 : n.intValue());
+    }
+
+    static Embeddings embeddings(ObjectNode body) throws BadRequest {
+        String model = model(body);
+        JsonNode input = body.get("input");
+        if (input == null || input.isNull()) {
+            throw BadRequest.missing("input", "Missing required parameter: 'input'.");
+        }
+        boolean valid = input.isTextual() || (input.isArray() && !input.isEmpty());
+        if (input.isArray()) {
+            for (JsonNode item : input) {
+                valid &= item.isTextual() || item.isIntegralNumber() || (item.isArray() && !item.isEmpty());
+            }
+        }
+        if (!valid) {
+            throw BadRequest.invalid(
+                    "input", "'input' must be a string, a non-empty array of strings, or token arrays.");
+        }
+        return new Embeddings(body, model);
+    }
+
+    private static String model(ObjectNode body) throws BadRequest {
+        JsonNode model = body.get("model");
+        if (model == null || model.isNull()) {
+            throw BadRequest.missing("model", "Missing required parameter: 'model'.");
+        }
+        if (!model.isTextual() || model.textValue().isBlank()) {
+            throw BadRequest.invalid("model", "'model' must be a non-empty string.");
+        }
+        return model.textValue();
+    }
+
+    private static boolean bool(ObjectNode body, String field) throws BadRequest {
+        JsonNode value = body.get(field);
+        if (value == null || value.isNull()) {
+            return false;
+        }
+        if (!value.isBoolean()) {
+            throw BadRequest.invalid(field, "'" + field + "' must be true or false.");
+        }
+        return value.booleanValue();
+    }
+
+    private static @Nullable Long positiveLong(ObjectNode body, String field) throws BadRequest {
+        JsonNode value = body.get(field);
+        if (value == null || value.isNull()) {
+            return null;
+        }
+        if (!value.isIntegralNumber() || !value.canConvertToLong() || value.longValue() < 1) {
+            throw BadRequest.invalid(field, "'" + field + "' must be a positive integer.");
+        }
+        return value.longValue();
+    }
+
+    private static BadRequest tooLarge(int maxBytes) {
+        return new BadRequest(
+                413,
+                "request_too_large",
+                null,
+                "The request body exceeds this gateway's limit of " + maxBytes + " bytes.");
+    }
+}

@@ -1,0 +1,149 @@
+package dev.ratelimit.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The configuration file: the built-in default, and errors that name the bad entry. */
+class GatewayConfigTest {
+
+    private static final String VALID = """
+            keys:
+              - { key: sk-alpha-123, tenant: alpha, tier: basic }
+            tiers:
+              basic:
+                max-concurrent: 3
+                windows: { minute: 5/1m, day: 100/1d@1m, tokens-minute: 20000 tokens/1m }
+            models:
+              gpt-4o: { rpm: 500, tpm: 30000 }
+            """;
+
+    private static GatewayConfig parse(String yaml) throws Exception {
+        return GatewayConfig.parse(new ByteArrayInputStream(yaml.getBytes(StandardCharsets.UTF_8)), "test.yaml");
+    }
+
+    @Test
+    @DisplayName("the built-in default keeps the demo keys and today's request budgets, and adds caps")
+    void builtInDefault() throws Exception {
+        GatewayConfig config = GatewayConfig.load(null);
+
+        assertThat(config.tenants()).containsOnlyKeys("demo-user-free", "demo-user-pro", "demo-user-enterprise");
+        assertThat(config.tiers().get("free").tier().windows())
+                .extracting(w -> w.name() + "=" + w.limit() + (w.isTokens() ? " tokens" : "") + "/" + w.lengthSeconds()
+                        + (w.isExact() ? "" : "@" + w.precision().toSeconds()))
+                .containsExactlyInAnyOrder(
+                        "minute=5/60",
+                        "day=100/86400@60",
+                        "tokens-minute=20000 tokens/60",
+                        "tokens-day=200000 tokens/86400@60");
+        assertThat(config.tiers().get("free").requests().windows())
+                .extracting(w -> w.name())
+                .containsExactly("minute", "day");
+        assertThat(config.tiers().get("pro").requests().windows())
+                .extracting(w -> w.limit())
+                .containsExactlyInAnyOrder(60L, 5000L);
+        assertThat(config.tiers().get("enterprise").requests().windows())
+                .extracting(w -> w.limit())
+                .containsExactlyInAnyOrder(600L, 100000L);
+        assertThat(config.tiers().keySet()).containsExactly("free", "pro", "enterprise");
+        assertThat(config.tiers().values())
+                .extracting(GatewayConfig.TierConfig::maxConcurrent)
+                .containsExactly(2, 10, 50);
+        GatewayConfig.ModelCap mini = config.models().get("gpt-4o-mini");
+        assertThat(mini.budget().name()).isEqualTo("model:gpt-4o-mini");
+        assertThat(mini.budget().windows())
+                .extracting(w -> w.name() + "=" + w.limit() + (w.isTokens() ? " tokens" : "") + "/" + w.lengthSeconds())
+                .containsExactly("rpm=5000/60", "tpm=2000000 tokens/60");
+        assertThat(config.limits().slotLease()).isEqualTo(Duration.ofSeconds(60));
+    }
+
+    @Test
+    @DisplayName("a valid file is read; limits not given take their defaults")
+    void valid() throws Exception {
+        GatewayConfig config = parse(VALID);
+
+        assertThat(config.keys()).singleElement().satisfies(key -> {
+            assertThat(key.tenant()).isEqualTo("alpha");
+            assertThat(key.sha256()).isEqualTo(GatewayConfig.sha256("sk-alpha-123"));
+        });
+        assertThat(config.tiers().get("basic").maxConcurrent()).isEqualTo(3);
+        assertThat(config.limits().maxBodyBytes()).isEqualTo(1_048_576);
+        assertThat(config.limits().defaultMaxCompletionTokens()).isEqualTo(1_024);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "unknown tier | tier: basic }->tier: gold } | keys[0].tier: 'gold' is not one of the tiers [basic]",
+                "unknown entry | max-concurrent: 3->max-concurent: 3 | tiers.basic: unknown entry 'max-concurent'",
+                "bad window | minute: 5/1m->minute: five/1m | tiers.basic.windows: Tier policy entry 'tier.basic.minute'",
+                "zero concurrency | max-concurrent: 3->max-concurrent: 0 | tiers.basic.max-concurrent: must be at least 1",
+                "no concurrency | max-concurrent: 3->max-concurrent: | tiers.basic.max-concurrent: missing",
+                "zero rpm | rpm: 500->rpm: 0 | models.gpt-4o.rpm: must be at least 1",
+                "text rpm | rpm: 500->rpm: lots | models.gpt-4o.rpm",
+                "reserved tenant | tenant: alpha->tenant: 'ip:1.2.3.4' | keys[0].tenant: must not start with 'ip:'",
+                "missing key | key: sk-alpha-123,-> | keys[0].key: missing",
+                "tokens only | minute: 5/1m, day: 100/1d@1m,-> | tiers.basic.windows: define at least one request window",
+                "bad precision | 100/1d@1m->100/1d@2d | tiers.basic.windows: Tier policy entry 'tier.basic.day'",
+            })
+    @DisplayName("a bad entry fails with a message naming it")
+    void badEntries(String name, String edit, String message) {
+        String[] change = edit.split("->", 2);
+        String yaml = VALID.replace(change[0].strip(), change[1].strip());
+        assertThat(yaml).as("the edit applies").isNotEqualTo(VALID);
+
+        assertThatThrownBy(() -> parse(yaml))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("test.yaml: ")
+                .hasMessageContaining(message);
+    }
+
+    @Test
+    @DisplayName("a key given twice is refused without printing it; a tenant cannot have two tiers")
+    void duplicates() {
+        String twice = VALID.replace(
+                "  - { key: sk-alpha-123, tenant: alpha, tier: basic }",
+                "  - { key: sk-alpha-123, tenant: alpha, tier: basic }\n  - { key: sk-alpha-123, tenant: beta, tier: basic }");
+        assertThatThrownBy(() -> parse(twice))
+                .hasMessageContaining("keys[1].key: the same key as keys[0]")
+                .hasMessageNotContaining("sk-alpha-123");
+
+        String twoTiers = VALID.replace(
+                        "  - { key: sk-alpha-123, tenant: alpha, tier: basic }",
+                        "  - { key: sk-alpha-123, tenant: alpha, tier: basic }\n  - { key: sk-alpha-456, tenant: alpha, tier: other }")
+                .replace("tiers:\n", "tiers:\n  other: { max-concurrent: 1, windows: { minute: 1/1m } }\n");
+        assertThatThrownBy(() -> parse(twoTiers))
+                .hasMessageContaining("keys[1].tier: tenant 'alpha' already has tier 'basic'");
+    }
+
+    @Test
+    @DisplayName("GATEWAY_CONFIG naming no file, or a file that is not YAML, stops the start")
+    void unreadable() {
+        assertThatThrownBy(() -> GatewayServer.start(
+                        Map.of(
+                                "PORT",
+                                "0",
+                                "GATEWAY_CONFIG",
+                                Path.of("/nonexistent/gateway.yaml").toString()),
+                        null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("GATEWAY_CONFIG names no readable file: /nonexistent/gateway.yaml");
+        assertThatThrownBy(() -> parse("keys: [unclosed"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("test.yaml: ");
+        assertThatThrownBy(() -> GatewayServer.start(Map.of("PORT", "0", "UPSTREAM_URL", "ftp://x"), null))
+                .hasMessageContaining("UPSTREAM_URL must be an http(s) URL");
+        assertThatThrownBy(() -> GatewayServer.start(Map.of("PORT", "seventy"), null))
+                .hasMessageContaining("PORT must be a number");
+    }
+}

@@ -1,0 +1,186 @@
+package dev.ratelimit.gateway;
+
+import com.openai.client.OpenAIClient;
+import com.openai.client.okhttp.OpenAIOkHttpClient;
+import com.openai.core.Sleeper;
+import dev.ratelimit.testkit.MutableClock;
+import dev.ratelimit.testsupport.redis.RedisServer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One gateway for one test: on a free port, with the test configuration, a mutable clock for the
+ * limiter, in-memory or on a private redis-server, in front of the built-in mock model or a {@link
+ * StubUpstream}.
+ */
+final class Harness implements AutoCloseable {
+
+    /** Where the budgets and slots live. */
+    enum Store {
+        MEMORY,
+        REDIS
+    }
+
+    static final String UPSTREAM_KEY = "sk-upstream-secret";
+    private static @Nullable RedisServer redis;
+
+    final MutableClock clock;
+    final GatewayServer server;
+    final @Nullable StubUpstream stub;
+    final HttpClient http =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    private Harness(MutableClock clock, GatewayServer server, @Nullable StubUpstream stub) {
+        this.clock = clock;
+        this.server = server;
+        this.stub = stub;
+    }
+
+    /** The private redis-server of this test JVM, started on first use and emptied for each gateway. */
+    static synchronized RedisServer redis() {
+        if (redis == null || !redis.isRunning()) {
+            redis = RedisServer.start();
+        }
+        return redis;
+    }
+
+    static Path testConfig() throws Exception {
+        return Path.of(Harness.class.getResource("gateway-test.yaml").toURI());
+    }
+
+    static Harness start(Store store, boolean withStub) throws Exception {
+        return start(store, withStub, Map.of());
+    }
+
+    static Harness start(Store store, boolean withStub, Map<String, String> extra) throws Exception {
+        Map<String, String> environment = new HashMap<>();
+        environment.put("PORT", "0");
+        environment.put("GATEWAY_CONFIG", testConfig().toString());
+        StubUpstream stub = withStub ? StubUpstream.start() : null;
+        if (stub != null) {
+            environment.put("UPSTREAM_URL", stub.baseUrl());
+            environment.put("UPSTREAM_API_KEY", UPSTREAM_KEY);
+        }
+        if (store == Store.REDIS) {
+            redis().call("FLUSHALL"); // our own private server, never the machine's
+            environment.put("REDIS_URL", redis().uri());
+        }
+        environment.putAll(extra);
+        MutableClock clock = MutableClock.at(Instant.parse("2030-01-01T00:00:00Z"));
+        return new Harness(clock, GatewayServer.start(environment, clock), stub);
+    }
+
+    String base() {
+        return server.baseUrl();
+    }
+
+    StubUpstream stub() {
+        if (stub == null) {
+            throw new IllegalStateException("this harness has no stub upstream");
+        }
+        return stub;
+    }
+
+    HttpResponse<String> chat(String key, String json) throws Exception {
+        return post("/v1/chat/completions", key, "application/json", json);
+    }
+
+    HttpResponse<String> post(String path, @Nullable String key, @Nullable String contentType, String body)
+            throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base() + path))
+                .timeout(Duration.ofSeconds(30))
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (key != null) {
+            request.header("Authorization", "Bearer " + key);
+        }
+        if (contentType != null) {
+            request.header("Content-Type", contentType);
+        }
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    HttpResponse<String> get(String path, @Nullable String key) throws Exception {
+        HttpRequest.Builder request =
+                HttpRequest.newBuilder(URI.create(base() + path)).timeout(Duration.ofSeconds(30));
+        if (key != null) {
+            request.header("Authorization", "Bearer " + key);
+        }
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    OpenAIClient openAi(String key) {
+        return OpenAIOkHttpClient.builder()
+                .baseUrl(base() + "/v1")
+                .apiKey(key)
+                .maxRetries(0)
+                .build();
+    }
+
+    OpenAIClient openAi(String key, int maxRetries, Sleeper sleeper) {
+        return OpenAIOkHttpClient.builder()
+                .baseUrl(base() + "/v1")
+                .apiKey(key)
+                .maxRetries(maxRetries)
+                .sleeper(sleeper)
+                .build();
+    }
+
+    /** The value of one Prometheus sample whose labels include {@code labels}; 0 when absent. */
+    double metric(String name, String... labels) throws Exception {
+        String body = get("/metrics", null).body();
+        double sum = 0;
+        for (String line : body.split("\n")) {
+            if (!line.startsWith(name + "{") && !line.startsWith(name + " ")) {
+                continue;
+            }
+            boolean matches = true;
+            for (int i = 0; i + 1 < labels.length; i += 2) {
+                matches &= line.contains(labels[i] + "=\"" + labels[i + 1] + "\"");
+            }
+            if (matches) {
+                sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return sum;
+    }
+
+    double settlements(String outcome, String ending) throws Exception {
+        return metric("gateway_settlements_total", "outcome", outcome, "ending", ending);
+    }
+
+    double tokens(String tenant) throws Exception {
+        return metric("gateway_tokens_total", "tenant", tenant);
+    }
+
+    int inFlight(String tenant) {
+        return server.gateway().slots().inFlight(tenant);
+    }
+
+    /** Waits for something the server does after the client's part is over, such as a settlement. */
+    static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("still waiting for: " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.close();
+        if (stub != null) {
+            stub.close();
+        }
+    }
+}

@@ -1,0 +1,253 @@
+package dev.ratelimit.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An OpenAI-compatible upstream the tests script: each request takes the next queued behaviour (a
+ * completion with known usage, a refusal, a stream that waits, breaks off or never ends), or a
+ * plain completion when none is queued. It records what it received.
+ */
+final class StubUpstream implements AutoCloseable {
+
+    static final int PROMPT = 11;
+    static final int COMPLETION = 7;
+    static final String WORD = " tok";
+
+    /** What the stub saw of one request. */
+    record Received(String method, String path, @Nullable String authorization, JsonNode body) {}
+
+    /** How the stub answers one request. */
+    @FunctionalInterface
+    interface Behaviour {
+        void answer(JsonNode body, HttpServletResponse response) throws Exception;
+    }
+
+    private final Server server;
+    private final int port;
+    private final BlockingQueue<Behaviour> queue = new LinkedBlockingQueue<>();
+    private final List<Received> received = new CopyOnWriteArrayList<>();
+
+    private StubUpstream(Server server, int port) {
+        this.server = server;
+        this.port = port;
+    }
+
+    static StubUpstream start() throws Exception {
+        Server server = new Server();
+        ServerConnector connector = new ServerConnector(server);
+        connector.setHost("127.0.0.1");
+        server.addConnector(connector);
+        ServletContextHandler context = new ServletContextHandler();
+        StubUpstream[] self = new StubUpstream[1];
+        context.addServlet(
+                new ServletHolder(new HttpServlet() {
+                    private static final long serialVersionUID = 1L;
+
+                    @Override
+                    protected void service(HttpServletRequest request, HttpServletResponse response)
+                            throws IOException {
+                        self[0].serve(request, response);
+                    }
+                }),
+                "/*");
+        server.setHandler(context);
+        server.start();
+        self[0] = new StubUpstream(server, connector.getLocalPort());
+        return self[0];
+    }
+
+    String baseUrl() {
+        return "http://127.0.0.1:" + port + "/v1";
+    }
+
+    void enqueue(Behaviour behaviour) {
+        queue.add(behaviour);
+    }
+
+    List<Received> received() {
+        return received;
+    }
+
+    private void serve(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        byte[] bytes = request.getInputStream().readAllBytes();
+        JsonNode body = bytes.length == 0 ? OpenAi.JSON.nullNode() : OpenAi.JSON.readTree(bytes);
+        received.add(
+                new Received(request.getMethod(), request.getRequestURI(), request.getHeader("Authorization"), body));
+        Behaviour behaviour = queue.poll();
+        try {
+            (behaviour == null ? ok() : behaviour).answer(body, response);
+        } catch (IOException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IOException(e);
+        }
+    }
+
+    /** A completion with usage {@link #PROMPT} + {@link #COMPLETION}: plain, or streamed if asked. */
+    static Behaviour ok() {
+        return (body, response) -> {
+            if (body.path("stream").asBoolean(false)) {
+                ServletOutputStream out = startStream(response);
+                for (int i = 0; i < COMPLETION; i++) {
+                    event(out, chunk(WORD, null).toString());
+                }
+                finish(body, out);
+                return;
+            }
+            ObjectNode answer =
+                    OpenAi.JSON.createObjectNode().put("id", "chatcmpl-stub").put("object", "chat.completion");
+            answer.put("created", 0).put("model", body.path("model").asText());
+            ObjectNode choice =
+                    answer.putArray("choices").addObject().put("index", 0).put("finish_reason", "stop");
+            choice.putObject("message")
+                    .put("role", "assistant")
+                    .put("content", WORD.repeat(COMPLETION).strip());
+            answer.putObject("usage")
+                    .put("prompt_tokens", PROMPT)
+                    .put("completion_tokens", COMPLETION)
+                    .put("total_tokens", PROMPT + COMPLETION);
+            write(response, 200, Map.of(), answer.toString());
+        };
+    }
+
+    /** Answers with a status, headers and an OpenAI-shaped error body. */
+    static Behaviour status(int status, Map<String, String> headers) {
+        return (body, response) -> write(
+                response,
+                status,
+                headers,
+                OpenAi.errorBody("upstream", "stub_" + status, null, "stub says " + status)
+                        .toString());
+    }
+
+    /** What a waiting stream does once released. */
+    enum Then {
+        /** Finishes normally, with the usage chunk if asked. */
+        FINISH,
+        /** Breaks the connection without finishing the response. */
+        DROP,
+        /** Goes silent for twice the test configuration's idle timeout, so the gateway's ends it. */
+        STALL,
+        /** Sends chunks until a write fails, that is until the gateway aborts it. */
+        ENDLESS
+    }
+
+    /**
+     * Streams {@code chunks} words, then waits for {@code release} (so a test can act while the
+     * stream is open), then does {@code then}. {@code ended} counts down when the stub's side is over.
+     */
+    static Behaviour stream(int chunks, CountDownLatch release, Then then, CountDownLatch ended) {
+        return (body, response) -> {
+            try {
+                ServletOutputStream out = startStream(response);
+                for (int i = 0; i < chunks; i++) {
+                    event(out, chunk(WORD, null).toString());
+                }
+                if (!release.await(30, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the test never released the stream");
+                }
+                switch (then) {
+                    case FINISH -> finish(body, out);
+                    case DROP -> throw new IllegalStateException("stub drops the connection mid-stream");
+                    case STALL -> Thread.sleep(3_000);
+                    case ENDLESS -> {
+                        for (int i = 0; i < 30_000; i++) {
+                            event(out, chunk(WORD, null).toString());
+                            Thread.sleep(1);
+                        }
+                    }
+                }
+            } finally {
+                ended.countDown();
+            }
+        };
+    }
+
+    /** Sends no response headers until {@code release}: the gateway's first-byte timeout ends it. */
+    static Behaviour hang(CountDownLatch release) {
+        return (body, response) -> release.await(30, TimeUnit.SECONDS);
+    }
+
+    private static ServletOutputStream startStream(HttpServletResponse response) throws IOException {
+        response.setStatus(200);
+        response.setContentType("text/event-stream");
+        ServletOutputStream out = response.getOutputStream();
+        response.flushBuffer();
+        return out;
+    }
+
+    private static void finish(JsonNode body, ServletOutputStream out) throws IOException {
+        ObjectNode last = chunk(null, "stop");
+        event(out, last.toString());
+        if (body.path("stream_options").path("include_usage").asBoolean(false)) {
+            ObjectNode usage =
+                    OpenAi.JSON.createObjectNode().put("id", "chatcmpl-stub").put("object", "chat.completion.chunk");
+            usage.putArray("choices");
+            usage.putObject("usage")
+                    .put("prompt_tokens", PROMPT)
+                    .put("completion_tokens", COMPLETION)
+                    .put("total_tokens", PROMPT + COMPLETION);
+            event(out, usage.toString());
+        }
+        event(out, "[DONE]");
+    }
+
+    private static ObjectNode chunk(@Nullable String content, @Nullable String finish) {
+        ObjectNode chunk = OpenAi.JSON
+                .createObjectNode()
+                .put("id", "chatcmpl-stub")
+                .put("object", "chat.completion.chunk")
+                .put("created", 0)
+                .put("model", "stub");
+        ObjectNode choice = chunk.putArray("choices").addObject().put("index", 0);
+        ObjectNode delta = choice.putObject("delta");
+        if (content != null) {
+            delta.put("content", content);
+        }
+        choice.put("finish_reason", finish);
+        return chunk;
+    }
+
+    private static void event(ServletOutputStream out, String data) throws IOException {
+        out.write(("data: " + data + "\n\n").getBytes(StandardCharsets.UTF_8));
+        out.flush();
+    }
+
+    private static void write(HttpServletResponse response, int status, Map<String, String> headers, String body)
+            throws IOException {
+        response.setStatus(status);
+        headers.forEach(response::setHeader);
+        response.setContentType("application/json");
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        response.setContentLength(bytes.length);
+        response.getOutputStream().write(bytes);
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.stop();
+        } catch (Exception e) {
+            throw new IllegalStateException("the stub upstream did not stop", e);
+        }
+    }
+}

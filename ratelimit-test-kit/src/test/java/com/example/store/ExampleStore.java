@@ -1,0 +1,135 @@
+package com.example.store;
+
+import dev.ratelimit.api.Window;
+import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
+import dev.ratelimit.core.StoreRequest;
+import dev.ratelimit.core.WindowStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Exact sliding-window logs in one map, one lock for every call: a store written from the docs alone. */
+public final class ExampleStore implements WindowStore {
+
+    /** Names a log: the scope (a user's and a shared budget's never mix) and the window's shape, not its limit. */
+    private record Key(String subject, boolean shared, Duration length, Window.Unit unit, Duration precision) {}
+
+    private record Entry(long time, String id, long weight) {}
+
+    private final Map<Key, List<Entry>> logs = new HashMap<>();
+    private final Clock clock = Clock.systemUTC();
+
+    @Override
+    public synchronized Evaluation evaluate(StoreRequest request) {
+        long now = request.hasTime() ? request.nowMillis() : clock.millis();
+        List<Window> windows = request.windows();
+        List<List<Entry>> windowLogs = logs(request, now);
+        long[] used = used(windowLogs);
+        long[] reset = resetAfter(windowLogs, windows, now);
+        for (int i = 0; i < windows.size(); i++) {
+            Window window = windows.get(i);
+            if (window.isTokens() && request.tokens() > window.limit()) {
+                return Evaluation.tooLarge(now, i, used, reset);
+            }
+            long excess = used[i] + Math.max(request.weightIn(window), 1) - window.limit();
+            if (excess > 0) {
+                long leaves = leavesAfterFreeing(windowLogs.get(i), excess) + window.lengthMillis();
+                return Evaluation.rejected(now, i, Math.max(leaves - now, 1), used, reset);
+            }
+        }
+        for (int i = 0; i < windows.size(); i++) {
+            long weight = request.weightIn(windows.get(i));
+            if (weight > 0) {
+                windowLogs.get(i).add(new Entry(at(windows.get(i), now), request.entryId(), weight));
+            }
+        }
+        return Evaluation.allowed(now, used(windowLogs), resetAfter(windowLogs, windows, now));
+    }
+
+    @Override
+    public synchronized Evaluation peek(StoreRequest request) {
+        long now = request.hasTime() ? request.nowMillis() : clock.millis();
+        List<List<Entry>> windowLogs = logs(request, now);
+        return Evaluation.allowed(now, used(windowLogs), resetAfter(windowLogs, request.windows(), now));
+    }
+
+    @Override
+    public synchronized void settle(Settlement settlement) {
+        long now = settlement.hasTime() ? settlement.nowMillis() : clock.millis();
+        for (StoreRequest.Scope scope : settlement.scopes()) {
+            for (Window window : scope.windows()) {
+                List<Entry> log = log(scope, window, now);
+                long estimate = settlement.estimateIn(window);
+                long target = settlement.targetIn(window);
+                if (target < estimate) { // a refund or a cancel: only where the entry is still in the window
+                    log.replaceAll(entry -> entry.id().equals(settlement.entryId())
+                            ? new Entry(entry.time(), entry.id(), entry.weight() - (estimate - target))
+                            : entry);
+                    log.removeIf(entry -> entry.weight() == 0);
+                } else if (target > estimate) { // an overrun, charged now and never rejected
+                    log.add(new Entry(at(window, now), settlement.entryId(), target - estimate));
+                }
+            }
+        }
+    }
+
+    /** Returns the logs of a request's windows, in request order, without the entries that have left them. */
+    private List<List<Entry>> logs(StoreRequest request, long now) {
+        List<List<Entry>> windowLogs = new ArrayList<>();
+        for (int i = 0; i < request.windows().size(); i++) {
+            windowLogs.add(log(request.scopeOf(i), request.windows().get(i), now));
+        }
+        return windowLogs;
+    }
+
+    /** Returns a window's log without the entries that have left it. */
+    private List<Entry> log(StoreRequest.Scope scope, Window window, long now) {
+        Key key = new Key(scope.subject(), scope.shared(), window.length(), window.unit(), window.precision());
+        List<Entry> log = logs.computeIfAbsent(key, k -> new ArrayList<>());
+        log.removeIf(entry -> entry.time() <= now - window.lengthMillis());
+        return log;
+    }
+
+    private static long[] used(List<List<Entry>> windowLogs) {
+        return windowLogs.stream()
+                .mapToLong(log -> log.stream().mapToLong(Entry::weight).sum())
+                .toArray();
+    }
+
+    private static long[] resetAfter(List<List<Entry>> windowLogs, List<Window> windows, long now) {
+        long[] reset = new long[windows.size()];
+        for (int i = 0; i < reset.length; i++) {
+            long length = windows.get(i).lengthMillis();
+            reset[i] = windowLogs.get(i).stream()
+                    .mapToLong(entry -> entry.time() + length - now)
+                    .min()
+                    .orElse(0);
+        }
+        return reset;
+    }
+
+    /** Returns the time of the entry at which the running sum of weights, oldest first, reaches {@code excess}. */
+    private static long leavesAfterFreeing(List<Entry> log, long excess) {
+        List<Entry> oldestFirst = new ArrayList<>(log); // overruns and racing clocks add entries out of order
+        oldestFirst.sort(Comparator.comparingLong(Entry::time));
+        long freed = 0;
+        for (Entry entry : oldestFirst) {
+            freed += entry.weight();
+            if (freed >= excess) {
+                return entry.time();
+            }
+        }
+        throw new IllegalStateException("a window holds less than its excess");
+    }
+
+    /** Returns the time an entry counts at: the end of its step in a precision window. */
+    private static long at(Window window, long time) {
+        long step = window.precisionMillis();
+        return step == 0 ? time : (Math.floorDiv(time, step) + 1) * step;
+    }
+}
