@@ -222,6 +222,11 @@ enum Driver {
         }
 
         @Override
+        public Evaluation peek(StoreRequest request) {
+            return store.peek(request);
+        }
+
+        @Override
         public void settle(Settlement settlement) {
             store.settle(settlement);
         }

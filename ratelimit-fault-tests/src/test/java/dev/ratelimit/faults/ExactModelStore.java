@@ -107,6 +107,20 @@ final class ExactModelStore implements WindowStore {
     }
 
     @Override
+    public Evaluation peek(StoreRequest request) {
+        long now = request.nowMillis();
+        List<Window> windows = request.windows();
+        long[] used = new long[windows.size()];
+        long[] reset = new long[windows.size()];
+        for (int i = 0; i < windows.size(); i++) {
+            List<Entry> entries = log(request.scopeOf(i), windows.get(i), now);
+            used[i] = used(entries);
+            reset[i] = reset(windows.get(i), entries, now);
+        }
+        return Evaluation.allowed(now, used, reset);
+    }
+
+    @Override
     public void settle(Settlement settlement) {
         long now = settlement.nowMillis();
         boolean cancel = settlement.actualTokens() == Settlement.CANCEL;

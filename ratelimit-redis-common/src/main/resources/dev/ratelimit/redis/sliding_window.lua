@@ -232,7 +232,9 @@ local function ring_trim(w)
       end
       return true
     end)
-    lo = live or math.max(hi + 1, cutoff)
+    -- no live weight (a cancel can empty the current step): the next entry goes in the current step,
+    -- not the one after it, or it would leave the window a step late
+    lo = live or math.min(math.max(hi + 1, cutoff), current)
   end
   if sum < 0 then
     sum = 0
