@@ -28,6 +28,7 @@ import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tag;
 import net.jqwik.api.Tuple;
 import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
@@ -105,6 +106,20 @@ class DifferentialTest {
 
     @Property(tries = 200)
     void redisStoresMatchTheModel(@ForAll("sequences") List<Op> ops) {
+        run(ops, true);
+    }
+
+    /** The long run, in the fault profile ({@code -Pfaults}) that CI runs after the default build. */
+    @Property(tries = 20_000)
+    @Tag("faults")
+    void inMemoryMatchesTheModelAtLength(@ForAll("sequences") List<Op> ops) {
+        run(ops, false);
+    }
+
+    /** The long run against Redis, in the fault profile. */
+    @Property(tries = 2_000)
+    @Tag("faults")
+    void redisStoresMatchTheModelAtLength(@ForAll("sequences") List<Op> ops) {
         run(ops, true);
     }
 

@@ -81,7 +81,9 @@ class LettuceWindowStoreTest {
             LettuceWindowStore.create(fresh);
             ClientOptions options = fresh.getOptions();
             assertThat(options.getDisconnectedBehavior()).isEqualTo(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
-            assertThat(options.isAutoReconnect()).isTrue();
+            assertThat(options.isAutoReconnect())
+                    .as("the store replaces a closed connection itself, without Lettuce's back-off")
+                    .isFalse();
             assertThat(options.getTimeoutOptions().isTimeoutCommands()).isTrue();
         } finally {
             fresh.shutdown();
