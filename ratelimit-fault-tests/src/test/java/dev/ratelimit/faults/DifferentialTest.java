@@ -133,6 +133,21 @@ class DifferentialTest {
         run(List.of(new Reserve(0, 2, 0, false), new Settle(0, -1), new Reserve(0, 2, 0, false)), true);
     }
 
+    /**
+     * The second: a cancel emptied an older step, and the ring then reported the next entry's
+     * window as growing again a step early (its oldest step pointed at the emptied one).
+     */
+    @Example
+    void aCancelThatEmptiesAnOlderStepLeavesNoStaleOldestStep() {
+        run(
+                List.of(
+                        new Reserve(0, 2, 0, false),
+                        new Advance(20_000),
+                        new Settle(0, -1),
+                        new Reserve(0, 2, 0, false)),
+                true);
+    }
+
     private static void run(List<Op> ops, boolean withRedis) {
         MutableClock clock = MutableClock.at(T0);
         Map<String, WindowStore> stores = new LinkedHashMap<>();

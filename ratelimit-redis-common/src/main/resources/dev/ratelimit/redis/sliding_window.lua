@@ -232,9 +232,9 @@ local function ring_trim(w)
       end
       return true
     end)
-    -- no live weight (a cancel can empty the current step): the next entry goes in the current step,
-    -- not the one after it, or it would leave the window a step late
-    lo = live or math.min(math.max(hi + 1, cutoff), current)
+    -- no live weight left (cancels can empty steps): the ring starts again at the current step, so
+    -- the next entry is neither recorded a step late nor reported as leaving from an empty step
+    lo = live or current
   end
   if sum < 0 then
     sum = 0

@@ -68,6 +68,7 @@ final class LettuceStore implements CloseableWindowStore {
     private final AtomicBoolean reconnecting = new AtomicBoolean();
     private volatile long lastFailedAttemptNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
     private volatile boolean checked;
+    private volatile long lastMisconfiguredLogNanos;
     private volatile boolean closed;
 
     /**
@@ -344,8 +345,14 @@ final class LettuceStore implements CloseableWindowStore {
         return connected;
     }
 
-    private static Misconfigured misconfigured(IllegalStateException problem) {
-        LOG.log(System.Logger.Level.ERROR, "Rate limiter store ({0}): {1}", NAME, problem.getMessage());
+    private Misconfigured misconfigured(IllegalStateException problem) {
+        // every failed attempt finds it again: say it at once, then at most every ten seconds
+        long now = System.nanoTime();
+        long last = lastMisconfiguredLogNanos;
+        if (last == 0 || now - last >= TimeUnit.SECONDS.toNanos(10)) {
+            lastMisconfiguredLogNanos = now;
+            LOG.log(System.Logger.Level.ERROR, "Rate limiter store ({0}): {1}", NAME, problem.getMessage());
+        }
         return new Misconfigured(problem);
     }
 
