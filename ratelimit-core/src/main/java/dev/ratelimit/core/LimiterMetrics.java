@@ -46,10 +46,6 @@ class LimiterMetrics {
 
     void storeHealthy() {}
 
-    int failingOpen() {
-        return 0;
-    }
-
     private static final class Registered extends LimiterMetrics {
 
         private final MeterRegistry registry;
@@ -141,11 +137,6 @@ class LimiterMetrics {
             if (failingOpen.get() != 0) {
                 failingOpen.set(0);
             }
-        }
-
-        @Override
-        int failingOpen() {
-            return failingOpen.get();
         }
     }
 }

@@ -4,8 +4,6 @@ import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
-import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -46,10 +44,9 @@ final class StoreGuard {
         this.name = name;
         this.failOpen = failOpen;
         this.metrics = metrics;
-        CircuitBreakerRegistry registry = CircuitBreakerRegistry.of(config);
-        this.breaker = registry.circuitBreaker("ratelimit-" + name);
+        this.breaker = CircuitBreaker.of("ratelimit-" + name, config);
         if (meterRegistry != null) {
-            TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(registry).bindTo(meterRegistry);
+            CircuitBreakerMeters.bind(breaker, meterRegistry);
         }
     }
 
@@ -65,10 +62,6 @@ final class StoreGuard {
                 .permittedNumberOfCallsInHalfOpenState(3)
                 .recordExceptions(RuntimeException.class)
                 .build();
-    }
-
-    CircuitBreaker.State state() {
-        return breaker.getState();
     }
 
     Decision evaluate(StoreRequest request, Function<Evaluation, Decision> toDecision) {
