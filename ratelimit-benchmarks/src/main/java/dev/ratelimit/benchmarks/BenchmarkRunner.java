@@ -71,11 +71,10 @@ public final class BenchmarkRunner {
         log("machine: " + machine.describe());
         Path outcomes = Files.createTempFile("ratelimit-bench-outcomes", ".tsv");
         try (RedisServer redis = RedisServer.start()) {
-            log("private redis-server "
-                    + redis.call("INFO", "server").toString().replaceAll("(?s).*redis_version:([^\\r\\n]+).*", "$1")
-                    + " on " + redis.uri() + " (dir " + redis.directory() + ")");
-            machine = machine.withRedis(
-                    redis.call("INFO", "server").toString().replaceAll("(?s).*redis_version:([^\\r\\n]+).*", "$1"));
+            String redisVersion =
+                    String.valueOf(redis.call("INFO", "server")).replaceAll("(?s).*redis_version:([^\\r\\n]+).*", "$1");
+            log("private redis-server " + redisVersion + " on " + redis.uri() + " (dir " + redis.directory() + ")");
+            machine = machine.withRedis(redisVersion);
 
             log("phase 1/4: redis-benchmark ceiling");
             List<RedisBenchmarkTool.Result> ceilings = new ArrayList<>();
