@@ -59,8 +59,8 @@ public class LettuceStoreBenchmark extends WorkloadState {
                 .failOpen(false)
                 .name("bench")
                 .build();
-        // Open the connection before measuring: the store connects lazily, and when 8 threads' first
-        // checks all wait for that connection the circuit breaker counts them as slow calls and opens.
+        // Wait for the connection before measuring: the store starts opening it at creation, and if 8
+        // threads' first checks all waited for it the circuit breaker would count slow calls and open.
         limiter.check("warm-up", checked);
     }
 
