@@ -52,7 +52,11 @@ public class LettuceStoreBenchmark extends WorkloadState {
             connection.setTimeout(java.time.Duration.ofMillis(LettuceWindowStore.DEFAULT_COMMAND_TIMEOUT_MILLIS));
             built = new CallerThreadLettuceStore(connection, LettuceWindowStore.DEFAULT_COMMAND_TIMEOUT_MILLIS);
         } else {
-            built = LettuceWindowStore.create(created);
+            // Connection set-up is not measured: a fork starting on a busy machine may take longer than
+            // the default 3 s to connect, and the fail-closed warm-up check below would end the run.
+            built = LettuceWindowStore.builder(created)
+                    .connectTimeout(java.time.Duration.ofSeconds(30))
+                    .build();
         }
         store = built;
         limiter = SlidingWindowRateLimiter.builder(built)
