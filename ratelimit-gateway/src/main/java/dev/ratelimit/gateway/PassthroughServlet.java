@@ -29,7 +29,7 @@ final class PassthroughServlet extends HttpServlet {
             body = Requests.bytes(request, gateway.config().limits().maxBodyBytes());
         } catch (BadRequest e) {
             gateway.metrics().refused("other", e.status, e.code);
-            OpenAi.error(response, e.status, "invalid_request_error", e.code, e.param, e.getMessage());
+            OpenAi.error(response, e.status, "invalid_request_error", e.code, e.param, String.valueOf(e.getMessage()));
             return;
         }
         Admission.Ticket ticket = gateway.admit(response, "other", ApiKeyFilter.account(request), null, 0, false);
