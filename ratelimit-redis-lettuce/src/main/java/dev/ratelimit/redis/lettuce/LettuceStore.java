@@ -362,7 +362,7 @@ final class LettuceStore implements CloseableWindowStore {
         private static final long serialVersionUID = 1L;
 
         Misconfigured(IllegalStateException problem) {
-            super(problem.getMessage(), problem);
+            super(String.valueOf(problem.getMessage()), problem);
         }
     }
 
