@@ -1,6 +1,7 @@
 package dev.ratelimit.redis.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import java.util.Locale;
@@ -59,5 +60,46 @@ class StoreCheckTest {
         assertThat(StoreCheck.credentialsRefused(failure)).startsWith("WRONGPASS");
         assertThat(StoreCheck.credentialsRefused(new RuntimeException("Connection refused")))
                 .isNull();
+    }
+
+    @Test
+    void aRedisThatCannotCompileTheShebangIsNamedAsTooOld() {
+        StoreCheck.Commands redis6 = (key, command) -> {
+            if (command[0].equals("EVAL")) {
+                throw new StoreCheck.ReplyError(
+                        "ERR Error compiling script (new function): user_script:1: unexpected symbol near '#'", null);
+            }
+            return "OK";
+        };
+        assertThatThrownBy(() -> StoreCheck.run("Test", KeySpace.of(KeyLayout.STANDALONE), redis6))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("needs Redis 7.0 or later");
+    }
+
+    @Test
+    void everyDeniedCommandIsNamedWithTheRule() {
+        StoreCheck.Commands limited = (key, command) -> {
+            if (command[0].equals("GETRANGE") || command[0].equals("SETRANGE")) {
+                throw new StoreCheck.ReplyError(
+                        "NOPERM this user has no permissions to run the '" + command[0].toLowerCase(Locale.ROOT)
+                                + "' command",
+                        null);
+            }
+            return "OK";
+        };
+        assertThatThrownBy(() -> StoreCheck.run("Test", new KeySpace(KeyLayout.STANDALONE, "svc"), limited))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("may not run GETRANGE, SETRANGE")
+                .hasMessageContaining("~svc:* -@all");
+    }
+
+    @Test
+    void refusedCredentialsStopTheCheckAtItsFirstCommand() {
+        StoreCheck.Commands refused = (key, command) -> {
+            throw new StoreCheck.ReplyError("NOAUTH Authentication required.", null);
+        };
+        assertThatThrownBy(() -> StoreCheck.run("Test", KeySpace.of(KeyLayout.STANDALONE), refused))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("Redis refused the credentials");
     }
 }
