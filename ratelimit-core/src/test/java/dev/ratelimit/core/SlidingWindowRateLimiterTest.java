@@ -54,7 +54,6 @@ class SlidingWindowRateLimiterTest {
             calls.decrementAndGet();
             return CompletableFuture.completedFuture(evaluate(request));
         }
-
     }
 
     private static CircuitBreakerConfig fastBreaker() {

@@ -13,7 +13,6 @@ final class Stores {
             public Evaluation evaluate(StoreRequest request) {
                 return answer.apply(request);
             }
-
         };
     }
 }

@@ -30,7 +30,8 @@ interface UsageRules extends ConformanceSection {
         clock().advance(Duration.ofSeconds(15));
         for (int i = 0; i < 5; i++) {
             List<Decision.Usage> usage = limiter().usage(user, tier);
-            assertThat(usage).as("[U1] peek %d: requests then tokens", i + 1)
+            assertThat(usage)
+                    .as("[U1] peek %d: requests then tokens", i + 1)
                     .extracting(Decision.Usage::used)
                     .containsExactly(1L, 400L);
             assertThat(usage.get(1).resetAfter())
@@ -39,11 +40,18 @@ interface UsageRules extends ConformanceSection {
             assertThat(usage.get(1).remaining()).as("[U1] tokens remaining").isEqualTo(600);
         }
         List<Decision.Usage> shared = limiter().usage(upstream);
-        assertThat(shared).as("[U1] the shared budget").extracting(Decision.Usage::used).containsExactly(400L);
+        assertThat(shared)
+                .as("[U1] the shared budget")
+                .extracting(Decision.Usage::used)
+                .containsExactly(400L);
         assertThat(shared.get(0).budget()).as("[U1] names the budget").isEqualTo(upstream.name());
         for (int i = 0; i < 2; i++) {
-            assertThat(limiter().check(user, tier).allowed()).as("[U1] peeks took no slot: check %d", i + 1).isTrue();
+            assertThat(limiter().check(user, tier).allowed())
+                    .as("[U1] peeks took no slot: check %d", i + 1)
+                    .isTrue();
         }
-        assertThat(limiter().check(user, tier).allowed()).as("[U1] the fourth request of 3").isFalse();
+        assertThat(limiter().check(user, tier).allowed())
+                .as("[U1] the fourth request of 3")
+                .isFalse();
     }
 }
