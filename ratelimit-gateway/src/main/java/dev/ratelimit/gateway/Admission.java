@@ -24,13 +24,11 @@ final class Admission {
 
     private final RateLimiter limiter;
     private final Slots slots;
-    private final StatusBoard board;
     private final GatewayMetrics metrics;
 
-    Admission(RateLimiter limiter, Slots slots, StatusBoard board, GatewayMetrics metrics) {
+    Admission(RateLimiter limiter, Slots slots, GatewayMetrics metrics) {
         this.limiter = limiter;
         this.slots = slots;
-        this.board = board;
         this.metrics = metrics;
     }
 
@@ -46,7 +44,7 @@ final class Admission {
         if (slot == null) {
             Rejection rejection = new Rejection(
                     "concurrent", Rejection.CONCURRENCY, null, tier.maxConcurrent(), CONCURRENCY_RETRY, false);
-            return new Ticket(tenant, null, rejection, board.windows(tenant), false, NO_SLOT, estimatedTokens, null);
+            return new Ticket(tenant, null, rejection, usage(tenant, tier), false, NO_SLOT, estimatedTokens, null);
         }
         Reservation reservation;
         try {
@@ -59,16 +57,7 @@ final class Admission {
             throw e;
         }
         Decision decision = reservation.decision();
-        List<WindowState> windows = decision.usage().stream()
-                .map(usage -> new WindowState(
-                        usage.window().name(),
-                        usage.window().isTokens(),
-                        usage.budget(),
-                        usage.window().limit(),
-                        usage.used(),
-                        usage.resetAfter()))
-                .toList();
-        board.record(tenant, windows);
+        List<Decision.Usage> windows = decision.usage();
         if (!decision.allowed()) {
             slot.release();
             Rejection rejection = new Rejection(
@@ -83,13 +72,25 @@ final class Admission {
         return new Ticket(tenant, cap, null, windows, decision.degraded(), slot, estimatedTokens, reservation);
     }
 
+    /**
+     * The tenant's windows now, for the headers of a request the concurrency cap refused: no
+     * decision was taken, so they are read without charging; none when the store cannot tell.
+     */
+    private List<Decision.Usage> usage(String tenant, TierConfig tier) {
+        try {
+            return limiter.usage(tenant, tier.tier());
+        } catch (RateLimiterUnavailableException e) {
+            return List.of();
+        }
+    }
+
     /** One admission: refused, or held until {@link #commit} or {@link #cancel}, whichever comes first. */
     final class Ticket {
 
         private final String tenant;
         private final @Nullable ModelCap cap;
         private final @Nullable Rejection rejection;
-        private final List<WindowState> windows;
+        private final List<Decision.Usage> windows;
         private final boolean degraded;
         private final Slots.Slot slot;
         private final long estimatedTokens;
@@ -100,7 +101,7 @@ final class Admission {
                 String tenant,
                 @Nullable ModelCap cap,
                 @Nullable Rejection rejection,
-                List<WindowState> windows,
+                List<Decision.Usage> windows,
                 boolean degraded,
                 Slots.Slot slot,
                 long estimatedTokens,
@@ -128,7 +129,7 @@ final class Admission {
         }
 
         /** The windows the response headers report: the tenant's, and the upstream cap's. */
-        List<WindowState> windows() {
+        List<Decision.Usage> windows() {
             return windows;
         }
 

@@ -17,7 +17,6 @@ import org.jspecify.annotations.Nullable;
  * @param metrics the gateway's meters
  * @param upstream the server behind the gateway
  * @param slots the concurrency slots
- * @param board the latest window states, for the status page
  * @param store what the budgets are kept in, for messages
  */
 record Gateway(
@@ -28,7 +27,6 @@ record Gateway(
         GatewayMetrics metrics,
         Upstream upstream,
         Slots slots,
-        StatusBoard board,
         String store) {
 
     /**

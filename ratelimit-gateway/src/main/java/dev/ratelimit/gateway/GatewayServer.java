@@ -114,14 +114,12 @@ public final class GatewayServer {
                             ? new RedisSlots(store.redis(), config.limits().slotLease(), registry)
                             : new LocalSlots();
             opened.add(0, slots);
-            Clock boardClock = clock != null ? clock : Clock.systemUTC();
-            StatusBoard board = new StatusBoard(boardClock);
             TokenCounter tokens = new TokenCounter();
 
             MockModel mock = null;
             Upstream upstream;
             if (upstreamUrl == null) {
-                mock = MockModel.start(tokens, config.models().keySet(), boardClock);
+                mock = MockModel.start(tokens, config.models().keySet(), clock != null ? clock : Clock.systemUTC());
                 opened.add(0, mock);
                 upstream = new Upstream(mock.baseUrl(), null, config.limits(), "built-in mock model");
             } else {
@@ -132,13 +130,25 @@ public final class GatewayServer {
             Gateway gateway = new Gateway(
                     config,
                     tokens,
-                    new Admission(limiter, slots, board, metrics),
+                    new Admission(limiter, slots, metrics),
                     new RateLimitHeaders(),
                     metrics,
                     upstream,
                     slots,
-                    board,
                     store.description());
+            StatusReport status = new StatusReport(
+                    limiter,
+                    config,
+                    slots,
+                    Map.of(
+                            "store",
+                            store.description(),
+                            "slots",
+                            slots.description(),
+                            "upstream",
+                            upstream.description(),
+                            "limiter",
+                            disabled ? "DISABLED (kill switch): every request passes" : "enabled"));
 
             Server server = new Server();
             ServerConnector connector = new ServerConnector(server);
@@ -158,7 +168,7 @@ public final class GatewayServer {
             context.addServlet(new ServletHolder(new PassthroughServlet(gateway)), "/v1/*");
             context.addServlet(new ServletHolder(new InfoServlets.Health(gateway)), "/health");
             context.addServlet(new ServletHolder(new InfoServlets.Metrics(registry)), "/metrics");
-            context.addServlet(new ServletHolder(new InfoServlets.StatusJson(gateway, disabled)), "/status.json");
+            context.addServlet(new ServletHolder(new InfoServlets.StatusJson(status)), "/status.json");
             context.addServlet(new ServletHolder(new InfoServlets.StatusPage()), "/");
             server.setHandler(context);
             try {

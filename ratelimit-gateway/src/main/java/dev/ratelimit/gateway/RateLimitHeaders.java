@@ -1,5 +1,6 @@
 package dev.ratelimit.gateway;
 
+import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
 import jakarta.servlet.http.HttpServletResponse;
@@ -30,13 +31,15 @@ final class RateLimitHeaders {
         }
         List<String> items = new ArrayList<>();
         for (boolean tokens : new boolean[] {false, true}) {
-            WindowState tightest = tightest(ticket.windows(), tokens);
+            Decision.Usage tightest = tightest(ticket.windows(), tokens);
             if (tightest != null) {
-                String unit = tightest.unit();
-                response.setHeader("x-ratelimit-limit-" + unit, Long.toString(tightest.limit()));
+                String unit = tokens ? "tokens" : "requests";
+                response.setHeader(
+                        "x-ratelimit-limit-" + unit,
+                        Long.toString(tightest.window().limit()));
                 response.setHeader("x-ratelimit-remaining-" + unit, Long.toString(tightest.remaining()));
                 response.setHeader("x-ratelimit-reset-" + unit, goDuration(tightest.resetAfter()));
-                items.add(sfString(tightest.name()) + ";r=" + tightest.remaining() + ";t="
+                items.add(sfString(tightest.window().name()) + ";r=" + tightest.remaining() + ";t="
                         + ceilSeconds(tightest.resetAfter()));
             }
         }
@@ -52,10 +55,10 @@ final class RateLimitHeaders {
     }
 
     /** The tenant's own window of one unit with the least remaining; ties go to the shortest reset. */
-    private static @Nullable WindowState tightest(List<WindowState> windows, boolean tokens) {
+    private static Decision.@Nullable Usage tightest(List<Decision.Usage> windows, boolean tokens) {
         return windows.stream()
-                .filter(w -> w.tokens() == tokens && w.budget() == null)
-                .min(Comparator.comparingLong(WindowState::remaining).thenComparing(WindowState::resetAfter))
+                .filter(w -> w.window().isTokens() == tokens && w.budget() == null)
+                .min(Comparator.comparingLong(Decision.Usage::remaining).thenComparing(Decision.Usage::resetAfter))
                 .orElse(null);
     }
 
