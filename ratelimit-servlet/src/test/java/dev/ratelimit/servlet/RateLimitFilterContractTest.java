@@ -446,7 +446,7 @@ class RateLimitFilterContractTest {
                 .minimumNumberOfCalls(1_000)
                 .build();
 
-        private RateLimiter failClosed() {
+        private RateLimiter failingClosed() {
             return SlidingWindowRateLimiter.builder(store)
                     .clock(clock)
                     .failOpen(false)
@@ -484,7 +484,7 @@ class RateLimitFilterContractTest {
         @DisplayName("fail-closed: 503 with Retry-After and a JSON body, never a 500, then normal again")
         void failClosed() throws Exception {
             store.failing = true;
-            start(RateLimitFilter.builder(failClosed(), TierPolicy.defaults())
+            start(RateLimitFilter.builder(failingClosed(), TierPolicy.defaults())
                     .unavailableRetryAfter(Duration.ofMillis(2_500))
                     .build());
 
@@ -499,7 +499,7 @@ class RateLimitFilterContractTest {
             assertThat(header(response, "RateLimit-Policy")).contains(FREE_POLICY);
             assertThat(server.appHits).hasValue(0);
             server.close();
-            start(RateLimitFilter.builder(failClosed(), TierPolicy.defaults())
+            start(RateLimitFilter.builder(failingClosed(), TierPolicy.defaults())
                     .openAiErrors(true)
                     .build());
             HttpResponse<String> openAi = as("alice-key");
