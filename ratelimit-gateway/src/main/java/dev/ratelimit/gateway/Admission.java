@@ -34,13 +34,12 @@ final class Admission {
 
     /**
      * Admits one request of {@code tenant}: the concurrency slot first (cheap to give back), then
-     * the reservation; a refusal of either leaves nothing held. Requests of the pass-through paths
-     * hold no slot and reserve no tokens: they are charged to the tier's request windows only.
+     * the reservation; a refusal of either leaves nothing held.
      *
      * @throws RateLimiterUnavailableException when the limiter fails closed and its store is down
      */
-    Ticket admit(String tenant, TierConfig tier, @Nullable ModelCap cap, long estimatedTokens, boolean holdSlot) {
-        Slots.Slot slot = holdSlot ? slots.tryAcquire(tenant, tier.maxConcurrent()) : NO_SLOT;
+    Ticket admit(String tenant, TierConfig tier, @Nullable ModelCap cap, long estimatedTokens) {
+        Slots.Slot slot = slots.tryAcquire(tenant, tier.maxConcurrent());
         if (slot == null) {
             Rejection rejection = new Rejection(
                     "concurrent", Rejection.CONCURRENCY, null, tier.maxConcurrent(), CONCURRENCY_RETRY, false);
@@ -48,10 +47,8 @@ final class Admission {
         }
         Reservation reservation;
         try {
-            reservation = holdSlot
-                    ? limiter.reserve(
-                            tenant, tier.tier(), estimatedTokens, cap == null ? List.of() : List.of(cap.budget()))
-                    : limiter.reserve(tenant, tier.requests(), 0);
+            reservation = limiter.reserve(
+                    tenant, tier.tier(), estimatedTokens, cap == null ? List.of() : List.of(cap.budget()));
         } catch (RuntimeException e) {
             slot.release();
             throw e;

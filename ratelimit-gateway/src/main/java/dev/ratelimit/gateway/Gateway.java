@@ -34,7 +34,6 @@ record Gateway(
      * naming the window that tripped, 400 for a request larger than a token window could ever hold,
      * or 503 when a fail-closed limiter cannot reach its store.
      *
-     * @param slot whether the request holds a concurrency slot until it is settled
      * @return the ticket to settle, or {@code null} when the request was answered
      */
     Admission.@Nullable Ticket admit(
@@ -42,12 +41,11 @@ record Gateway(
             String endpoint,
             ApiKeyFilter.Account account,
             @Nullable ModelCap cap,
-            long estimatedTokens,
-            boolean slot)
+            long estimatedTokens)
             throws IOException {
         Admission.Ticket ticket;
         try {
-            ticket = admission.admit(account.tenant(), account.tier(), cap, estimatedTokens, slot);
+            ticket = admission.admit(account.tenant(), account.tier(), cap, estimatedTokens);
         } catch (RateLimiterUnavailableException e) {
             response.setHeader("Retry-After", "5");
             metrics.refused(endpoint, 503, "rate_limiter_unavailable");

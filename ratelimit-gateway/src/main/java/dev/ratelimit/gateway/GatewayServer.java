@@ -6,6 +6,7 @@ import dev.ratelimit.core.SlidingWindowRateLimiter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.BindException;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.FilterMapping;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
@@ -165,7 +167,11 @@ public final class GatewayServer {
                     new ServletHolder(new MeteredServlet(MeteredServlet.Kind.CHAT, gateway)), "/v1/chat/completions");
             context.addServlet(
                     new ServletHolder(new MeteredServlet(MeteredServlet.Kind.EMBEDDINGS, gateway)), "/v1/embeddings");
-            context.addServlet(new ServletHolder(new PassthroughServlet(gateway)), "/v1/*");
+            ServletHolder passthrough = new ServletHolder(PassthroughServlet.NAME, new PassthroughServlet(gateway));
+            context.addServlet(passthrough, "/v1/*");
+            // after ApiKeyFilter (mapped by path, so it runs first): the body, then the library's filter
+            filterServlet(context, new PassthroughServlet.BodyFirst(gateway), "body-first");
+            filterServlet(context, PassthroughServlet.rateLimitFilter(limiter, config), "rate-limit");
             context.addServlet(new ServletHolder(new InfoServlets.Health(gateway)), "/health");
             context.addServlet(new ServletHolder(new InfoServlets.Metrics(registry)), "/metrics");
             context.addServlet(new ServletHolder(new InfoServlets.StatusJson(status)), "/status.json");
@@ -191,6 +197,17 @@ public final class GatewayServer {
                 resource.close();
             }
         }
+    }
+
+    /** Maps a filter to the pass-through servlet by its name, after the filters mapped so far. */
+    private static void filterServlet(ServletContextHandler context, Filter filter, String name) {
+        FilterHolder holder = new FilterHolder(filter);
+        holder.setName(name);
+        FilterMapping mapping = new FilterMapping();
+        mapping.setFilterName(name);
+        mapping.setServletName(PassthroughServlet.NAME);
+        mapping.setDispatcherTypes(EnumSet.of(DispatcherType.REQUEST));
+        context.getServletHandler().addFilter(holder, mapping);
     }
 
     int port() {
