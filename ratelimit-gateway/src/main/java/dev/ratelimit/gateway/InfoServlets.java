@@ -25,12 +25,8 @@ final class InfoServlets {
         protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
             String path = request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo());
             if (!path.equals("/") && !path.isEmpty()) {
-                OpenAi.error(
+                OpenAi.unknownUrl(
                         response,
-                        404,
-                        "invalid_request_error",
-                        "unknown_url",
-                        null,
                         "Unknown path " + path + ". Try POST /v1/chat/completions, or GET / for the status page.");
                 return;
             }

@@ -3,8 +3,6 @@ package dev.ratelimit.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import java.net.URI;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -90,12 +88,7 @@ class StatusPageBrowserTest {
                 harness.stub()
                         .enqueue(StubUpstream.stream(1, release, StubUpstream.Then.FINISH, new CountDownLatch(1)));
                 CompletableFuture<HttpResponse<String>> stream = harness.http.sendAsync(
-                        HttpRequest.newBuilder(URI.create(harness.base() + "/v1/chat/completions"))
-                                .header("Authorization", "Bearer demo-free")
-                                .header("Content-Type", "application/json")
-                                .POST(HttpRequest.BodyPublishers.ofString(STREAM))
-                                .build(),
-                        HttpResponse.BodyHandlers.ofString());
+                        harness.chatRequest("demo-free", STREAM), HttpResponse.BodyHandlers.ofString());
 
                 Row minute = awaitRow(browser, FREE, "minute", "3");
                 assertThat(minute.value()).startsWith("3 / 5 · ");
