@@ -16,11 +16,11 @@ final class Checks {
     }
 
     static String notBlank(@Nullable String value, String name) {
-        notNull(value, name);
-        if (value.isBlank()) {
+        String checked = notNull(value, name);
+        if (checked.isBlank()) {
             throw new IllegalArgumentException(name + " must not be empty or blank");
         }
-        return value;
+        return checked;
     }
 
     static long positive(long value, String name) {
@@ -31,16 +31,16 @@ final class Checks {
     }
 
     static Duration windowLength(@Nullable Duration length, String name) {
-        notNull(length, name);
-        if (length.isNegative() || length.isZero()) {
-            throw new IllegalArgumentException(name + " must be positive, was " + length);
+        Duration checked = notNull(length, name);
+        if (checked.isNegative() || checked.isZero()) {
+            throw new IllegalArgumentException(name + " must be positive, was " + checked);
         }
-        if (length.compareTo(Duration.ofSeconds(1)) < 0) {
-            throw new IllegalArgumentException(name + " must be at least one second, was " + length);
+        if (checked.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new IllegalArgumentException(name + " must be at least one second, was " + checked);
         }
-        if (length.getNano() != 0) {
-            throw new IllegalArgumentException(name + " must be a whole number of seconds, was " + length);
+        if (checked.getNano() != 0) {
+            throw new IllegalArgumentException(name + " must be a whole number of seconds, was " + checked);
         }
-        return length;
+        return checked;
     }
 }

@@ -22,21 +22,19 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntConsumer;
 import java.util.regex.Pattern;
 import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
 import org.openjdk.jmh.runner.options.Options;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 import org.openjdk.jmh.runner.options.VerboseMode;
-import org.openjdk.jmh.util.Statistics;
 import org.redisson.api.RRateLimiter;
 import org.redisson.api.RedissonClient;
 
@@ -66,15 +64,14 @@ public final class BenchmarkRunner {
     public static void main(String[] args) throws Exception {
         Settings settings = Settings.parse(args);
         long start = System.nanoTime();
-        Report.Machine machine = Report.Machine.now(settings.quick);
+        Machine machine = Machine.now(settings.quick);
         log("machine: " + machine.describe());
         Path outcomes = Files.createTempFile("ratelimit-bench-outcomes", ".tsv");
         try (RedisServer redis = RedisServer.start()) {
-            log("private redis-server "
-                    + redis.call("INFO", "server").toString().replaceAll("(?s).*redis_version:([^\\r\\n]+).*", "$1")
-                    + " on " + redis.uri() + " (dir " + redis.directory() + ")");
-            machine = machine.withRedis(
-                    redis.call("INFO", "server").toString().replaceAll("(?s).*redis_version:([^\\r\\n]+).*", "$1"));
+            String redisVersion =
+                    String.valueOf(redis.call("INFO", "server")).replaceAll("(?s).*redis_version:([^\\r\\n]+).*", "$1");
+            log("private redis-server " + redisVersion + " on " + redis.uri() + " (dir " + redis.directory() + ")");
+            machine = machine.withRedis(redisVersion);
 
             log("phase 1/4: redis-benchmark ceiling");
             List<RedisBenchmarkTool.Result> ceilings = new ArrayList<>();
@@ -110,7 +107,7 @@ public final class BenchmarkRunner {
                         run.keys(),
                         run.windows(),
                         run.isAsync() ? "64 in flight" : run.threads() + " thread(s)"));
-                int othersBefore = Report.Machine.countOtherJvms();
+                int othersBefore = Machine.countOtherJvms();
                 JmhRun.Figures measured = jmh(run, settings, redis.port(), outcomes);
                 measured = new JmhRun.Figures(
                         measured.run(),
@@ -118,7 +115,7 @@ public final class BenchmarkRunner {
                         measured.p50Micros(),
                         measured.p99Micros(),
                         measured.samples(),
-                        Math.max(othersBefore, Report.Machine.countOtherJvms()));
+                        Math.max(othersBefore, Machine.countOtherJvms()));
                 log(String.format(
                         Locale.ROOT,
                         "  -> %,.0f decisions/s, p50 %.1f us, p99 %.1f us; other JVMs seen: %d",
@@ -251,7 +248,9 @@ public final class BenchmarkRunner {
         return runs;
     }
 
-    private static JmhRun.Figures jmh(JmhRun run, Settings settings, int port, Path outcomes) throws RunnerException {
+    private static JmhRun.Figures jmh(JmhRun run, Settings settings, int port, Path outcomes)
+            throws RunnerException, IOException {
+        Path json = Files.createTempFile("ratelimit-bench-" + run.id(), ".json");
         Options options = new OptionsBuilder()
                 .include("^" + Pattern.quote(run.benchmark().getName() + "." + run.method()) + "$")
                 .mode(Mode.SampleTime)
@@ -272,6 +271,8 @@ public final class BenchmarkRunner {
                         "-Xms1g",
                         "-Xmx3g")
                 .shouldFailOnError(true)
+                .resultFormat(ResultFormatType.JSON)
+                .result(json.toString())
                 .verbosity(settings.quick ? VerboseMode.SILENT : VerboseMode.NORMAL)
                 .build();
         if (settings.jfr != null) {
@@ -286,24 +287,12 @@ public final class BenchmarkRunner {
                                     + settings.jfr.resolve(run.id() + ".jfr").toAbsolutePath())
                     .build();
         }
-        Collection<RunResult> results = new Runner(options).run();
-        if (results.size() != 1) {
-            throw new IllegalStateException("expected one JMH result for " + run.id() + ", got " + results.size());
+        new Runner(options).run();
+        try {
+            return JmhResults.read(run, json);
+        } finally {
+            Files.deleteIfExists(json);
         }
-        RunResult result = results.iterator().next();
-        Statistics statistics = result.getPrimaryResult().getStatistics();
-        double meanMicros = statistics.getMean();
-        // SampleTime measures each sampled call; with T threads each taking mean µs, T/mean calls
-        // complete per µs. An async call's time is the wait for room among the 64 in flight.
-        double perSecond = run.threads() * 1_000_000.0 / meanMicros;
-        double p50 = statistics.getPercentile(50);
-        double p99 = statistics.getPercentile(99);
-        if (run.isAsync()) {
-            // Little's law: latency = calls in flight / throughput.
-            p50 = Double.NaN;
-            p99 = Double.NaN;
-        }
-        return new JmhRun.Figures(run, perSecond, p50, p99, statistics.getN(), 0);
     }
 
     private static List<RoundTrips.Result> roundTrips(RedisServer redis, int perThread) throws Exception {

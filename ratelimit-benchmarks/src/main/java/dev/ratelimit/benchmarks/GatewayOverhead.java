@@ -79,7 +79,7 @@ public final class GatewayOverhead {
         int warmup = quick ? 300 : 3_000;
         int samples = quick ? 500 : 5_000;
         long throughputMillis = quick ? 1_000 : 5_000;
-        Report.Machine machine = Report.Machine.now(quick);
+        Machine machine = Machine.now(quick);
 
         List<Result> results = new ArrayList<>();
         Server upstream = stubUpstream();
@@ -317,8 +317,15 @@ public final class GatewayOverhead {
         }
     }
 
+    private static String firstByteDelta(@Nullable Histogram result, @Nullable Histogram base) {
+        if (result == null || base == null) {
+            return "–";
+        }
+        return "+" + micros(result.getValueAtPercentile(50) - base.getValueAtPercentile(50));
+    }
+
     private static String report(
-            List<Result> results, Report.Machine machine, int warmup, int samples, long throughputMillis) {
+            List<Result> results, Machine machine, int warmup, int samples, long throughputMillis) {
         StringBuilder out = new StringBuilder();
         out.append("# Gateway overhead\n\n");
         out.append("What `ratelimit-gateway` adds to a chat completion: the same requests sent to a stub upstream\n")
@@ -406,12 +413,7 @@ public final class GatewayOverhead {
                     .append(micros(result.total().getValueAtPercentile(99)
                             - base.total().getValueAtPercentile(99)))
                     .append(" | ")
-                    .append(
-                            result.firstByte() == null
-                                    ? "–"
-                                    : "+"
-                                            + micros(result.firstByte().getValueAtPercentile(50)
-                                                    - base.firstByte().getValueAtPercentile(50)))
+                    .append(firstByteDelta(result.firstByte(), base.firstByte()))
                     .append(" | ")
                     .append(String.format(Locale.ROOT, "%.0f %%", 100 * result.perSecond() / base.perSecond()))
                     .append(" of direct |\n");

@@ -130,10 +130,12 @@ final class MemoryPerTenant {
     }
 
     private static Result measure(RedisServer redis, Tier tier, String contender, String note) {
-        Object keys = redis.call("KEYS", "*tenant-full*");
+        if (!(redis.call("KEYS", "*tenant-full*") instanceof List<?> keys)) {
+            throw new IllegalStateException("KEYS answered no list");
+        }
         long bytes = 0;
         int count = 0;
-        for (Object key : (List<?>) keys) {
+        for (Object key : keys) {
             Object usage = redis.call("MEMORY", "USAGE", String.valueOf(key), "SAMPLES", "0");
             if (usage instanceof Long value) {
                 bytes += value;

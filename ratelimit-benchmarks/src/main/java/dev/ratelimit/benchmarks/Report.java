@@ -1,32 +1,68 @@
 package dev.ratelimit.benchmarks;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.ZoneOffset;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.style.Styler;
 
-/** Writes the benchmark report: the markdown tables and the chart, with ratios from the same run. */
+/**
+ * Writes the benchmark report: the Markdown template resource {@value #TEMPLATE} filled with the tables,
+ * ratios and machine facts of one run, and the chart.
+ */
 final class Report {
+
+    /** The report's prose and layout, a resource next to this class; {@code {{name}}} marks a value. */
+    static final String TEMPLATE = "benchmarks.md";
+
+    private static final Pattern PLACEHOLDER = Pattern.compile("\\{\\{(\\w+)}}");
 
     /** The command that produces the report, as documented. */
     static final String COMMAND = "./mvnw -q -B -pl ratelimit-benchmarks -am package -DskipTests"
             + " && java -jar ratelimit-benchmarks/target/benchmarks.jar";
+
+    /** Ours against the plain driver's EVALSHA of the same script: what, our figure's id, the plain one's id. */
+    private static final String[][] BLOCKING_PAIRS = {
+        {"ours Lettuce blocking 1 thread / plain Lettuce EVALSHA 1 thread", "ours-lettuce-1t", "evalsha-lettuce-1t"},
+        {"ours Lettuce blocking 8 threads / plain Lettuce EVALSHA 8 threads", "ours-lettuce-8t", "evalsha-lettuce-8t"},
+        {"ours Jedis blocking 1 thread / plain Jedis EVALSHA 1 thread", "ours-jedis-1t", "evalsha-jedis-1t"},
+        {"ours Jedis blocking 8 threads / plain Jedis EVALSHA 8 threads", "ours-jedis-8t", "evalsha-jedis-8t"},
+        {"ours Lettuce blocking 8 threads / plain EVALSHA, contended key", "ours-lettuce-8t-c", "evalsha-lettuce-8t-c"},
+        {"ours Jedis blocking 8 threads / plain EVALSHA, contended key", "ours-jedis-8t-c", "evalsha-jedis-8t-c"},
+        {"ours Lettuce blocking 1 thread / plain EVALSHA, two windows", "ours-lettuce-1t-2w", "evalsha-lettuce-1t-2w"},
+        {"ours Lettuce blocking 8 threads / plain EVALSHA, two windows", "ours-lettuce-8t-2w", "evalsha-lettuce-8t-2w"},
+        {"ours Jedis blocking 8 threads / plain EVALSHA, two windows", "ours-jedis-8t-2w", "evalsha-jedis-8t-2w"},
+        {
+            "(experiment: proposed Lettuce fix) ours Lettuce blocking 1 thread, reply on caller thread / plain EVALSHA",
+            "ours-lettuce-1t-ct",
+            "evalsha-lettuce-1t"
+        },
+        {
+            "(experiment: proposed Lettuce fix) ours Lettuce blocking 8 threads, reply on caller thread / plain EVALSHA",
+            "ours-lettuce-8t-ct",
+            "evalsha-lettuce-8t"
+        },
+        {
+            "(async, for reference) ours Lettuce async / plain Lettuce async EVALSHA",
+            "ours-lettuce-async",
+            "evalsha-lettuce-async"
+        },
+    };
 
     private final Machine machine;
     private final String settings;
@@ -54,68 +90,6 @@ final class Report {
         this.memory = memory;
         this.outcomes = outcomes;
         this.elapsed = elapsed;
-    }
-
-    /** The machine and the load on it, before and after the run. */
-    record Machine(
-            int cores,
-            String javaVersion,
-            String redisVersion,
-            String loadBefore,
-            String loadAfter,
-            int otherJvms,
-            boolean quick,
-            String startedAt) {
-
-        static Machine now(boolean quick) {
-            return new Machine(
-                    Runtime.getRuntime().availableProcessors(),
-                    System.getProperty("java.vm.name") + " " + System.getProperty("java.version"),
-                    "?",
-                    load(),
-                    "?",
-                    countOtherJvms(),
-                    quick,
-                    ZonedDateTime.now(ZoneOffset.UTC)
-                                    .format(DateTimeFormatter.ISO_LOCAL_DATE_TIME)
-                                    .substring(0, 16) + "Z");
-        }
-
-        Machine withRedis(String version) {
-            return new Machine(cores, javaVersion, version.trim(), loadBefore, loadAfter, otherJvms, quick, startedAt);
-        }
-
-        Machine finished() {
-            return new Machine(cores, javaVersion, redisVersion, loadBefore, load(), otherJvms, quick, startedAt);
-        }
-
-        String describe() {
-            return cores + " cores, " + javaVersion + ", load average " + loadBefore + ", other JVMs running: "
-                    + otherJvms;
-        }
-
-        private static String load() {
-            try {
-                String[] fields =
-                        Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
-                return fields[0] + " / " + fields[1] + " / " + fields[2];
-            } catch (IOException | RuntimeException e) {
-                return "unknown";
-            }
-        }
-
-        static int countOtherJvms() {
-            long self = ProcessHandle.current().pid();
-            java.util.Set<Long> mine = new java.util.HashSet<>();
-            ProcessHandle.current().descendants().forEach(child -> mine.add(child.pid()));
-            return (int) ProcessHandle.allProcesses()
-                    .filter(process -> process.pid() != self && !mine.contains(process.pid()))
-                    .filter(process -> process.info()
-                            .command()
-                            .map(c -> c.endsWith("/java"))
-                            .orElse(false))
-                    .count();
-        }
     }
 
     /** One target ratio. */
@@ -149,66 +123,10 @@ final class Report {
                 0.8,
                 fmt(rate("ours-lettuce-async")),
                 pipelined.map(r -> fmt(r.rps())).orElse("-")));
-        blocking(
-                ratios,
-                "ours Lettuce blocking 1 thread / plain Lettuce EVALSHA 1 thread",
-                "ours-lettuce-1t",
-                "evalsha-lettuce-1t");
-        blocking(
-                ratios,
-                "ours Lettuce blocking 8 threads / plain Lettuce EVALSHA 8 threads",
-                "ours-lettuce-8t",
-                "evalsha-lettuce-8t");
-        blocking(
-                ratios,
-                "ours Jedis blocking 1 thread / plain Jedis EVALSHA 1 thread",
-                "ours-jedis-1t",
-                "evalsha-jedis-1t");
-        blocking(
-                ratios,
-                "ours Jedis blocking 8 threads / plain Jedis EVALSHA 8 threads",
-                "ours-jedis-8t",
-                "evalsha-jedis-8t");
-        blocking(
-                ratios,
-                "ours Lettuce blocking 8 threads / plain EVALSHA, contended key",
-                "ours-lettuce-8t-c",
-                "evalsha-lettuce-8t-c");
-        blocking(
-                ratios,
-                "ours Jedis blocking 8 threads / plain EVALSHA, contended key",
-                "ours-jedis-8t-c",
-                "evalsha-jedis-8t-c");
-        blocking(
-                ratios,
-                "ours Lettuce blocking 1 thread / plain EVALSHA, two windows",
-                "ours-lettuce-1t-2w",
-                "evalsha-lettuce-1t-2w");
-        blocking(
-                ratios,
-                "ours Lettuce blocking 8 threads / plain EVALSHA, two windows",
-                "ours-lettuce-8t-2w",
-                "evalsha-lettuce-8t-2w");
-        blocking(
-                ratios,
-                "ours Jedis blocking 8 threads / plain EVALSHA, two windows",
-                "ours-jedis-8t-2w",
-                "evalsha-jedis-8t-2w");
-        blocking(
-                ratios,
-                "(experiment: proposed Lettuce fix) ours Lettuce blocking 1 thread, reply on caller thread / plain EVALSHA",
-                "ours-lettuce-1t-ct",
-                "evalsha-lettuce-1t");
-        blocking(
-                ratios,
-                "(experiment: proposed Lettuce fix) ours Lettuce blocking 8 threads, reply on caller thread / plain EVALSHA",
-                "ours-lettuce-8t-ct",
-                "evalsha-lettuce-8t");
-        blocking(
-                ratios,
-                "(async, for reference) ours Lettuce async / plain Lettuce async EVALSHA",
-                "ours-lettuce-async",
-                "evalsha-lettuce-async");
+        for (String[] pair : BLOCKING_PAIRS) {
+            ratios.add(new Ratio(
+                    pair[0], ratio(rate(pair[1]), rate(pair[2])), 0.95, fmt(rate(pair[1])), fmt(rate(pair[2]))));
+        }
         ratios.add(new Ratio(
                 "ours Lettuce blocking 8 threads / Bucket4j 8 threads, one contended key",
                 ratio(rate("ours-lettuce-8t-c"), rate("bucket4j-8t-c")),
@@ -240,29 +158,18 @@ final class Report {
         return ratios;
     }
 
-    private void blocking(List<Ratio> ratios, String what, String ours, String plain) {
-        ratios.add(new Ratio(what, ratio(rate(ours), rate(plain)), 0.95, fmt(rate(ours)), fmt(rate(plain))));
-    }
-
     String ratiosMarkdown() {
-        StringBuilder out = new StringBuilder();
-        out.append(
-                "| Ratio (same run) | Measured | Target | Verdict | Numerator (decisions/s) | Denominator (decisions/s) |\n");
-        out.append("|---|---:|---:|---|---:|---:|\n");
+        Table table = new Table(
+                "| Ratio (same run) | Measured | Target | Verdict | Numerator (decisions/s) | Denominator (decisions/s) |",
+                "|---|---:|---:|---|---:|---:|");
         for (Ratio ratio : ratios()) {
-            out.append("| ")
-                    .append(ratio.what())
-                    .append(" | ")
-                    .append(ratio.value() == null ? "-" : String.format(Locale.ROOT, "%.3f×", ratio.value()))
-                    .append(" | ≥ ")
-                    .append(String.format(Locale.ROOT, "%.2f×", ratio.target()))
-                    .append(" | ")
-                    .append(ratio.verdict())
-                    .append(" | ")
-                    .append(ratio.numerator())
-                    .append(" | ")
-                    .append(ratio.denominator())
-                    .append(" |\n");
+            table.row(
+                    ratio.what(),
+                    ratio.value() == null ? "-" : String.format(Locale.ROOT, "%.3f×", ratio.value()),
+                    String.format(Locale.ROOT, "≥ %.2f×", ratio.target()),
+                    ratio.verdict(),
+                    ratio.numerator(),
+                    ratio.denominator());
         }
         boolean oneTrip = true;
         StringBuilder trips = new StringBuilder();
@@ -272,225 +179,173 @@ final class Report {
                 trips.append(String.format(Locale.ROOT, "%.2f ", result.roundTrips()));
             }
         }
-        out.append("| ours: Redis round trips per decision, 1 and 2 windows, Lettuce and Jedis (MONITOR) | ")
-                .append(trips.toString().trim())
-                .append(" | = 1 | ")
-                .append(roundTrips.isEmpty() ? "not measured" : oneTrip ? "holds" : "**missed**")
-                .append(" | | |\n");
-        return out.toString();
+        table.row(
+                "ours: Redis round trips per decision, 1 and 2 windows, Lettuce and Jedis (MONITOR)",
+                trips.toString().trim(),
+                "= 1",
+                roundTrips.isEmpty() ? "not measured" : oneTrip ? "holds" : "**missed**",
+                "",
+                "");
+        return table.toString();
     }
 
-    private String markdown(String pngName) {
+    private String markdown(String pngName) throws IOException {
+        Map<String, String> values = new LinkedHashMap<>();
+        values.put("startedAt", machine.startedAt());
+        values.put("commit", commit());
+        values.put("command", COMMAND);
+        values.put("png", pngName);
+        values.put("elapsedMinutes", Long.toString(elapsed.toMinutes()));
+        values.put(
+                "smokeNote",
+                machine.quick()
+                        ? "> **Smoke run (`--quick`)**: one short iteration per figure; the numbers are not meant to be"
+                                + " compared.\n\n"
+                        : "");
+        values.put("cores", Integer.toString(machine.cores()));
+        values.put("cpuModel", machine.cpuModel());
+        values.put("java", machine.javaVersion());
+        values.put("loadBefore", machine.loadBefore());
+        values.put("loadAfter", machine.loadAfter());
+        values.put("otherJvms", Integer.toString(machine.otherJvms()));
+        values.put("redisVersion", machine.redisVersion());
+        values.put("settings", settings);
+        values.put("inFlight", Integer.toString(BenchRedis.IN_FLIGHT));
+        values.put("poolSize", Integer.toString(BenchRedis.POOL_SIZE));
+        values.put("limitPerMinute", fmt(Workload.LIMIT_PER_MINUTE));
+        values.put("limitPerDay", fmt(Workload.LIMIT_PER_DAY));
+        values.put("targets", ratiosMarkdown());
+        values.put("jmh", jmhTable());
+        values.put("ceilings", ceilingTable());
+        values.put("roundTrips", roundTripTable());
+        values.put("memory", memoryTable());
+        return fill(template(), values);
+    }
+
+    /** Replaces every {@code {{name}}} of the template; a name without a value is a bug in the report. */
+    static String fill(String template, Map<String, String> values) {
+        Matcher placeholder = PLACEHOLDER.matcher(template);
         StringBuilder out = new StringBuilder();
-        out.append("# Benchmarks\n\n");
-        out.append("Generated by `ratelimit-benchmarks` (`dev.ratelimit.benchmarks.BenchmarkRunner`) from one run on ")
-                .append(machine.startedAt())
-                .append(" (commit ")
-                .append(commit())
-                .append("). Reproduce with:\n\n```\n")
-                .append(COMMAND)
-                .append("\n```\n\n");
-        out.append(
-                        "It starts a private `redis-server` on a free port in a temporary directory (never the shared one), ")
-                .append(
-                        "runs `redis-benchmark`, the JMH benchmarks, the round-trip and memory measurements, writes this file ")
-                .append("and `")
-                .append(pngName)
-                .append("`, and stops Redis (about 12 minutes). `--quick` makes every figure one ")
-                .append("short iteration (smoke test); `--only REGEX` selects JMH figures by id.\n\n");
-        if (machine.quick()) {
-            out.append(
-                    "> **Smoke run (`--quick`)**: one short iteration per figure; the numbers are not meant to be compared.\n\n");
+        while (placeholder.find()) {
+            String value = values.get(placeholder.group(1));
+            if (value == null) {
+                throw new IllegalStateException(
+                        "the report template names {{" + placeholder.group(1) + "}}, which the report does not fill");
+            }
+            placeholder.appendReplacement(out, Matcher.quoteReplacement(value));
         }
-        out.append("**Machine**: a shared 2-core machine (")
-                .append(machine.describe())
-                .append("; load average after: ")
-                .append(machine.loadAfter())
-                .append("), Redis ")
-                .append(machine.redisVersion())
-                .append(
-                        ". Redis, `redis-benchmark` and the JVM under test share these 2 cores, so every figure includes ")
-                .append(
-                        "the client's CPU cost competing with Redis: ratios within the run are meaningful, absolute numbers are ")
-                .append("not portable. Whole run: ")
-                .append(elapsed.toMinutes())
-                .append(" min.\n\n");
-        out.append("**Method**: ")
-                .append(settings)
-                .append(
-                        ". Throughput is derived from the sampled mean time per call (threads / mean); p50/p99 are JMH's sampled ")
-                .append(
-                        "percentiles of one call. For the asynchronous figures a call's time is the wait for room among the 64 in ")
-                .append(
-                        "flight, so only throughput is reported (latency ≈ 64 / throughput by Little's law). One fork per figure: on this shared machine a figure varies by up to about ±10% from run to run (peers more, up to about 20%), so a ratio within a few percent of its target can land on either side in another run; the two figures of each ratio run back to back. Each JMH figure starts ")
-                .append("on an emptied Redis (`FLUSHALL` of the private server).\n\n");
-        out.append("**Workload** (the same for every contender): one request per decision; limits far above what a ")
-                .append(
-                        "trial can reach, so decisions are allowed ones that record the request (the full cost of a decision): ")
-                .append(String.format(
-                        Locale.ROOT,
-                        "%,d per minute, and for two-window (tier) checks also %,d per day",
-                        Workload.LIMIT_PER_MINUTE,
-                        Workload.LIMIT_PER_DAY))
-                .append(
-                        ". *Spread*: each decision for one of 10,000 users chosen uniformly at random; *contended*: every ")
-                .append(
-                        "decision for one user. Ours uses the full `RateLimiter` (validation, windows ordered, circuit breaker, ")
-                .append(
-                        "`Decision`), built fail-closed so that a store failure would fail the run instead of counting as a fast ")
-                .append(
-                        "allowed decision. The plain `EVALSHA` figures send the same script with the same keys and arguments ")
-                .append(
-                        "and nothing else. Bucket4j 8.19: `Bucket4jLettuce.casBasedBuilder` over one Lettuce connection, ")
-                .append("a bucket with capacity = limit refilled greedily over the window (one bandwidth per window), ")
-                .append(
-                        "`tryConsume(1)`. Redisson 4.3: `RRateLimiter` (`OVERALL`, rate = limit per window, keep-alive = window + 1 s), ")
-                .append(
-                        "`tryAcquire()`; its rate is set for every user before measuring; with two windows a user has two ")
-                .append(
-                        "limiters, checked in turn. Pools: Jedis and Redisson 16 connections; Lettuce one shared connection.\n\n");
+        return placeholder.appendTail(out).toString();
+    }
 
-        out.append("## Targets\n\n").append(ratiosMarkdown()).append('\n');
+    private static String template() throws IOException {
+        try (InputStream in = Report.class.getResourceAsStream(TEMPLATE)) {
+            if (in == null) {
+                throw new IOException("missing resource " + TEMPLATE + " next to " + Report.class.getName());
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
 
-        out.append("![decisions per second](").append(pngName).append(")\n\n");
-
-        out.append("## Throughput and latency (JMH)\n\n");
-        out.append(
-                "| Id | Contender | Keys | Windows | Threads / in flight | Decisions/s | p50 µs | p99 µs | Rejected | Failed |\n");
-        out.append("|---|---|---|---:|---|---:|---:|---:|---:|---:|\n");
+    private String jmhTable() {
+        Table table = new Table(
+                "| Id | Contender | Keys | Windows | Threads / in flight | Decisions/s | p50 µs | p99 µs | Rejected | Failed"
+                        + " | Other JVMs |",
+                "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|");
         Map<String, long[]> outcomeCounts = outcomeCounts();
         for (JmhRun.Figures f : figures) {
             JmhRun run = f.run();
-            long[] counts = outcomeCounts.get(outcomeKey(run));
-            out.append("| ")
-                    .append(run.id())
-                    .append(" | ")
-                    .append(run.contender())
-                    .append(" | ")
-                    .append(run.keys())
-                    .append(" | ")
-                    .append(run.windows())
-                    .append(" | ")
-                    .append(
-                            run.isAsync()
-                                    ? "64 in flight"
-                                    : run.threads() + (run.threads() == 1 ? " thread" : " threads"))
-                    .append(" | ")
-                    .append(fmt(f.decisionsPerSecond()))
-                    .append(" | ")
-                    .append(micros(f.p50Micros()))
-                    .append(" | ")
-                    .append(micros(f.p99Micros()))
-                    .append(" | ")
-                    .append(counts == null ? "-" : Long.toString(counts[0]))
-                    .append(" | ")
-                    .append(counts == null ? "-" : Long.toString(counts[1]))
-                    .append(" |\n");
+            long[] counts = outcomeCounts.get(run.id());
+            table.row(
+                    run.id(),
+                    run.contender(),
+                    run.keys(),
+                    run.windows(),
+                    run.isAsync()
+                            ? BenchRedis.IN_FLIGHT + " in flight"
+                            : run.threads() + (run.threads() == 1 ? " thread" : " threads"),
+                    fmt(f.decisionsPerSecond()),
+                    micros(f.p50Micros()),
+                    micros(f.p99Micros()),
+                    counts == null ? "-" : counts[0],
+                    counts == null ? "-" : counts[1],
+                    f.otherJvms());
         }
-        out.append(
-                        "\nRejected/Failed: decisions that were rejections (the limits are set so there should be none) and ")
-                .append(
-                        "asynchronous calls that failed, counted over the whole trial including warm-up. Other JVMs: the most Java ")
-                .append(
-                        "processes not started by this run (other builds or tests on the shared machine) seen just before or just ")
-                .append("after the figure; 0 means nothing else was running then. The in-memory store ")
-                .append(
-                        "runs only on spread keys: on one key it reaches the per-minute limit within a second and would measure ")
-                .append("rejections.\n\n");
+        return table.toString();
+    }
 
-        out.append("## Redis ceiling (`redis-benchmark`)\n\n");
-        out.append(
-                        "`redis-benchmark ... EVALSHA <sha> 1 <key> \"\" 1 <random member> 60000 1000000`: our script, server time, ")
-                .append("one window, random members (`__rand_int__`).\n\n");
-        out.append(
-                "| Run | Keys | Clients | Pipeline | Requests | Requests/s | p50 ms | p99 ms |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
+    private String ceilingTable() {
+        Table table = new Table(
+                "| Run | Keys | Clients | Pipeline | Requests | Requests/s | p50 ms | p99 ms |",
+                "|---|---|---:|---:|---:|---:|---:|---:|");
         for (RedisBenchmarkTool.Result c : ceilings) {
-            out.append("| ")
-                    .append(c.label())
-                    .append(" | ")
-                    .append(c.keys())
-                    .append(" | ")
-                    .append(c.clients())
-                    .append(" | ")
-                    .append(c.pipeline())
-                    .append(" | ")
-                    .append(fmt(c.requests()))
-                    .append(" | ")
-                    .append(fmt(c.rps()))
-                    .append(" | ")
-                    .append(String.format(Locale.ROOT, "%.3f", c.p50Ms()))
-                    .append(" | ")
-                    .append(String.format(Locale.ROOT, "%.3f", c.p99Ms()))
-                    .append(" |\n");
+            table.row(
+                    c.label(),
+                    c.keys(),
+                    c.clients(),
+                    c.pipeline(),
+                    fmt(c.requests()),
+                    fmt(c.rps()),
+                    String.format(Locale.ROOT, "%.3f", c.p50Ms()),
+                    String.format(Locale.ROOT, "%.3f", c.p99Ms()));
         }
+        return table.toString();
+    }
 
-        out.append("\n## Round trips and Redis work per decision\n\n");
-        out.append(
-                        "Round trips: commands sent by the client, counted with `MONITOR` (commands a script runs are tagged `lua` ")
-                .append(
-                        "and not counted). The other columns come from a second pass of the same decisions without MONITOR. Executed: every command Redis ran per decision, scripts' included, from ")
-                .append(
-                        "`INFO commandstats` deltas after `CONFIG RESETSTAT`. Redis µs / decision: commandstats `usec` of the client's ")
-                .append(
-                        "commands (a script's time includes the commands it runs; reading, parsing and answering each round trip ")
-                .append("costs Redis more on top). ")
-                .append("Counted after a warm-up, so connection set-up is excluded.\n\n");
-        out.append(
-                "| Contender | Workload | Decisions | Round trips / decision | Client commands / decision | Executed commands / decision (commandstats) | Redis µs / decision |\n");
-        out.append("|---|---|---:|---:|---|---|---:|\n");
+    private String roundTripTable() {
+        Table table = new Table(
+                "| Contender | Workload | Decisions | Round trips / decision | Client commands / decision | Executed"
+                        + " commands / decision (commandstats) | Redis µs / decision |",
+                "|---|---|---:|---:|---|---|---:|");
         for (RoundTrips.Result r : roundTrips) {
-            out.append("| ")
-                    .append(r.label())
-                    .append(" | ")
-                    .append(r.workload())
-                    .append(" | ")
-                    .append(fmt(r.decisions()))
-                    .append(" | ")
-                    .append(String.format(Locale.ROOT, "%.2f", r.roundTrips()))
-                    .append(" | ")
-                    .append(r.clientSummary())
-                    .append(" | ")
-                    .append(r.executedSummary())
-                    .append(" | ")
-                    .append(String.format(Locale.ROOT, "%.1f", r.serverMicros()))
-                    .append(" |\n");
+            table.row(
+                    r.label(),
+                    r.workload(),
+                    fmt(r.decisions()),
+                    String.format(Locale.ROOT, "%.2f", r.roundTrips()),
+                    r.clientSummary(),
+                    r.executedSummary(),
+                    String.format(Locale.ROOT, "%.1f", r.serverMicros()));
         }
+        return table.toString();
+    }
 
-        out.append("\n## Redis memory per tenant at full budget\n\n");
-        out.append(
-                        "`MEMORY USAGE <key> SAMPLES 0` summed over every key of one tenant whose budget is used up, per default tier ")
-                .append(
-                        "(free 5/min + 100/day, pro 60/min + 5,000/day, enterprise 600/min + 100,000/day). Ours: an injected clock ")
-                .append(
-                        "spreads day − minute requests over the day, then the minute's requests come in one burst, so both windows ")
-                .append(
-                        "are full. Redisson: each of its two limiters takes its limit of single-permit acquires. Bucket4j: a token ")
-                .append(
-                        "bucket's state has a fixed size whatever its token count, so one consume of the minute capacity exhausts it.\n\n");
-        out.append(
-                "| Tier | Contender | Keys | Bytes | Bytes per recorded request | Check |\n|---|---|---:|---:|---:|---|\n");
+    private String memoryTable() {
+        Table table = new Table(
+                "| Tier | Contender | Keys | Bytes | Bytes per recorded request | Check |",
+                "|---|---|---:|---:|---:|---|");
         for (MemoryPerTenant.Result m : memory) {
             int requests = requestsFor(m);
-            out.append("| ")
-                    .append(m.tier())
-                    .append(" | ")
-                    .append(m.contender())
-                    .append(" | ")
-                    .append(m.keys())
-                    .append(" | ")
-                    .append(fmt(m.bytes()))
-                    .append(" | ")
-                    .append(requests == 0 ? "-" : String.format(Locale.ROOT, "%.0f", m.bytes() / (double) requests))
-                    .append(" | ")
-                    .append(m.note())
-                    .append(" |\n");
+            table.row(
+                    m.tier(),
+                    m.contender(),
+                    m.keys(),
+                    fmt(m.bytes()),
+                    requests == 0 ? "-" : String.format(Locale.ROOT, "%.0f", m.bytes() / (double) requests),
+                    m.note());
         }
-        out.append(
-                        "\nA sliding log stores one entry per request in each window: that is the price of exactness (and of an exact ")
-                .append(
-                        "Retry-After); a token bucket stores a few numbers. Keys expire one second after their window, so an idle ")
-                .append("tenant costs nothing.\n");
-        return out.toString();
+        return table.toString();
+    }
+
+    /** A Markdown table: a header, an alignment line and one line per row. */
+    static final class Table {
+        private final StringBuilder text = new StringBuilder();
+
+        Table(String header, String alignment) {
+            text.append(header).append('\n').append(alignment).append('\n');
+        }
+
+        void row(Object... cells) {
+            text.append('|');
+            for (Object cell : cells) {
+                text.append(' ').append(cell).append(" |");
+            }
+            text.append('\n');
+        }
+
+        @Override
+        public String toString() {
+            return text.toString();
+        }
     }
 
     static String commit() {
@@ -550,8 +405,8 @@ final class Report {
         CategoryChart chart = new CategoryChartBuilder()
                 .width(1600)
                 .height(900)
-                .title("Rate-limit decisions per second, one window, same run (" + machine.cores()
-                        + "-core shared machine" + (machine.quick() ? ", SMOKE RUN" : "") + ")")
+                .title("Rate-limit decisions per second, one window, same run (" + machine.cores() + " cores"
+                        + (machine.quick() ? ", SMOKE RUN" : "") + ")")
                 .xAxisTitle("")
                 .yAxisTitle("decisions / s")
                 .build();
@@ -609,7 +464,7 @@ final class Report {
             String prefix = benchmarkName(f.run()) + "|" + f.run().outcomeParams() + "|";
             for (int i = next; i < entries.size(); i++) {
                 if (entries.get(i).getKey().startsWith(prefix)) {
-                    byRun.put(outcomeKey(f.run()), entries.get(i).getValue());
+                    byRun.put(f.run().id(), entries.get(i).getValue());
                     next = i + 1;
                     break;
                 }
@@ -620,10 +475,6 @@ final class Report {
 
     private static String benchmarkName(JmhRun run) {
         return run.benchmark().getSimpleName().replace("Benchmark", "");
-    }
-
-    private static String outcomeKey(JmhRun run) {
-        return run.id();
     }
 
     private static double orZero(@Nullable Double value) {

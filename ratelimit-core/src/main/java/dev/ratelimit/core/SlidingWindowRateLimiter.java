@@ -447,7 +447,8 @@ public final class SlidingWindowRateLimiter {
             try {
                 return List.of(Window.of(limit, window));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(e.getMessage().replaceFirst("^length", "window"), e);
+                throw new IllegalArgumentException(
+                        String.valueOf(e.getMessage()).replaceFirst("^length", "window"), e);
             }
         }
 

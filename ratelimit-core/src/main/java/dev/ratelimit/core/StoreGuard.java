@@ -6,8 +6,6 @@ import dev.ratelimit.api.Window;
 import dev.ratelimit.core.internal.ThrottledWarning;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
-import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -45,10 +43,9 @@ final class StoreGuard {
         this.name = name;
         this.failOpen = failOpen;
         this.metrics = metrics;
-        CircuitBreakerRegistry registry = CircuitBreakerRegistry.of(config);
-        this.breaker = registry.circuitBreaker("ratelimit-" + name);
+        this.breaker = CircuitBreaker.of("ratelimit-" + name, config);
         if (meterRegistry != null) {
-            TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(registry).bindTo(meterRegistry);
+            CircuitBreakerMeters.bind(breaker, meterRegistry);
         }
     }
 
@@ -195,7 +192,10 @@ final class StoreGuard {
         String message = "Rate limit store unavailable (" + failure.getMessage() + ")";
         if (cause instanceof RateLimiterUnavailableException e) {
             // the store's own exception already says what failed: add context, don't nest it twice
-            throw new RateLimiterUnavailableException(message + ": " + e.getMessage(), e.getCause());
+            Throwable root = e.getCause();
+            throw root == null
+                    ? new RateLimiterUnavailableException(message + ": " + e.getMessage())
+                    : new RateLimiterUnavailableException(message + ": " + e.getMessage(), root);
         }
         throw cause == null
                 ? new RateLimiterUnavailableException(message)

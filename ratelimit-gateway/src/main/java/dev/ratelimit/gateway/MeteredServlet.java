@@ -108,8 +108,8 @@ final class MeteredServlet extends HttpServlet {
             long promptTokens,
             Admission.Ticket ticket)
             throws IOException {
-        boolean stream = chat != null && chat.stream();
-        if (stream && !chat.clientWantsUsage()) {
+        Requests.@Nullable Chat streamed = chat != null && chat.stream() ? chat : null;
+        if (streamed != null && !streamed.clientWantsUsage()) {
             // the gateway needs the usage to settle; the chunk carrying it is dropped on the way back
             ObjectNode options =
                     body.has("stream_options") && body.get("stream_options").isObject()
@@ -135,8 +135,8 @@ final class MeteredServlet extends HttpServlet {
         int status = exchange.status();
         if (status < 200 || status > 299) {
             relayRefusal(response, exchange, ticket);
-        } else if (stream && exchange.isEventStream()) {
-            relayStream(response, exchange, chat, model, promptTokens, ticket);
+        } else if (streamed != null && exchange.isEventStream()) {
+            relayStream(response, exchange, streamed, model, promptTokens, ticket);
         } else {
             relayPlain(response, exchange, model, promptTokens, ticket);
         }
@@ -272,6 +272,6 @@ final class MeteredServlet extends HttpServlet {
 
     private void refuse(HttpServletResponse response, BadRequest e) throws IOException {
         gateway.metrics().refused(kind.metric, e.status, e.code);
-        OpenAi.error(response, e.status, "invalid_request_error", e.code, e.param, e.getMessage());
+        OpenAi.error(response, e.status, "invalid_request_error", e.code, e.param, String.valueOf(e.getMessage()));
     }
 }

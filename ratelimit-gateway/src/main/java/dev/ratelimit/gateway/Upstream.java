@@ -145,7 +145,7 @@ final class Upstream implements AutoCloseable {
 
         /** Answers the client: 504 for a timeout, 502 otherwise, in OpenAI's error shape. */
         void answer(HttpServletResponse response) throws IOException {
-            OpenAi.error(response, timeout ? 504 : 502, "upstream_error", ending(), null, getMessage());
+            OpenAi.error(response, timeout ? 504 : 502, "upstream_error", ending(), null, String.valueOf(getMessage()));
         }
     }
 

@@ -161,15 +161,6 @@ public final class RateLimitFilter implements Filter {
     }
 
     /**
-     * Checks the request and lets it proceed, or answers it with 429 or 503.
-     *
-     * @param req the request
-     * @param res the response
-     * @param chain the rest of the chain
-     * @throws IOException if writing the response fails, or from the chain
-     * @throws ServletException from the chain
-     */
-    /**
      * Keeps authenticated ids out of the anonymous namespace: an id that itself starts with {@value
      * #ANONYMOUS_PREFIX} (or with the escape character) is escaped with a leading backslash, so user
      * {@code "ip:10.0.0.5"} never shares a budget with anonymous callers from 10.0.0.5.
@@ -178,6 +169,15 @@ public final class RateLimitFilter implements Filter {
         return userId.startsWith(ANONYMOUS_PREFIX) || userId.startsWith("\\") ? "\\" + userId : userId;
     }
 
+    /**
+     * Checks the request and lets it proceed, or answers it with 429 or 503.
+     *
+     * @param req the request
+     * @param res the response
+     * @param chain the rest of the chain
+     * @throws IOException if writing the response fails, or from the chain
+     * @throws ServletException from the chain
+     */
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
             throws IOException, ServletException {

@@ -34,8 +34,8 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The Lettuce store: one lazily opened connection, one {@code EVALSHA} per check, {@code EVAL} only
- * after {@code NOSCRIPT}.
+ * The Lettuce store: one connection, opened in the background from creation (again by a check after
+ * a failed attempt), one {@code EVALSHA} per check, {@code EVAL} only after {@code NOSCRIPT}.
  */
 final class LettuceStore implements CloseableWindowStore {
 

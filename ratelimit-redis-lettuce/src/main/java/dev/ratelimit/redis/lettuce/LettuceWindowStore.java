@@ -125,8 +125,8 @@ public final class LettuceWindowStore {
         }
 
         /**
-         * Sets how long a check waits for the store's connection while it is being opened (on first
-         * use, or after a failed attempt) before failing with {@link
+         * Sets how long a check waits for the store's connection while it is being opened (from the
+         * store's creation, or after a failed attempt) before failing with {@link
          * dev.ratelimit.api.RateLimiterUnavailableException}; a cluster connection first discovers
          * the topology and connects to every master, which takes longer than one command.
          *

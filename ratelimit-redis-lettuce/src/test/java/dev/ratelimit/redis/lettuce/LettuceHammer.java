@@ -22,6 +22,9 @@ public final class LettuceHammer {
                     args,
                     LettuceWindowStore.builder(client)
                             .commandTimeout(java.time.Duration.ofSeconds(5))
+                            // four worker JVMs start at once; on a busy 2-core machine connecting can take
+                            // longer than the default 3 s, and the fail-closed warm-up would end the worker
+                            .connectTimeout(java.time.Duration.ofSeconds(30))
                             .build());
         } finally {
             client.shutdown();
