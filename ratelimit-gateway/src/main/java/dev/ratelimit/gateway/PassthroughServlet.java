@@ -118,7 +118,8 @@ final class PassthroughServlet extends HttpServlet {
                                 gateway.config().limits().maxBodyBytes()));
             } catch (BadRequest e) {
                 gateway.metrics().refused("other", e.status, e.code);
-                OpenAi.error(response, e.status, "invalid_request_error", e.code, e.param, String.valueOf(e.getMessage()));
+                OpenAi.error(
+                        response, e.status, "invalid_request_error", e.code, e.param, String.valueOf(e.getMessage()));
                 return;
             }
             chain.doFilter(req, res);
