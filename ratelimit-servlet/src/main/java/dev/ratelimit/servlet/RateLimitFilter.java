@@ -53,7 +53,7 @@ import java.util.Set;
  *       429 {@code t} equals {@code Retry-After}).
  *   <li>Store unavailable with a fail-closed limiter ({@link RateLimiterUnavailableException}):
  *       {@code 503} with {@code Retry-After} and a JSON body {@code
- *       {"error":"rate_limiter_unavailable",...}}, never a 500.
+ *       {"error":"rate_limiter_unavailable",...}} (or OpenAI's), never a 500.
  *   <li>Degraded (the limiter failed open): the request proceeds with {@code X-RateLimit-Degraded:
  *       true} and without remaining counts, which are unknown.
  * </ul>

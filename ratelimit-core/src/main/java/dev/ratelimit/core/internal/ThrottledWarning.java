@@ -24,7 +24,7 @@ public final class ThrottledWarning {
      */
     public ThrottledWarning(System.Logger logger, Duration interval) {
         this.logger = Objects.requireNonNull(logger, "logger must not be null");
-        if (interval.isNegative()) {
+        if (Objects.requireNonNull(interval, "interval must not be null").isNegative()) {
             throw new IllegalArgumentException("interval must not be negative, was " + interval);
         }
         this.intervalNanos = interval.toNanos();
