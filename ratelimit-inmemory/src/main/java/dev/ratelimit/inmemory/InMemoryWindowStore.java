@@ -78,57 +78,36 @@ public final class InMemoryWindowStore implements WindowStore {
     public Evaluation evaluate(StoreRequest request) {
         Objects.requireNonNull(request, "request must not be null");
         long now = timeOf(request.hasTime(), request.nowMillis());
-        List<StoreRequest.Scope> scopes = request.scopes();
-        List<ReentrantLock> held = lock(scopes);
+        List<ReentrantLock> held = lock(request.scopes());
         try {
+            Loaded loaded = load(request, now);
             List<Window> windows = request.windows();
-            int n = windows.size();
-            WindowLog[] windowLogs = new WindowLog[n];
-            ScopeLog[] owners = new ScopeLog[n];
-            ScopeLog[] perScope = new ScopeLog[scopes.size()];
-            long[] used = new long[n];
-            long[] reset = new long[n];
-            int index = 0;
-            for (int s = 0; s < scopes.size(); s++) {
-                StoreRequest.Scope scope = scopes.get(s);
-                ScopeLog log = logOf(scope);
-                perScope[s] = log;
-                for (Window window : scope.windows()) {
-                    WindowLog windowLog = log.windowFor(window);
-                    windowLog.trim(now - window.lengthMillis());
-                    windowLogs[index] = windowLog;
-                    owners[index] = log;
-                    used[index] = windowLog.sum();
-                    reset[index] = windowLog.resetAfter(now, window.lengthMillis());
-                    index++;
-                }
-            }
-            for (int i = 0; i < n; i++) {
+            for (int i = 0; i < windows.size(); i++) {
                 Window window = windows.get(i);
                 long weight = request.weightIn(window);
                 if (weight > window.limit()) {
-                    return Evaluation.tooLarge(now, i, used, reset);
+                    return Evaluation.tooLarge(now, i, loaded.used, loaded.reset);
                 }
-                long excess = used[i] + Math.max(1, weight) - window.limit();
+                long excess = loaded.used[i] + Math.max(1, weight) - window.limit();
                 if (excess > 0) {
-                    long leaves = windowLogs[i].timeFreeing(excess) + window.lengthMillis();
-                    return Evaluation.rejected(now, i, Math.max(1, leaves - now), used, reset);
+                    long leaves = loaded.windows[i].timeFreeing(excess) + window.lengthMillis();
+                    return Evaluation.rejected(now, i, Math.max(1, leaves - now), loaded.used, loaded.reset);
                 }
             }
-            for (int i = 0; i < n; i++) {
+            for (int i = 0; i < windows.size(); i++) {
                 Window window = windows.get(i);
                 long weight = request.weightIn(window);
                 if (weight > 0) {
-                    windowLogs[i].add(now, weight, request.entryId());
-                    owners[i].recorded(windowLogs[i].lastTime() + window.lengthMillis());
+                    loaded.windows[i].add(now, weight, request.entryId());
+                    loaded.owners[i].recorded(loaded.windows[i].lastTime() + window.lengthMillis());
                 }
-                used[i] = windowLogs[i].sum();
-                reset[i] = windowLogs[i].resetAfter(now, window.lengthMillis());
+                loaded.used[i] = loaded.windows[i].sum();
+                loaded.reset[i] = loaded.windows[i].resetAfter(now, window.lengthMillis());
             }
-            for (int s = 0; s < scopes.size(); s++) {
-                keep(scopes.get(s), perScope[s]);
+            for (int s = 0; s < request.scopes().size(); s++) {
+                keep(request.scopes().get(s), loaded.scopes[s]);
             }
-            return Evaluation.allowed(now, used, reset);
+            return Evaluation.allowed(now, loaded.used, loaded.reset);
         } finally {
             unlock(held);
         }
@@ -140,25 +119,49 @@ public final class InMemoryWindowStore implements WindowStore {
         long now = timeOf(request.hasTime(), request.nowMillis());
         List<ReentrantLock> held = lock(request.scopes());
         try {
-            int n = request.windows().size();
-            long[] used = new long[n];
-            long[] reset = new long[n];
-            int index = 0;
-            for (StoreRequest.Scope scope : request.scopes()) {
-                ScopeLog log = logs.getIfPresent(ScopeKey.of(scope));
-                for (Window window : scope.windows()) {
-                    if (log != null) {
-                        WindowLog windowLog = log.windowFor(window);
-                        windowLog.trim(now - window.lengthMillis());
-                        used[index] = windowLog.sum();
-                        reset[index] = windowLog.resetAfter(now, window.lengthMillis());
-                    }
-                    index++;
-                }
-            }
-            return Evaluation.allowed(now, used, reset);
+            Loaded loaded = load(request, now); // a scope never seen is loaded empty and not kept
+            return Evaluation.allowed(now, loaded.used, loaded.reset);
         } finally {
             unlock(held);
+        }
+    }
+
+    /** Every window's log of a request, trimmed to {@code now}, with its sum and reset time. */
+    private Loaded load(StoreRequest request, long now) {
+        List<StoreRequest.Scope> scopes = request.scopes();
+        Loaded loaded = new Loaded(request.windows().size(), scopes.size());
+        int index = 0;
+        for (int s = 0; s < scopes.size(); s++) {
+            StoreRequest.Scope scope = scopes.get(s);
+            ScopeLog log = logOf(scope);
+            loaded.scopes[s] = log;
+            for (Window window : scope.windows()) {
+                WindowLog windowLog = log.windowFor(window);
+                windowLog.trim(now - window.lengthMillis());
+                loaded.windows[index] = windowLog;
+                loaded.owners[index] = log;
+                loaded.used[index] = windowLog.sum();
+                loaded.reset[index] = windowLog.resetAfter(now, window.lengthMillis());
+                index++;
+            }
+        }
+        return loaded;
+    }
+
+    /** The logs a request touches, in request order, and their state. */
+    private static final class Loaded {
+        final WindowLog[] windows;
+        final ScopeLog[] owners;
+        final ScopeLog[] scopes;
+        final long[] used;
+        final long[] reset;
+
+        Loaded(int windowCount, int scopeCount) {
+            windows = new WindowLog[windowCount];
+            owners = new ScopeLog[windowCount];
+            scopes = new ScopeLog[scopeCount];
+            used = new long[windowCount];
+            reset = new long[windowCount];
         }
     }
 

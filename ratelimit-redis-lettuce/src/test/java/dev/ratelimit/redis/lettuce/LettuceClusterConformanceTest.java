@@ -23,8 +23,10 @@ class LettuceClusterConformanceTest extends RedisClusterConformance {
 
     @Override
     protected WindowStore createStore() {
-        // generous: on a loaded CI machine topology discovery plus three node connections can take a while
+        // generous: on a loaded CI machine topology discovery plus three node connections can take a while,
+        // and the kit judges correctness, not speed
         return LettuceWindowStore.builder(client)
+                .commandTimeout(Duration.ofSeconds(2))
                 .connectTimeout(Duration.ofSeconds(10))
                 .build();
     }
