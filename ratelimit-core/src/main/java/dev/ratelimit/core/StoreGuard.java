@@ -3,6 +3,7 @@ package dev.ratelimit.core;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.internal.ThrottledWarning;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -10,8 +11,6 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -24,14 +23,14 @@ import org.jspecify.annotations.Nullable;
 final class StoreGuard {
 
     private static final System.Logger LOG = System.getLogger(SlidingWindowRateLimiter.class.getName());
-    private static final long WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final Duration WARN_INTERVAL = Duration.ofSeconds(10);
 
     private final WindowStore store;
     private final String name;
     private final boolean failOpen;
     private final CircuitBreaker breaker;
     private final LimiterMetrics metrics;
-    private final AtomicLong lastWarning = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
+    private final ThrottledWarning warning = new ThrottledWarning(LOG, WARN_INTERVAL);
 
     StoreGuard(
             WindowStore store,
@@ -227,20 +226,13 @@ final class StoreGuard {
     }
 
     private void warn(String reason, @Nullable Throwable cause) {
-        long now = System.nanoTime();
-        long last = lastWarning.get();
-        if (now - last >= WARN_INTERVAL_NANOS && lastWarning.compareAndSet(last, now)) {
-            LOG.log(
-                    System.Logger.Level.WARNING,
-                    "Rate limiter ''{0}'': {1} (breaker {2}); {3}. Further warnings suppressed for 10 s. Cause: {4}",
-                    name,
-                    reason,
-                    breaker.getState(),
-                    failOpen
-                            ? "FAILING OPEN: requests are allowed without limits"
-                            : "failing closed: requests are refused",
-                    cause == null ? "-" : String.valueOf(cause));
-        }
+        warning.warn(
+                "Rate limiter ''{0}'': {1} (breaker {2}); {3}. Further warnings suppressed for 10 s. Cause: {4}",
+                name,
+                reason,
+                breaker.getState(),
+                failOpen ? "FAILING OPEN: requests are allowed without limits" : "failing closed: requests are refused",
+                cause == null ? "-" : String.valueOf(cause));
     }
 
     static Throwable unwrap(Throwable failure) {

@@ -24,51 +24,37 @@ final class Admission {
 
     private final RateLimiter limiter;
     private final Slots slots;
-    private final StatusBoard board;
     private final GatewayMetrics metrics;
 
-    Admission(RateLimiter limiter, Slots slots, StatusBoard board, GatewayMetrics metrics) {
+    Admission(RateLimiter limiter, Slots slots, GatewayMetrics metrics) {
         this.limiter = limiter;
         this.slots = slots;
-        this.board = board;
         this.metrics = metrics;
     }
 
     /**
      * Admits one request of {@code tenant}: the concurrency slot first (cheap to give back), then
-     * the reservation; a refusal of either leaves nothing held. Requests of the pass-through paths
-     * hold no slot and reserve no tokens: they are charged to the tier's request windows only.
+     * the reservation; a refusal of either leaves nothing held.
      *
      * @throws RateLimiterUnavailableException when the limiter fails closed and its store is down
      */
-    Ticket admit(String tenant, TierConfig tier, @Nullable ModelCap cap, long estimatedTokens, boolean holdSlot) {
-        Slots.Slot slot = holdSlot ? slots.tryAcquire(tenant, tier.maxConcurrent()) : NO_SLOT;
+    Ticket admit(String tenant, TierConfig tier, @Nullable ModelCap cap, long estimatedTokens) {
+        Slots.Slot slot = slots.tryAcquire(tenant, tier.maxConcurrent());
         if (slot == null) {
             Rejection rejection = new Rejection(
                     "concurrent", Rejection.CONCURRENCY, null, tier.maxConcurrent(), CONCURRENCY_RETRY, false);
-            return new Ticket(tenant, null, rejection, board.windows(tenant), false, NO_SLOT, estimatedTokens, null);
+            return new Ticket(tenant, null, rejection, usage(tenant, tier), false, NO_SLOT, estimatedTokens, null);
         }
         Reservation reservation;
         try {
-            reservation = holdSlot
-                    ? limiter.reserve(
-                            tenant, tier.tier(), estimatedTokens, cap == null ? List.of() : List.of(cap.budget()))
-                    : limiter.reserve(tenant, tier.requests(), 0);
+            reservation = limiter.reserve(
+                    tenant, tier.tier(), estimatedTokens, cap == null ? List.of() : List.of(cap.budget()));
         } catch (RuntimeException e) {
             slot.release();
             throw e;
         }
         Decision decision = reservation.decision();
-        List<WindowState> windows = decision.usage().stream()
-                .map(usage -> new WindowState(
-                        usage.window().name(),
-                        usage.window().isTokens(),
-                        usage.budget(),
-                        usage.window().limit(),
-                        usage.used(),
-                        usage.resetAfter()))
-                .toList();
-        board.record(tenant, windows);
+        List<Decision.Usage> windows = decision.usage();
         if (!decision.allowed()) {
             slot.release();
             Rejection rejection = new Rejection(
@@ -83,13 +69,25 @@ final class Admission {
         return new Ticket(tenant, cap, null, windows, decision.degraded(), slot, estimatedTokens, reservation);
     }
 
+    /**
+     * The tenant's windows now, for the headers of a request the concurrency cap refused: no
+     * decision was taken, so they are read without charging; none when the store cannot tell.
+     */
+    private List<Decision.Usage> usage(String tenant, TierConfig tier) {
+        try {
+            return limiter.usage(tenant, tier.tier());
+        } catch (RateLimiterUnavailableException e) {
+            return List.of();
+        }
+    }
+
     /** One admission: refused, or held until {@link #commit} or {@link #cancel}, whichever comes first. */
     final class Ticket {
 
         private final String tenant;
         private final @Nullable ModelCap cap;
         private final @Nullable Rejection rejection;
-        private final List<WindowState> windows;
+        private final List<Decision.Usage> windows;
         private final boolean degraded;
         private final Slots.Slot slot;
         private final long estimatedTokens;
@@ -100,7 +98,7 @@ final class Admission {
                 String tenant,
                 @Nullable ModelCap cap,
                 @Nullable Rejection rejection,
-                List<WindowState> windows,
+                List<Decision.Usage> windows,
                 boolean degraded,
                 Slots.Slot slot,
                 long estimatedTokens,
@@ -128,7 +126,7 @@ final class Admission {
         }
 
         /** The windows the response headers report: the tenant's, and the upstream cap's. */
-        List<WindowState> windows() {
+        List<Decision.Usage> windows() {
             return windows;
         }
 

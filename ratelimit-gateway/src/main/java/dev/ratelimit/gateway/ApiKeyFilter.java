@@ -2,6 +2,7 @@ package dev.ratelimit.gateway;
 
 import dev.ratelimit.gateway.GatewayConfig.ApiKey;
 import dev.ratelimit.gateway.GatewayConfig.TierConfig;
+import dev.ratelimit.servlet.RateLimitFilter;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -18,7 +19,8 @@ import org.jspecify.annotations.Nullable;
  * Identity from {@code Authorization: Bearer <key>} only: the key's SHA-256 digest is compared with
  * every configured key's in constant time (no early exit, no timing hint of how much matched), and
  * the key is never logged. An unknown or missing key gets OpenAI's 401; a known one leaves the
- * tenant and its tier (from the configuration, never from the request) for the servlets.
+ * tenant and its tier (from the configuration, never from the request) for the servlets, and in
+ * {@link RateLimitFilter}'s user and tier attributes for the filter on the pass-through paths.
  */
 final class ApiKeyFilter implements Filter {
 
@@ -67,6 +69,9 @@ final class ApiKeyFilter implements Filter {
             return;
         }
         request.setAttribute(ACCOUNT, new Account(key.tenant(), key.tier()));
+        // what RateLimitFilter's default resolver reads on the pass-through paths
+        request.setAttribute(RateLimitFilter.USER_ATTRIBUTE, key.tenant());
+        request.setAttribute(RateLimitFilter.TIER_ATTRIBUTE, key.tier().name());
         chain.doFilter(request, response);
     }
 

@@ -17,7 +17,6 @@ import org.jspecify.annotations.Nullable;
  * @param metrics the gateway's meters
  * @param upstream the server behind the gateway
  * @param slots the concurrency slots
- * @param board the latest window states, for the status page
  * @param store what the budgets are kept in, for messages
  */
 record Gateway(
@@ -28,7 +27,6 @@ record Gateway(
         GatewayMetrics metrics,
         Upstream upstream,
         Slots slots,
-        StatusBoard board,
         String store) {
 
     /**
@@ -36,7 +34,6 @@ record Gateway(
      * naming the window that tripped, 400 for a request larger than a token window could ever hold,
      * or 503 when a fail-closed limiter cannot reach its store.
      *
-     * @param slot whether the request holds a concurrency slot until it is settled
      * @return the ticket to settle, or {@code null} when the request was answered
      */
     Admission.@Nullable Ticket admit(
@@ -44,12 +41,11 @@ record Gateway(
             String endpoint,
             ApiKeyFilter.Account account,
             @Nullable ModelCap cap,
-            long estimatedTokens,
-            boolean slot)
+            long estimatedTokens)
             throws IOException {
         Admission.Ticket ticket;
         try {
-            ticket = admission.admit(account.tenant(), account.tier(), cap, estimatedTokens, slot);
+            ticket = admission.admit(account.tenant(), account.tier(), cap, estimatedTokens);
         } catch (RateLimiterUnavailableException e) {
             response.setHeader("Retry-After", "5");
             metrics.refused(endpoint, 503, "rate_limiter_unavailable");

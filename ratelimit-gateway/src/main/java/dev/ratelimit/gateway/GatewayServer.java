@@ -6,6 +6,7 @@ import dev.ratelimit.core.SlidingWindowRateLimiter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.BindException;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.FilterMapping;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
@@ -114,14 +116,12 @@ public final class GatewayServer {
                             ? new RedisSlots(store.redis(), config.limits().slotLease(), registry)
                             : new LocalSlots();
             opened.add(0, slots);
-            Clock boardClock = clock != null ? clock : Clock.systemUTC();
-            StatusBoard board = new StatusBoard(boardClock);
             TokenCounter tokens = new TokenCounter();
 
             MockModel mock = null;
             Upstream upstream;
             if (upstreamUrl == null) {
-                mock = MockModel.start(tokens, config.models().keySet(), boardClock);
+                mock = MockModel.start(tokens, config.models().keySet(), clock != null ? clock : Clock.systemUTC());
                 opened.add(0, mock);
                 upstream = new Upstream(mock.baseUrl(), null, config.limits(), "built-in mock model");
             } else {
@@ -132,13 +132,25 @@ public final class GatewayServer {
             Gateway gateway = new Gateway(
                     config,
                     tokens,
-                    new Admission(limiter, slots, board, metrics),
+                    new Admission(limiter, slots, metrics),
                     new RateLimitHeaders(),
                     metrics,
                     upstream,
                     slots,
-                    board,
                     store.description());
+            StatusReport status = new StatusReport(
+                    limiter,
+                    config,
+                    slots,
+                    Map.of(
+                            "store",
+                            store.description(),
+                            "slots",
+                            slots.description(),
+                            "upstream",
+                            upstream.description(),
+                            "limiter",
+                            disabled ? "DISABLED (kill switch): every request passes" : "enabled"));
 
             Server server = new Server();
             ServerConnector connector = new ServerConnector(server);
@@ -155,10 +167,14 @@ public final class GatewayServer {
                     new ServletHolder(new MeteredServlet(MeteredServlet.Kind.CHAT, gateway)), "/v1/chat/completions");
             context.addServlet(
                     new ServletHolder(new MeteredServlet(MeteredServlet.Kind.EMBEDDINGS, gateway)), "/v1/embeddings");
-            context.addServlet(new ServletHolder(new PassthroughServlet(gateway)), "/v1/*");
+            ServletHolder passthrough = new ServletHolder(PassthroughServlet.NAME, new PassthroughServlet(gateway));
+            context.addServlet(passthrough, "/v1/*");
+            // after ApiKeyFilter (mapped by path, so it runs first): the body, then the library's filter
+            filterServlet(context, new PassthroughServlet.BodyFirst(gateway), "body-first");
+            filterServlet(context, PassthroughServlet.rateLimitFilter(limiter, config), "rate-limit");
             context.addServlet(new ServletHolder(new InfoServlets.Health(gateway)), "/health");
             context.addServlet(new ServletHolder(new InfoServlets.Metrics(registry)), "/metrics");
-            context.addServlet(new ServletHolder(new InfoServlets.StatusJson(gateway, disabled)), "/status.json");
+            context.addServlet(new ServletHolder(new InfoServlets.StatusJson(status)), "/status.json");
             context.addServlet(new ServletHolder(new InfoServlets.StatusPage()), "/");
             server.setHandler(context);
             try {
@@ -181,6 +197,17 @@ public final class GatewayServer {
                 resource.close();
             }
         }
+    }
+
+    /** Maps a filter to the pass-through servlet by its name, after the filters mapped so far. */
+    private static void filterServlet(ServletContextHandler context, Filter filter, String name) {
+        FilterHolder holder = new FilterHolder(filter);
+        holder.setName(name);
+        FilterMapping mapping = new FilterMapping();
+        mapping.setFilterName(name);
+        mapping.setServletName(PassthroughServlet.NAME);
+        mapping.setDispatcherTypes(EnumSet.of(DispatcherType.REQUEST));
+        context.getServletHandler().addFilter(holder, mapping);
     }
 
     int port() {

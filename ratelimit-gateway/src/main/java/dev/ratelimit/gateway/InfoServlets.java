@@ -1,10 +1,6 @@
 package dev.ratelimit.gateway;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.ratelimit.api.Window;
-import dev.ratelimit.gateway.GatewayConfig.ModelCap;
-import dev.ratelimit.gateway.GatewayConfig.TierConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -13,13 +9,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.Comparator;
-import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import org.jspecify.annotations.Nullable;
 
 /** The gateway's read-only endpoints: the status page and its JSON, health and metrics. */
 final class InfoServlets {
@@ -35,12 +25,8 @@ final class InfoServlets {
         protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
             String path = request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo());
             if (!path.equals("/") && !path.isEmpty()) {
-                OpenAi.error(
+                OpenAi.unknownUrl(
                         response,
-                        404,
-                        "invalid_request_error",
-                        "unknown_url",
-                        null,
                         "Unknown path " + path + ". Try POST /v1/chat/completions, or GET / for the status page.");
                 return;
             }
@@ -57,91 +43,22 @@ final class InfoServlets {
     }
 
     /**
-     * {@code GET /status.json}: every tenant's windows (limit, used, time to reset) as of its last
-     * decision, its slots in flight, and the upstream caps.
+     * {@code GET /status.json}: every tenant's windows (limit, used, time to reset) and slots in
+     * flight, and the upstream caps, as the store holds them now.
      */
     static final class StatusJson extends HttpServlet {
         private static final long serialVersionUID = 1L;
-        private final transient Gateway gateway;
-        private final boolean limiterDisabled;
+        private final transient StatusReport report;
 
-        StatusJson(Gateway gateway, boolean limiterDisabled) {
-            this.gateway = gateway;
-            this.limiterDisabled = limiterDisabled;
+        StatusJson(StatusReport report) {
+            this.report = report;
         }
 
         @Override
         protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
             response.setHeader("Cache-Control", "no-store");
-            OpenAi.json(response, 200, status(gateway, limiterDisabled));
+            OpenAi.write(response, 200, "application/json", report.json());
         }
-    }
-
-    static ObjectNode status(Gateway gateway, boolean limiterDisabled) {
-        ObjectNode status = OpenAi.JSON.createObjectNode();
-        status.put("store", gateway.store());
-        status.put("slots", gateway.slots().description());
-        status.put("upstream", gateway.upstream().description());
-        status.put("limiter", limiterDisabled ? "DISABLED (kill switch): every request passes" : "enabled");
-        Instant now = gateway.board().clock().instant();
-        ArrayNode tenants = status.putArray("tenants");
-        for (Map.Entry<String, TierConfig> entry : gateway.config().tenants().entrySet()) {
-            String tenant = entry.getKey();
-            TierConfig tier = entry.getValue();
-            ObjectNode node = tenants.addObject();
-            node.put("tenant", tenant);
-            node.put("tier", tier.name());
-            node.put("inFlight", gateway.slots().inFlight(tenant));
-            node.put("maxConcurrent", tier.maxConcurrent());
-            windows(node, tier.tier().windows(), gateway.board().snapshot(tenant), now);
-        }
-        ArrayNode models = status.putArray("models");
-        for (ModelCap cap : gateway.config().models().values()) {
-            ObjectNode node = models.addObject().put("model", cap.model());
-            windows(
-                    node,
-                    cap.budget().windows(),
-                    gateway.board().snapshot(cap.budget().name()),
-                    now);
-        }
-        return status;
-    }
-
-    /**
-     * Lists windows, requests first then tokens, each shortest first, with their counts as of the
-     * owner's last decision ({@code used} null before it has one), and when that was.
-     */
-    private static void windows(
-            ObjectNode node, List<Window> windows, StatusBoard.@Nullable Snapshot snapshot, Instant now) {
-        Duration age = snapshot == null ? Duration.ZERO : Duration.between(snapshot.at(), now);
-        if (snapshot == null) {
-            node.putNull("seenSecondsAgo");
-        } else {
-            node.put("seenSecondsAgo", age.toSeconds());
-        }
-        List<WindowState> seen = snapshot == null ? List.of() : snapshot.windows();
-        ArrayNode array = node.putArray("windows");
-        windows.stream()
-                .sorted(Comparator.comparing(Window::isTokens).thenComparing(Window::length))
-                .forEach(window -> {
-                    ObjectNode w = array.addObject()
-                            .put("name", window.name())
-                            .put("unit", window.isTokens() ? "tokens" : "requests")
-                            .put("limit", window.limit())
-                            .put("seconds", window.lengthSeconds());
-                    WindowState state = seen.stream()
-                            .filter(candidate -> candidate.name().equals(window.name()))
-                            .findFirst()
-                            .orElse(null);
-                    if (state == null) {
-                        w.putNull("used");
-                        w.putNull("resetSeconds");
-                    } else {
-                        Duration reset = state.resetAfter().minus(age);
-                        w.put("used", state.used());
-                        w.put("resetSeconds", RateLimitHeaders.ceilSeconds(reset.isNegative() ? Duration.ZERO : reset));
-                    }
-                });
     }
 
     /** {@code GET /health}: never limited. */

@@ -88,7 +88,7 @@ final class MeteredServlet extends HttpServlet {
         }
 
         ModelCap cap = config.models().get(model);
-        Admission.Ticket ticket = gateway.admit(response, kind.metric, account, cap, estimate, true);
+        Admission.Ticket ticket = gateway.admit(response, kind.metric, account, cap, estimate);
         if (ticket == null) {
             return; // answered: 429 or 503
         }

@@ -117,13 +117,7 @@ final class MockModel implements AutoCloseable {
             } else if (path.equals("/embeddings") && method.equals("POST")) {
                 embeddings(body, response);
             } else {
-                OpenAi.error(
-                        response,
-                        404,
-                        "invalid_request_error",
-                        "unknown_url",
-                        null,
-                        "The mock model has no " + method + " " + path + ".");
+                OpenAi.unknownUrl(response, "The mock model has no " + method + " " + path + ".");
             }
         }
 

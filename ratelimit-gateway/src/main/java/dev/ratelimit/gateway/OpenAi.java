@@ -40,6 +40,11 @@ final class OpenAi {
         json(response, status, errorBody(type, code, param, message));
     }
 
+    /** Writes OpenAI's 404 for a path nobody serves. */
+    static void unknownUrl(HttpServletResponse response, String message) throws IOException {
+        error(response, 404, "invalid_request_error", "unknown_url", null, message);
+    }
+
     static ObjectNode errorBody(String type, @Nullable String code, @Nullable String param, String message) {
         ObjectNode body = JSON.createObjectNode();
         ObjectNode error = body.putObject("error");

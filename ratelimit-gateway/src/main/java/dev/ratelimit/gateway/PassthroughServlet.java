@@ -1,6 +1,15 @@
 package dev.ratelimit.gateway;
 
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.TierPolicy;
+import dev.ratelimit.servlet.RateLimitFilter;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -9,12 +18,21 @@ import java.io.InputStream;
 
 /**
  * Every other {@code /v1/*} path, {@code GET /v1/models} included: relayed to the upstream as it is,
- * with request limits only: the tenant's request windows are charged, without tokens or a
- * concurrency slot. The response streams back as it arrives.
+ * with request limits only. The library's {@link RateLimitFilter} guards these paths: it charges the
+ * tenant's request windows (no tokens, no concurrency slot) and answers a refusal itself, in
+ * OpenAI's error shape; this servlet only relays what it lets through. The response streams back as
+ * it arrives.
+ *
+ * <p>Its filters, in order: {@link ApiKeyFilter} (the tenant), {@link BodyFirst} (the body read and
+ * bounded, so an oversized one is refused before anything is charged), then {@link RateLimitFilter}.
  */
 final class PassthroughServlet extends HttpServlet {
 
+    /** The servlet's name, which its filters are mapped to. */
+    static final String NAME = "passthrough";
+
     private static final long serialVersionUID = 1L;
+    private static final String BODY = "gateway.body";
 
     private final transient Gateway gateway;
 
@@ -22,25 +40,24 @@ final class PassthroughServlet extends HttpServlet {
         this.gateway = gateway;
     }
 
+    /**
+     * Builds the filter that limits the pass-through paths: the tiers' request windows, OpenAI's
+     * header family and error body, the IETF draft headers, and no {@code X-RateLimit-*} family
+     * (the metered endpoints send none either).
+     */
+    static RateLimitFilter rateLimitFilter(RateLimiter limiter, GatewayConfig config) {
+        TierPolicy.Builder requestWindows = TierPolicy.builder();
+        config.tiers().values().forEach(tier -> requestWindows.tier(tier.requests()));
+        return RateLimitFilter.builder(limiter, requestWindows.build())
+                .rateLimitHeaders(false)
+                .openAiHeaders(true)
+                .openAiErrors(true)
+                .build();
+    }
+
     @Override
     protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        byte[] body;
-        try {
-            body = Requests.bytes(request, gateway.config().limits().maxBodyBytes());
-        } catch (BadRequest e) {
-            gateway.metrics().refused("other", e.status, e.code);
-            OpenAi.error(response, e.status, "invalid_request_error", e.code, e.param, String.valueOf(e.getMessage()));
-            return;
-        }
-        Admission.Ticket ticket = gateway.admit(response, "other", ApiKeyFilter.account(request), null, 0, false);
-        if (ticket == null) {
-            return; // answered: 429 or 503
-        }
-        try {
-            relay(request, response, body);
-        } finally {
-            ticket.commit(0, "passthrough"); // no tokens, no slot: the request itself stays counted
-        }
+        relay(request, response, (byte[]) request.getAttribute(BODY));
     }
 
     private void relay(HttpServletRequest request, HttpServletResponse response, byte[] body) throws IOException {
@@ -73,6 +90,43 @@ final class PassthroughServlet extends HttpServlet {
             }
         } catch (IOException e) {
             exchange.abort(); // the upstream broke off; the client sees a truncated body
+        }
+    }
+
+    /**
+     * Reads the body (at most {@code max-body-bytes}, else 413 in OpenAI's shape) before the rate
+     * limit filter runs, so that bad input is never charged; and counts the filter's refusals in
+     * {@code gateway_refusals_total} like the gateway's own.
+     */
+    static final class BodyFirst implements Filter {
+
+        private final Gateway gateway;
+
+        BodyFirst(Gateway gateway) {
+            this.gateway = gateway;
+        }
+
+        @Override
+        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+                throws IOException, ServletException {
+            HttpServletResponse response = (HttpServletResponse) res;
+            try {
+                req.setAttribute(
+                        BODY,
+                        Requests.bytes(
+                                (HttpServletRequest) req,
+                                gateway.config().limits().maxBodyBytes()));
+            } catch (BadRequest e) {
+                gateway.metrics().refused("other", e.status, e.code);
+                OpenAi.error(
+                        response, e.status, "invalid_request_error", e.code, e.param, String.valueOf(e.getMessage()));
+                return;
+            }
+            chain.doFilter(req, res);
+            if (req.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE) instanceof Decision decision
+                    && !decision.allowed()) {
+                gateway.metrics().refused("other", 429, decision.window().isTokens() ? "tokens" : "requests");
+            }
         }
     }
 }

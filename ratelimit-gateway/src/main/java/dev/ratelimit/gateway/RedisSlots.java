@@ -1,5 +1,6 @@
 package dev.ratelimit.gateway;
 
+import dev.ratelimit.core.internal.ThrottledWarning;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
@@ -40,7 +41,6 @@ final class RedisSlots implements Slots {
     private static final String SCRIPT = script();
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);
     private static final long CONNECT_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(1);
-    private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final RedisClient client;
     private final String leaseMillis;
@@ -52,7 +52,7 @@ final class RedisSlots implements Slots {
     private final String digest;
     private volatile @Nullable StatefulRedisConnection<String, String> connection;
     private long nextConnectNanos;
-    private final AtomicLong lastWarnNanos = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+    private final ThrottledWarning warning = new ThrottledWarning(LOG, Duration.ofSeconds(10));
 
     RedisSlots(RedisClient client, Duration lease, MeterRegistry registry) {
         this.client = client;
@@ -153,15 +153,9 @@ final class RedisSlots implements Slots {
 
     private void failed(String op, RuntimeException e) {
         failures.increment();
-        long now = System.nanoTime();
-        long last = lastWarnNanos.get();
-        if (now - last >= WARN_EVERY_NANOS && lastWarnNanos.compareAndSet(last, now)) {
-            LOG.log(
-                    System.Logger.Level.WARNING,
-                    "In-flight slots: Redis failed ({0}: {1}); requests pass without a concurrency slot until it answers",
-                    op,
-                    e.toString());
-        }
+        warning.warn(
+                "In-flight slots: Redis failed ({0}: {1}); requests pass without a concurrency slot until it answers",
+                op, e.toString());
     }
 
     @Override

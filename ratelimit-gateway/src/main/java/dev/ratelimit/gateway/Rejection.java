@@ -20,14 +20,7 @@ record Rejection(
 
     /** Retry-After in whole seconds, rounded up, at least 1. */
     long retryAfterSeconds() {
-        long seconds = retryAfter.getSeconds() + (retryAfter.getNano() > 0 ? 1 : 0);
-        return Math.max(1, seconds);
-    }
-
-    /** retry-after-ms: the exact delay, at least 1 ms, for clients that wait to the millisecond. */
-    long retryAfterMillis() {
-        long millis = retryAfter.toMillis() + (retryAfter.toNanosPart() % 1_000_000 > 0 ? 1 : 0);
-        return Math.max(1, millis);
+        return Math.max(1, RateLimitHeaders.ceilSeconds(retryAfter));
     }
 
     /** The message of a request that can never fit, with its estimate. */

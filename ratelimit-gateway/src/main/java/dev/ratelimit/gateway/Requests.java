@@ -16,6 +16,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class Requests {
 
+    /** How much of a body over the limit is still read (and dropped) before the 413 is answered. */
+    static final long DRAIN_BYTES = 1 << 20;
+
     private Requests() {}
 
     /** A validated chat completion request. */
@@ -58,24 +61,29 @@ final class Requests {
         return object;
     }
 
-    /** Reads a body of at most {@code maxBytes}, refusing a larger one with 413 before reading it all. */
+    /**
+     * Reads a body of at most {@code maxBytes}, refusing a larger one with 413 before reading it
+     * all. Up to {@link #DRAIN_BYTES} more of a refused body are read and dropped first, so that a
+     * client still sending it gets the 413 on a connection that has consumed its request, rather
+     * than a connection the server closes under it (which it sees as no answer at all).
+     */
     static byte[] bytes(HttpServletRequest request, int maxBytes) throws BadRequest, IOException {
         long declared = request.getContentLengthLong();
-        if (declared > maxBytes) {
-            throw tooLarge(maxBytes);
-        }
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(declared > 0 ? (int) declared : 1024);
-        byte[] buffer = new byte[8192];
         try (InputStream in = request.getInputStream()) {
+            if (declared > maxBytes) {
+                throw tooLarge(maxBytes, declared - maxBytes <= DRAIN_BYTES ? in : null);
+            }
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream(declared > 0 ? (int) declared : 1024);
+            byte[] buffer = new byte[8192];
             int read;
             while ((read = in.read(buffer)) != -1) {
                 if (bytes.size() + read > maxBytes) {
-                    throw tooLarge(maxBytes);
+                    throw tooLarge(maxBytes, in);
                 }
                 bytes.write(buffer, 0, read);
             }
+            return bytes.toByteArray();
         }
-        return bytes.toByteArray();
     }
 
     static Chat chat(ObjectNode body, long defaultMaxCompletionTokens) throws BadRequest {
@@ -172,7 +180,20 @@ final class Requests {
         return value.longValue();
     }
 
-    private static BadRequest tooLarge(int maxBytes) {
+    /** Drops what is left of a refused body, up to {@link #DRAIN_BYTES}; a larger one is cut off. */
+    private static BadRequest tooLarge(int maxBytes, @Nullable InputStream rest) {
+        if (rest != null) {
+            byte[] buffer = new byte[8192];
+            long dropped = 0;
+            try {
+                int read;
+                while (dropped < DRAIN_BYTES && (read = rest.read(buffer)) != -1) {
+                    dropped += read;
+                }
+            } catch (IOException e) {
+                // the client went away while sending: the 413 is written for nobody, harmlessly
+            }
+        }
         return new BadRequest(
                 413,
                 "request_too_large",

@@ -77,18 +77,20 @@ class GatewayServerTest extends MockGatewayTest {
         assertThat(form.statusCode()).isEqualTo(415);
         assertThat(form.body()).contains("\"code\":\"unsupported_content_type\"");
 
-        String large = HELLO.replace("Hello", "x".repeat(5_000));
-        assertThat(harness.chat("demo-free", large).statusCode()).isEqualTo(413);
-        HttpResponse<String> chunked = harness.http.send(
-                HttpRequest.newBuilder(URI.create(harness.base() + "/v1/chat/completions"))
-                        .header("Authorization", "Bearer demo-free")
-                        .header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofInputStream( // no Content-Length: chunked
-                                () -> new ByteArrayInputStream(large.getBytes(StandardCharsets.UTF_8))))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(chunked.statusCode()).as("a chunked body over the limit").isEqualTo(413);
-        assertThat(chunked.body()).contains("\"code\":\"request_too_large\"");
+        String large = HELLO.replace("Hello", "x".repeat(200_000));
+        for (int i = 0; i < 5; i++) { // a client still sending its body reads the 413, on a fresh or reused connection
+            assertThat(harness.chat("demo-free", large).statusCode()).isEqualTo(413);
+            HttpResponse<String> chunked = harness.http.send(
+                    HttpRequest.newBuilder(URI.create(harness.base() + "/v1/chat/completions"))
+                            .header("Authorization", "Bearer demo-free")
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofInputStream( // no Content-Length: chunked
+                                    () -> new ByteArrayInputStream(large.getBytes(StandardCharsets.UTF_8))))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(chunked.statusCode()).as("a chunked body over the limit").isEqualTo(413);
+            assertThat(chunked.body()).contains("\"code\":\"request_too_large\"");
+        }
 
         HttpResponse<String> get = harness.get("/v1/chat/completions", "demo-free");
         assertThat(get.statusCode()).isEqualTo(405);
@@ -137,12 +139,24 @@ class GatewayServerTest extends MockGatewayTest {
     }
 
     @Test
-    @DisplayName("other /v1 paths are relayed with request limits only: the 6th demo-free call gets OpenAI's 429")
+    @DisplayName("other /v1 paths: the library's RateLimitFilter charges request windows; the 6th gets OpenAI's 429")
     void passThrough() throws Exception {
+        String large = "x".repeat(5_000);
+        HttpResponse<String> oversized = harness.post("/v1/files", "demo-free", "application/octet-stream", large);
+        assertThat(oversized.statusCode()).isEqualTo(413);
+        assertThat(oversized.body()).contains("\"code\":\"request_too_large\"");
+        assertThat(harness.metric("ratelimit_decisions_total"))
+                .as("a body over the limit is refused before anything is charged")
+                .isZero();
         for (int i = 0; i < 5; i++) {
             HttpResponse<String> models = harness.get("/v1/models", "demo-free");
             assertThat(models.statusCode()).isEqualTo(200);
             assertThat(models.body()).contains("\"object\":\"list\"");
+            assertThat(models.headers().firstValue("x-ratelimit-remaining-requests"))
+                    .contains(Long.toString(4 - i));
+            assertThat(models.headers().firstValue("x-ratelimit-limit-tokens"))
+                    .as("no tokens are charged here")
+                    .isEmpty();
         }
         harness.clock.advance(Duration.ofSeconds(20));
 
@@ -150,8 +164,18 @@ class GatewayServerTest extends MockGatewayTest {
 
         assertThat(sixth.statusCode()).isEqualTo(429);
         assertThat(sixth.headers().firstValue("Retry-After")).contains("40");
-        assertThat(sixth.headers().firstValue("x-ratelimit-window")).contains("minute");
-        assertThat(sixth.body()).contains("\"code\":\"rate_limit_exceeded\"", "\"window\":\"minute\"");
+        assertThat(sixth.headers().firstValue("retry-after-ms")).contains("40000");
+        assertThat(sixth.headers().firstValue("x-ratelimit-reset-requests")).contains("40s");
+        assertThat(sixth.headers().firstValue("RateLimit")).contains("\"minute\";r=0;t=40");
+        assertThat(sixth.headers().firstValue("RateLimit-Policy"))
+                .as("the windows these paths are charged to")
+                .contains("\"minute\";q=5;w=60, \"day\";q=100;w=86400");
+        assertThat(sixth.headers().firstValue("X-RateLimit-Limit")).isEmpty();
+        assertThat(sixth.body())
+                .startsWith("{\"error\":{\"message\":\"Too many requests: the limit of 5 requests per minute")
+                .contains("\"type\":\"requests\"", "\"code\":\"rate_limit_exceeded\"", "\"window\":\"minute\"");
+        assertThat(harness.metric("gateway_refusals_total", "endpoint", "other", "status", "429"))
+                .isEqualTo(1);
         assertThat(harness.chat("demo-free", HELLO).statusCode())
                 .as("the pass-through calls spent the same minute window")
                 .isEqualTo(429);

@@ -91,11 +91,20 @@ final class Harness implements AutoCloseable {
     }
 
     HttpResponse<String> chat(String key, String json) throws Exception {
-        return post("/v1/chat/completions", key, "application/json", json);
+        return http.send(chatRequest(key, json), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A chat completion request, for tests that read the answer their own way (streamed, or later). */
+    HttpRequest chatRequest(String key, String json) {
+        return request("/v1/chat/completions", key, "application/json", json);
     }
 
     HttpResponse<String> post(String path, @Nullable String key, @Nullable String contentType, String body)
             throws Exception {
+        return http.send(request(path, key, contentType, body), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpRequest request(String path, @Nullable String key, @Nullable String contentType, String body) {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base() + path))
                 .timeout(Duration.ofSeconds(30))
                 .POST(HttpRequest.BodyPublishers.ofString(body));
@@ -105,7 +114,7 @@ final class Harness implements AutoCloseable {
         if (contentType != null) {
             request.header("Content-Type", contentType);
         }
-        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        return request.build();
     }
 
     HttpResponse<String> get(String path, @Nullable String key) throws Exception {

@@ -127,6 +127,23 @@ class OpenAiClientTest extends MockGatewayTest {
     }
 
     @Test
+    @DisplayName("the model list's 6th call (the library's RateLimitFilter) raises RateLimitException too")
+    void sixthModelList() {
+        OpenAIClient client = harness.openAi("demo-free");
+        for (int i = 0; i < 5; i++) {
+            client.models().list();
+        }
+
+        assertThatThrownBy(() -> client.models().list()).isInstanceOfSatisfying(RateLimitException.class, e -> {
+            assertThat(e.code()).contains("rate_limit_exceeded");
+            assertThat(e.getMessage()).contains("the limit of 5 requests per minute (window 'minute')");
+            assertThat(e.headers().values("retry-after")).containsExactly("60");
+            assertThat(e.headers().values("retry-after-ms")).containsExactly("60000");
+            assertThat(e.headers().values("x-ratelimit-remaining-requests")).containsExactly("0");
+        });
+    }
+
+    @Test
     @DisplayName("with retries on, the client waits what retry-after-ms says, and the retry succeeds")
     void clientWaitsAsTold() {
         List<Duration> slept = new CopyOnWriteArrayList<>();

@@ -9,8 +9,6 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.URI;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -326,12 +324,7 @@ class ReleasePathsTest {
                 statuses.add(pool.submit(() -> {
                     go.await();
                     HttpResponse<InputStream> response = harness.http.send(
-                            HttpRequest.newBuilder(URI.create(harness.base() + "/v1/chat/completions"))
-                                    .header("Authorization", "Bearer demo-free")
-                                    .header("Content-Type", "application/json")
-                                    .POST(HttpRequest.BodyPublishers.ofString(STREAM))
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofInputStream());
+                            harness.chatRequest("demo-free", STREAM), HttpResponse.BodyHandlers.ofInputStream());
                     CompletableFuture.runAsync(() -> {
                         try (InputStream body = response.body()) {
                             body.readAllBytes();

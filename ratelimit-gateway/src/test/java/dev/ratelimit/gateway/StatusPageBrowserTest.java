@@ -3,9 +3,16 @@ package dev.ratelimit.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,24 +26,35 @@ import org.openqa.selenium.chrome.ChromeOptions;
 
 /**
  * The status page in a real headless Chromium (Debian's {@code chromium} and {@code
- * chromium-driver}, driven through Selenium): it loads, then shows the traffic sent after it was
- * opened without a reload.
+ * chromium-driver}, driven through Selenium): it loads, then shows, without a reload, what the store
+ * holds as traffic and time go by after it was opened.
  */
 class StatusPageBrowserTest {
 
     private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
     private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
-    private static final String HELLO =
+    private static final String PLAIN =
             "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+    private static final String STREAM = PLAIN.replace("{\"model\"", "{\"stream\":true,\"model\"");
+    private static final String FREE = "demo-user-free";
+    private static final String PRO = "demo-user-pro";
+    private static final long STUB_TOTAL = StubUpstream.PROMPT + StubUpstream.COMPLETION;
 
     @Test
-    @DisplayName("the page shows each tenant's windows as bars and follows live traffic")
+    @DisplayName(
+            "the page shows the store's live counts: traffic after it loaded, a reservation in flight, time passing")
     void statusPageFollowsTraffic(@TempDir Path profile) throws Exception {
         if (!Files.isExecutable(CHROMIUM) || !Files.isExecutable(CHROMEDRIVER)) {
             fail("This test needs Debian's Chromium: apt-get install -y chromium chromium-driver"
                     + " (.ci/run installs them); missing " + (Files.isExecutable(CHROMIUM) ? CHROMEDRIVER : CHROMIUM));
         }
-        try (Harness harness = Harness.start(Harness.Store.MEMORY, false)) {
+        // the held stream waits while the page is read: longer than the test configuration's idle timeout
+        Path config = profile.resolve("gateway.yaml");
+        Files.writeString(
+                config,
+                Files.readString(Harness.testConfig())
+                        .replace("upstream-idle-timeout-ms: 1500", "upstream-idle-timeout-ms: 60000"));
+        try (Harness harness = Harness.start(Harness.Store.MEMORY, true, Map.of("GATEWAY_CONFIG", config.toString()))) {
             ChromeDriverService service = new ChromeDriverService.Builder()
                     .usingDriverExecutable(CHROMEDRIVER.toFile())
                     .usingAnyFreePort()
@@ -52,45 +70,64 @@ class StatusPageBrowserTest {
                     "--disable-background-networking",
                     "--disable-component-update",
                     "--disable-sync",
-                    "--user-data-dir=" + profile,
+                    "--user-data-dir=" + Files.createDirectories(profile.resolve("chromium")),
                     "--window-size=1280,900");
             WebDriver browser = new ChromeDriver(service, options);
+            CountDownLatch release = new CountDownLatch(1);
             try {
                 browser.get(harness.base() + "/");
-                assertThat(awaitRow(browser, "demo-user-free", "minute", "").value())
-                        .isEqualTo("– / 5");
+                assertThat(awaitRow(browser, FREE, "minute", "0").value()).isEqualTo("0 / 5");
+                assertThat(awaitRow(browser, FREE, "in-flight", "0").limit()).isEqualTo("2");
                 assertThat(browser.getTitle()).isEqualTo("ratelimit gateway");
 
-                for (int i = 0; i < 3; i++) {
-                    assertThat(harness.chat("demo-free", HELLO).statusCode()).isEqualTo(200);
+                // traffic after the page loaded: two answered requests, one of another tenant, one stream held open
+                for (int i = 0; i < 2; i++) {
+                    assertThat(harness.chat("demo-free", PLAIN).statusCode()).isEqualTo(200);
                 }
-                assertThat(harness.chat("demo-pro", HELLO).statusCode()).isEqualTo(200);
+                assertThat(harness.chat("demo-pro", PLAIN).statusCode()).isEqualTo(200);
+                harness.stub()
+                        .enqueue(StubUpstream.stream(1, release, StubUpstream.Then.FINISH, new CountDownLatch(1)));
+                CompletableFuture<HttpResponse<String>> stream = harness.http.sendAsync(
+                        harness.chatRequest("demo-free", STREAM), HttpResponse.BodyHandlers.ofString());
 
-                Row minute = awaitRow(browser, "demo-user-free", "minute", "3");
-                assertThat(minute.limit()).isEqualTo("5");
+                Row minute = awaitRow(browser, FREE, "minute", "3");
                 assertThat(minute.value()).startsWith("3 / 5 · ");
                 assertThat(minute.fillStyle()).contains("width:60.0%");
-                assertThat(awaitRow(browser, "demo-user-pro", "minute", "1").value())
-                        .startsWith("1 / 60 · ");
-                long prompt = new TokenCounter()
-                        .chatPrompt("gpt-4o-mini", OpenAi.JSON.readTree(HELLO).get("messages"));
-                long used = prompt + new TokenCounter().count("gpt-4o-mini", MockModel.reply("Hi"));
-                // as of the third request's decision: two settled to their usage, the third at its estimate
-                String tokens = Long.toString(2 * used + prompt + 1_024);
-                assertThat(awaitRow(browser, "demo-user-free", "tokens-minute", tokens)
+                assertThat(awaitRow(browser, FREE, "in-flight", "1").value()).isEqualTo("1 / 2");
+                long estimate = new TokenCounter()
+                                .chatPrompt(
+                                        "gpt-4o-mini",
+                                        OpenAi.JSON.readTree(STREAM).get("messages"))
+                        + 1_024;
+                assertThat(awaitRow(browser, FREE, "tokens-minute", Long.toString(2 * STUB_TOTAL + estimate))
                                 .value())
-                        .startsWith(String.format(java.util.Locale.US, "%,d / 20,000", Long.parseLong(tokens)));
+                        .as("two requests settled to their usage, the open stream reserved at its estimate")
+                        .startsWith(String.format(Locale.US, "%,d / 20,000", 2 * STUB_TOTAL + estimate));
+                assertThat(awaitRow(browser, PRO, "minute", "1").value()).startsWith("1 / 60 · ");
                 assertThat(awaitRow(browser, "gpt-4o-mini", "rpm", "4").limit())
                         .as("the upstream cap counts every tenant's requests to the model")
                         .isEqualTo("5000");
-                assertThat(awaitRow(browser, "demo-user-free", "in-flight", "0").limit())
-                        .isEqualTo("2");
-                assertThat(awaitRow(browser, "text-embedding-3-small", "tpm", "")
+
+                release.countDown();
+                assertThat(stream.get(20, TimeUnit.SECONDS).body()).endsWith("data: [DONE]\n\n");
+                assertThat(awaitRow(browser, FREE, "in-flight", "0").value()).isEqualTo("0 / 2");
+                awaitRow(browser, FREE, "tokens-minute", Long.toString(3 * STUB_TOTAL));
+
+                // no request from here on: only a live read of the store can show the minute windows emptying
+                harness.clock.advance(Duration.ofSeconds(61));
+                assertThat(awaitRow(browser, FREE, "minute", "0").value()).isEqualTo("0 / 5");
+                awaitRow(browser, FREE, "tokens-minute", "0");
+                awaitRow(browser, "gpt-4o-mini", "rpm", "0");
+                assertThat(awaitRow(browser, FREE, "day", "3").value()).startsWith("3 / 100 · ");
+                awaitRow(browser, FREE, "tokens-day", Long.toString(3 * STUB_TOTAL));
+                assertThat(awaitRow(browser, "text-embedding-3-small", "tpm", "0")
                                 .limit())
                         .as("every upstream cap has its card, unused ones too")
                         .isEqualTo("1000000");
-                assertThat(browser.getPageSource()).contains("upstream: built-in mock model");
+                assertThat(browser.getPageSource())
+                        .contains("upstream: " + harness.stub().baseUrl());
             } finally {
+                release.countDown();
                 browser.quit();
                 service.stop();
             }

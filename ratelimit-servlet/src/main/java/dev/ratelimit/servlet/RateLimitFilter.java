@@ -45,14 +45,15 @@ import java.util.Set;
  *   <li>Rejected: {@code 429} with {@code Retry-After} (whole seconds, at least 1), {@code
  *       X-RateLimit-Remaining: 0}, {@code X-RateLimit-Window} naming the window that tripped and a
  *       JSON body: {@code {"error":"rate_limited","window":"minute","limit":5,
- *       "retry_after_seconds":42,"message":"..."}}.
+ *       "retry_after_seconds":42,"message":"..."}}, or OpenAI's error body with {@link
+ *       Builder#openAiErrors}.
  *   <li>Both carry the IETF draft headers {@code RateLimit-Policy: "minute";q=5;w=60,
  *       "day";q=100;w=86400} (the tier's windows, shortest first) and {@code RateLimit:
  *       "minute";r=4;t=60} (remaining, and seconds until the deciding window's budget grows; on a
  *       429 {@code t} equals {@code Retry-After}).
  *   <li>Store unavailable with a fail-closed limiter ({@link RateLimiterUnavailableException}):
  *       {@code 503} with {@code Retry-After} and a JSON body {@code
- *       {"error":"rate_limiter_unavailable",...}}, never a 500.
+ *       {"error":"rate_limiter_unavailable",...}} (or OpenAI's), never a 500.
  *   <li>Degraded (the limiter failed open): the request proceeds with {@code X-RateLimit-Degraded:
  *       true} and without remaining counts, which are unknown.
  * </ul>
@@ -144,6 +145,7 @@ public final class RateLimitFilter implements Filter {
                 builder.rateLimitHeaders,
                 builder.draftHeaders,
                 builder.openAiHeaders,
+                builder.openAiErrors,
                 builder.unavailableRetryAfter.toSeconds());
     }
 
@@ -263,6 +265,7 @@ public final class RateLimitFilter implements Filter {
         private boolean rateLimitHeaders = true;
         private boolean draftHeaders = true;
         private boolean openAiHeaders;
+        private boolean openAiErrors;
         private Duration unavailableRetryAfter = Duration.ofSeconds(5);
         private final Set<String> exemptMethods = new LinkedHashSet<>(Set.of("OPTIONS"));
         private boolean enforce = true;
@@ -374,14 +377,31 @@ public final class RateLimitFilter implements Filter {
         /**
          * Switches the OpenAI-style headers {@code x-ratelimit-limit-requests}, {@code
          * x-ratelimit-remaining-requests} and {@code x-ratelimit-reset-requests} (a duration such as
-         * {@code 6m0s} until the deciding window's budget grows again) on or off (the default), for
-         * clients written against OpenAI's API.
+         * {@code 6m0s} until the deciding window's budget grows again), and on a 429 {@code
+         * retry-after-ms} (the exact delay, which OpenAI's SDKs read before {@code Retry-After}), on
+         * or off (the default), for clients written against OpenAI's API.
          *
          * @param enabled whether to send them
          * @return this builder
          */
         public Builder openAiHeaders(boolean enabled) {
             this.openAiHeaders = enabled;
+            return this;
+        }
+
+        /**
+         * Switches the 429 and 503 bodies to OpenAI's error shape, on or off (the default), for
+         * APIs that OpenAI's clients call (their SDKs raise an exception with {@code error.message}).
+         * A 429: {@code {"error":{"message":"...","type":"requests","param":null,
+         * "code":"rate_limit_exceeded","window":"minute"}}}, {@code type} being {@code tokens} when a
+         * token window tripped; a 503: {@code {"error":{"message":"...","type":"server_error",
+         * "param":null,"code":"rate_limiter_unavailable"}}}. Status and headers stay as they are.
+         *
+         * @param enabled whether to answer in OpenAI's error shape
+         * @return this builder
+         */
+        public Builder openAiErrors(boolean enabled) {
+            this.openAiErrors = enabled;
             return this;
         }
 

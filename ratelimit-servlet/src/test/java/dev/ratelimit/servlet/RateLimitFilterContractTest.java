@@ -290,14 +290,58 @@ class RateLimitFilterContractTest {
             assertThat(rejected.statusCode()).isEqualTo(429);
             assertThat(header(rejected, "x-ratelimit-remaining-requests")).contains("0");
             assertThat(header(rejected, "x-ratelimit-reset-requests")).contains("44.5s");
-            assertThat(ResponseWriter.goDuration(java.time.Duration.ofMillis(12)))
-                    .isEqualTo("12ms");
-            assertThat(ResponseWriter.goDuration(java.time.Duration.ofSeconds(1)))
-                    .isEqualTo("1s");
-            assertThat(ResponseWriter.goDuration(java.time.Duration.ofMinutes(6)))
-                    .isEqualTo("6m0s");
-            assertThat(ResponseWriter.goDuration(java.time.Duration.ofSeconds(3_723)))
-                    .isEqualTo("1h2m3s");
+            assertThat(header(rejected, "retry-after-ms"))
+                    .as("the exact delay, which OpenAI's SDKs read before Retry-After")
+                    .contains("44500");
+            assertThat(header(rejected, "Retry-After")).contains("45");
+            assertThat(header(first, "retry-after-ms"))
+                    .as("never on an allowed request")
+                    .isEmpty();
+        }
+
+        @Test
+        @DisplayName("OpenAI's error body, when switched on: a 429 says type, code and the window that tripped")
+        void openAiErrors() throws Exception {
+            start(RateLimitFilter.builder(limiter(), TierPolicy.defaults())
+                    .openAiErrors(true)
+                    .build());
+            HttpResponse<String> last = null;
+            for (int i = 0; i < 6; i++) {
+                last = as("alice-key");
+            }
+
+            assertThat(last.statusCode()).isEqualTo(429);
+            assertThat(header(last, "Retry-After"))
+                    .as("status and headers stay")
+                    .contains("60");
+            assertThat(last.body())
+                    .isEqualTo("{\"error\":{\"message\":\"Too many requests: the limit of 5 requests per minute"
+                            + " (window 'minute') is used up; retry in 60 seconds.\",\"type\":\"requests\","
+                            + "\"param\":null,\"code\":\"rate_limit_exceeded\",\"window\":\"minute\"}}");
+        }
+
+        @Test
+        @DisplayName("a token window overrun by a settled reservation refuses the next request: type tokens")
+        void openAiErrorsForTokens() throws Exception {
+            Tier tiny = Tier.of("tiny", Window.of(5, Duration.ofMinutes(1)), Window.tokens(100, Duration.ofMinutes(1)));
+            RateLimiter limiter = limiter();
+            start(RateLimitFilter.builder(
+                            limiter,
+                            TierPolicy.builder()
+                                    .tier(tiny)
+                                    .tier(TierPolicy.defaults().resolve("free"))
+                                    .build())
+                    .openAiErrors(true)
+                    .build());
+            limiter.reserve("tina", tiny, 50).commit(130).toCompletableFuture().join();
+
+            HttpResponse<String> rejected = as("tina-key");
+
+            assertThat(rejected.statusCode()).isEqualTo(429);
+            assertThat(header(rejected, "X-RateLimit-Window")).contains("tokens-minute");
+            assertThat(rejected.body())
+                    .contains("the limit of 100 tokens per minute (window 'tokens-minute')")
+                    .contains("\"type\":\"tokens\"", "\"window\":\"tokens-minute\"");
         }
 
         @Test
@@ -402,6 +446,14 @@ class RateLimitFilterContractTest {
                 .minimumNumberOfCalls(1_000)
                 .build();
 
+        private RateLimiter failingClosed() {
+            return SlidingWindowRateLimiter.builder(store)
+                    .clock(clock)
+                    .failOpen(false)
+                    .circuitBreaker(neverOpens)
+                    .build();
+        }
+
         @Test
         @DisplayName("fail-open: requests pass, marked degraded, without remaining counts or Retry-After")
         void failOpen() throws Exception {
@@ -432,13 +484,7 @@ class RateLimitFilterContractTest {
         @DisplayName("fail-closed: 503 with Retry-After and a JSON body, never a 500, then normal again")
         void failClosed() throws Exception {
             store.failing = true;
-            start(RateLimitFilter.builder(
-                            SlidingWindowRateLimiter.builder(store)
-                                    .clock(clock)
-                                    .failOpen(false)
-                                    .circuitBreaker(neverOpens)
-                                    .build(),
-                            TierPolicy.defaults())
+            start(RateLimitFilter.builder(failingClosed(), TierPolicy.defaults())
                     .unavailableRetryAfter(Duration.ofMillis(2_500))
                     .build());
 
@@ -452,6 +498,18 @@ class RateLimitFilterContractTest {
                     .startsWith("{\"error\":\"rate_limiter_unavailable\",\"retry_after_seconds\":3,\"message\":");
             assertThat(header(response, "RateLimit-Policy")).contains(FREE_POLICY);
             assertThat(server.appHits).hasValue(0);
+            server.close();
+            start(RateLimitFilter.builder(failingClosed(), TierPolicy.defaults())
+                    .openAiErrors(true)
+                    .build());
+            HttpResponse<String> openAi = as("alice-key");
+            assertThat(openAi.statusCode()).isEqualTo(503);
+            assertThat(header(openAi, "Retry-After")).contains("5");
+            assertThat(openAi.body())
+                    .as("OpenAI's error shape, when switched on")
+                    .isEqualTo("{\"error\":{\"message\":\"The rate limiter cannot reach its store and refuses requests"
+                            + " until it can; retry in 5 seconds.\",\"type\":\"server_error\",\"param\":null,"
+                            + "\"code\":\"rate_limiter_unavailable\"}}");
 
             store.failing = false;
             HttpResponse<String> healthy = as("alice-key");

@@ -1,0 +1,136 @@
+package dev.ratelimit.servlet.internal;
+
+import dev.ratelimit.api.Window;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Formats the values of the rate-limit headers, so that {@code RateLimitFilter} and the gateway
+ * write them alike: OpenAI's durations, the IETF draft's structured fields, plain header tokens and
+ * the exact delay of {@code retry-after-ms}. Not API: it may change in any release.
+ */
+public final class HeaderValues {
+
+    private HeaderValues() {}
+
+    /**
+     * Formats a duration as OpenAI's {@code x-ratelimit-reset-*} headers do (Go's notation): {@code
+     * 12ms}, {@code 1s}, {@code 1.5s}, {@code 6m0s}, {@code 1h0m0s}.
+     *
+     * @param duration the duration; a negative one counts as zero
+     * @return the text, to the millisecond
+     */
+    public static String goDuration(Duration duration) {
+        long millis = Math.max(0, duration.toMillis());
+        if (millis < 1_000) {
+            return millis + "ms";
+        }
+        long hours = millis / 3_600_000;
+        long minutes = millis / 60_000 % 60;
+        long seconds = millis / 1_000 % 60;
+        long fraction = millis % 1_000;
+        StringBuilder text = new StringBuilder();
+        if (hours > 0) {
+            text.append(hours).append('h');
+        }
+        if (hours > 0 || minutes > 0) {
+            text.append(minutes).append('m');
+        }
+        text.append(seconds);
+        if (fraction > 0) {
+            text.append('.').append(String.format(Locale.ROOT, "%03d", fraction).replaceFirst("0+$", ""));
+        }
+        return text.append('s').toString();
+    }
+
+    /**
+     * Returns the IETF draft's {@code RateLimit-Policy} value of some windows, shortest first (in
+     * their given order where lengths tie): {@code "minute";q=5;w=60, "day";q=100;w=86400}.
+     *
+     * @param windows the windows, such as a tier's
+     * @return the header value
+     */
+    public static String policy(Collection<Window> windows) {
+        List<Window> sorted = new ArrayList<>(windows);
+        sorted.sort(Comparator.comparing(Window::length));
+        StringBuilder header = new StringBuilder();
+        for (Window window : sorted) {
+            if (header.length() > 0) {
+                header.append(", ");
+            }
+            header.append(sfString(window.name()))
+                    .append(";q=")
+                    .append(window.limit())
+                    .append(";w=")
+                    .append(window.lengthSeconds());
+        }
+        return header.toString();
+    }
+
+    /**
+     * Returns one item of the IETF draft's {@code RateLimit} header: {@code "minute";r=4;t=55}.
+     *
+     * @param window the window's name
+     * @param remaining what is left of its limit
+     * @param resetSeconds the seconds until its budget grows again
+     * @return the item
+     */
+    public static String rateLimitItem(String window, long remaining, long resetSeconds) {
+        return sfString(window) + ";r=" + remaining + ";t=" + resetSeconds;
+    }
+
+    /**
+     * Quotes a structured-field string (RFC 8941): printable ASCII, with {@code "} and {@code \}
+     * escaped and any other character replaced by {@code _}.
+     *
+     * @param value the text
+     * @return the quoted string
+     */
+    public static String sfString(String value) {
+        StringBuilder quoted = new StringBuilder(value.length() + 2).append('"');
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '"' || c == '\\') {
+                quoted.append('\\').append(c);
+            } else if (c < 0x20 || c > 0x7e) {
+                quoted.append('_');
+            } else {
+                quoted.append(c);
+            }
+        }
+        return quoted.append('"').toString();
+    }
+
+    /**
+     * Keeps a window name to printable ASCII for a plain header value such as {@code
+     * X-RateLimit-Window}.
+     *
+     * @param value the text
+     * @return the text with any other character replaced by {@code _}
+     */
+    public static String token(String value) {
+        StringBuilder clean = new StringBuilder(value.length());
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            clean.append(c < 0x20 || c > 0x7e ? '_' : c);
+        }
+        return clean.toString();
+    }
+
+    /**
+     * Returns the value of {@code retry-after-ms}, which OpenAI's SDKs read before {@code
+     * Retry-After} to wait to the millisecond: the delay rounded up to whole milliseconds, at least
+     * 1.
+     *
+     * @param retryAfter the delay
+     * @return the milliseconds
+     */
+    public static long retryAfterMillis(Duration retryAfter) {
+        long millis = retryAfter.toMillis() + (retryAfter.toNanosPart() % 1_000_000 > 0 ? 1 : 0);
+        return Math.max(1, millis);
+    }
+}
