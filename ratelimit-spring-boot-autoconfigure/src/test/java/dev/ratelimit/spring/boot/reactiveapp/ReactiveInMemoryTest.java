@@ -1,0 +1,17 @@
+package dev.ratelimit.spring.boot.reactiveapp;
+
+import dev.ratelimit.spring.boot.Scenarios;
+import org.springframework.boot.test.context.SpringBootTest;
+
+/** The WebFlux application on the in-memory store: the default when no Redis is configured. */
+@SpringBootTest(
+        classes = ReactiveTestApp.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = "spring.main.web-application-type=reactive")
+class ReactiveInMemoryTest extends Scenarios {
+
+    @Override
+    protected String expectedStoreType() {
+        return "in-memory";
+    }
+}
