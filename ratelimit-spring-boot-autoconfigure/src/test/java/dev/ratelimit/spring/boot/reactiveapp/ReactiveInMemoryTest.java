@@ -1,6 +1,5 @@
 package dev.ratelimit.spring.boot.reactiveapp;
 
-import dev.ratelimit.spring.boot.Scenarios;
 import org.springframework.boot.test.context.SpringBootTest;
 
 /** The WebFlux application on the in-memory store: the default when no Redis is configured. */
@@ -8,7 +7,7 @@ import org.springframework.boot.test.context.SpringBootTest;
         classes = ReactiveTestApp.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = "spring.main.web-application-type=reactive")
-class ReactiveInMemoryTest extends Scenarios {
+class ReactiveInMemoryTest extends ReactiveScenarios {
 
     @Override
     protected String expectedStoreType() {

@@ -1,6 +1,5 @@
 package dev.ratelimit.spring.boot.reactiveapp;
 
-import dev.ratelimit.spring.boot.Scenarios;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -15,7 +14,7 @@ import org.springframework.test.context.DynamicPropertySource;
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = "spring.main.web-application-type=reactive")
 @DirtiesContext
-class ReactiveRedisTest extends Scenarios {
+class ReactiveRedisTest extends ReactiveScenarios {
 
     @RegisterExtension
     static final RedisServerExtension<RedisServer> REDIS = RedisServerExtension.standalone();
