@@ -8,7 +8,9 @@ import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.servlet.RateLimitFilter;
 import dev.ratelimit.servlet.internal.Keys;
 import dev.ratelimit.servlet.internal.RateLimitResponses;
+import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.web.PathPatterns;
+import dev.ratelimit.spring.boot.web.internal.ContractResponses;
 import java.net.InetSocketAddress;
 import java.util.Locale;
 import java.util.Optional;
@@ -54,37 +56,27 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
      * @param limiter the limiter
      * @param policy the tiers
      * @param identities finds the caller
-     * @param paths the paths limited
-     * @param exclusions the paths never limited
-     * @param exemptMethods the methods never limited
-     * @param enforce {@code false} for shadow mode
+     * @param properties the settings: paths, exclusions, exempt methods, shadow mode, headers, order
      * @param offload whether to call the limiter off the event loop (its store blocks)
-     * @param responses writes the contract's answers
-     * @param order the filter's order
      */
     public RateLimitWebFilter(
             RateLimiter limiter,
             TierPolicy policy,
             ReactiveIdentityResolver identities,
-            PathPatterns paths,
-            PathPatterns exclusions,
-            Set<String> exemptMethods,
-            boolean enforce,
-            boolean offload,
-            RateLimitResponses responses,
-            int order) {
+            RateLimitProperties properties,
+            boolean offload) {
         this.limiter = limiter;
         this.policy = policy;
         this.identities = identities;
-        this.paths = paths;
-        this.exclusions = exclusions;
-        this.exemptMethods = exemptMethods.stream()
+        this.paths = PathPatterns.of(properties.getPaths(), "ratelimit.paths");
+        this.exclusions = PathPatterns.of(properties.getExcludePaths(), "ratelimit.exclude-paths");
+        this.exemptMethods = properties.getExemptMethods().stream()
                 .map(method -> method.trim().toUpperCase(Locale.ROOT))
                 .collect(Collectors.toUnmodifiableSet());
-        this.enforce = enforce;
+        this.enforce = !properties.isShadowMode();
         this.offload = offload;
-        this.responses = responses;
-        this.order = order;
+        this.responses = ContractResponses.of(properties);
+        this.order = properties.getFilter().getOrder();
     }
 
     @Override

@@ -5,9 +5,11 @@ import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.servlet.internal.Keys;
 import dev.ratelimit.servlet.internal.RateLimitResponses;
+import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.RateLimited;
 import dev.ratelimit.spring.boot.web.Caller;
 import dev.ratelimit.spring.boot.web.RateLimitedSupport;
+import dev.ratelimit.spring.boot.web.internal.ContractResponses;
 import java.util.Map;
 import java.util.Optional;
 import org.springframework.core.Ordered;
@@ -44,29 +46,25 @@ public final class RateLimitedWebFilter implements WebFilter, Ordered {
      * @param policy the tiers
      * @param identities finds the caller
      * @param handlers finds the handler method of a request
-     * @param responses writes the contract's answers
-     * @param enforce {@code false} for shadow mode
+     * @param properties the settings: shadow mode, headers; its order is one after the filter's
      * @param offload whether to call the limiter off the event loop (its store blocks)
-     * @param order the filter's order
      */
     public RateLimitedWebFilter(
             RateLimiter limiter,
             TierPolicy policy,
             ReactiveIdentityResolver identities,
             RequestMappingHandlerMapping handlers,
-            RateLimitResponses responses,
-            boolean enforce,
-            boolean offload,
-            int order) {
+            RateLimitProperties properties,
+            boolean offload) {
         this.limiter = limiter;
         this.policy = policy;
         this.identities = identities;
         this.handlers = handlers;
         this.support = new RateLimitedSupport(policy);
-        this.responses = responses;
-        this.enforce = enforce;
+        this.responses = ContractResponses.of(properties);
+        this.enforce = !properties.isShadowMode();
         this.offload = offload;
-        this.order = order;
+        this.order = properties.getFilter().getOrder() + 1;
     }
 
     @Override

@@ -6,10 +6,7 @@ import dev.ratelimit.spring.boot.RateLimitAutoConfiguration;
 import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.RateLimitStoreInfo;
 import dev.ratelimit.spring.boot.TierResolver;
-import dev.ratelimit.spring.boot.web.ContractResponses;
-import dev.ratelimit.spring.boot.web.PathPatterns;
 import dev.ratelimit.spring.boot.web.PrincipalTierResolver;
-import java.util.Set;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -83,17 +80,7 @@ public class ReactiveRateLimitAutoConfiguration {
             ReactiveIdentityResolver identities,
             ObjectProvider<RateLimitStoreInfo> stores,
             RateLimitProperties properties) {
-        return new RateLimitWebFilter(
-                limiter,
-                policy,
-                identities,
-                PathPatterns.of(properties.getPaths(), "ratelimit.paths"),
-                PathPatterns.of(properties.getExcludePaths(), "ratelimit.exclude-paths"),
-                Set.copyOf(properties.getExemptMethods()),
-                !properties.isShadowMode(),
-                offload(stores),
-                ContractResponses.of(properties),
-                properties.getFilter().getOrder());
+        return new RateLimitWebFilter(limiter, policy, identities, properties, offload(stores));
     }
 
     /** A store the auto-configuration did not create may block: its checks run off the event loop. */
@@ -118,14 +105,7 @@ public class ReactiveRateLimitAutoConfiguration {
                 ObjectProvider<RateLimitStoreInfo> stores,
                 RateLimitProperties properties) {
             return new RateLimitedWebFilter(
-                    limiter,
-                    policy,
-                    identities,
-                    requestMappingHandlerMapping,
-                    ContractResponses.of(properties),
-                    !properties.isShadowMode(),
-                    offload(stores),
-                    properties.getFilter().getOrder() + 1);
+                    limiter, policy, identities, requestMappingHandlerMapping, properties, offload(stores));
         }
     }
 }

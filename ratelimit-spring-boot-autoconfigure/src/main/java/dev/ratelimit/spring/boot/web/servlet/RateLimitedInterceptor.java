@@ -9,9 +9,11 @@ import dev.ratelimit.servlet.IdentityResolver;
 import dev.ratelimit.servlet.internal.Keys;
 import dev.ratelimit.servlet.internal.RateLimitResponses;
 import dev.ratelimit.servlet.internal.ServletResponses;
+import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.RateLimited;
 import dev.ratelimit.spring.boot.web.Callers;
 import dev.ratelimit.spring.boot.web.RateLimitedSupport;
+import dev.ratelimit.spring.boot.web.internal.ContractResponses;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -42,21 +44,16 @@ public final class RateLimitedInterceptor implements HandlerInterceptor {
      * @param limiter the limiter
      * @param policy the tiers
      * @param identities finds the caller
-     * @param responses writes the answers
-     * @param enforce {@code false} for shadow mode
+     * @param properties the settings: shadow mode, headers
      */
     public RateLimitedInterceptor(
-            RateLimiter limiter,
-            TierPolicy policy,
-            IdentityResolver identities,
-            RateLimitResponses responses,
-            boolean enforce) {
+            RateLimiter limiter, TierPolicy policy, IdentityResolver identities, RateLimitProperties properties) {
         this.limiter = limiter;
         this.policy = policy;
         this.identities = identities;
         this.support = new RateLimitedSupport(policy);
-        this.responses = responses;
-        this.enforce = enforce;
+        this.responses = ContractResponses.of(properties);
+        this.enforce = !properties.isShadowMode();
     }
 
     @Override

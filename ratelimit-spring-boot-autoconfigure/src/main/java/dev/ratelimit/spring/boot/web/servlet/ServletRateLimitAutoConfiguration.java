@@ -7,7 +7,6 @@ import dev.ratelimit.servlet.RateLimitFilter;
 import dev.ratelimit.spring.boot.RateLimitAutoConfiguration;
 import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.TierResolver;
-import dev.ratelimit.spring.boot.web.ContractResponses;
 import dev.ratelimit.spring.boot.web.PrincipalTierResolver;
 import jakarta.servlet.DispatcherType;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -104,8 +103,7 @@ public class ServletRateLimitAutoConfiguration {
         @Bean
         WebMvcConfigurer rateLimitedWebMvcConfigurer(
                 RateLimiter limiter, TierPolicy policy, IdentityResolver identities, RateLimitProperties properties) {
-            RateLimitedInterceptor interceptor = new RateLimitedInterceptor(
-                    limiter, policy, identities, ContractResponses.of(properties), !properties.isShadowMode());
+            RateLimitedInterceptor interceptor = new RateLimitedInterceptor(limiter, policy, identities, properties);
             return new WebMvcConfigurer() {
                 @Override
                 public void addInterceptors(InterceptorRegistry registry) {

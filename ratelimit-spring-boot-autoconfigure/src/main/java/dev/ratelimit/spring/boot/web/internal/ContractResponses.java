@@ -1,9 +1,9 @@
-package dev.ratelimit.spring.boot.web;
+package dev.ratelimit.spring.boot.web.internal;
 
 import dev.ratelimit.servlet.internal.RateLimitResponses;
 import dev.ratelimit.spring.boot.RateLimitProperties;
 
-/** The 429 contract's writer as {@code ratelimit.headers.*} configures it, for both web stacks. */
+/** The 429 contract's writer as {@code ratelimit.headers.*} configures it, for both web stacks. Not API. */
 public final class ContractResponses {
 
     private ContractResponses() {}
