@@ -27,6 +27,7 @@ class HexagonArchitectureTest {
     private static final String JEDIS = "dev.ratelimit.redis.jedis..";
     private static final String SERVLET = "dev.ratelimit.servlet..";
     private static final String GATEWAY = "dev.ratelimit.gateway..";
+    private static final String SPRING = "dev.ratelimit.spring..";
     private static final String TESTKIT = "dev.ratelimit.testkit..";
     private static final String TESTSUPPORT = "dev.ratelimit.testsupport..";
 
@@ -56,6 +57,26 @@ class HexagonArchitectureTest {
         assertThat(classes.containPackage("dev.ratelimit.redis.lettuce")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.redis.jedis")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.gateway")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.spring.boot")).isTrue();
+    }
+
+    @Test
+    @DisplayName("the Spring Boot module composes api, core, adapters and the servlet filter; nothing depends on it")
+    void springBootIsAnOuterLayer() {
+        noClasses()
+                .that()
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, GATEWAY, TESTKIT)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(SPRING)
+                .check(classes);
+        noClasses()
+                .that()
+                .resideOutsideOfPackage(SPRING)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("org.springframework..", "reactor..")
+                .check(classes);
     }
 
     @Test
@@ -121,14 +142,14 @@ class HexagonArchitectureTest {
     void nothingDependsOnGatewayOrKit() {
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, TESTKIT)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, SPRING, TESTKIT)
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(GATEWAY, TESTSUPPORT)
                 .check(classes);
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, SPRING)
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(TESTKIT)
@@ -151,11 +172,11 @@ class HexagonArchitectureTest {
     }
 
     @Test
-    @DisplayName("resilience4j is confined to the core")
+    @DisplayName("resilience4j is confined to the core, and to the Spring Boot module that configures its breaker")
     void resilience4jConfined() {
         noClasses()
                 .that()
-                .resideOutsideOfPackage(CORE)
+                .resideOutsideOfPackages(CORE, SPRING)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.github.resilience4j..")
@@ -163,11 +184,11 @@ class HexagonArchitectureTest {
     }
 
     @Test
-    @DisplayName("Micrometer is confined to the core and the gateway that exposes it")
+    @DisplayName("Micrometer is confined to the core and the gateway and Spring Boot module that expose it")
     void micrometerConfined() {
         noClasses()
                 .that()
-                .resideOutsideOfPackages(CORE, GATEWAY)
+                .resideOutsideOfPackages(CORE, GATEWAY, SPRING)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.micrometer..")
@@ -175,18 +196,19 @@ class HexagonArchitectureTest {
     }
 
     @Test
-    @DisplayName("each driver is confined to its own adapter; Caffeine to the in-memory store")
+    @DisplayName("each driver is confined to its own adapter (and the Spring Boot module that builds its client);"
+            + " Caffeine to the in-memory store")
     void driversConfined() {
         noClasses()
                 .that()
-                .resideOutsideOfPackages(LETTUCE, GATEWAY)
+                .resideOutsideOfPackages(LETTUCE, GATEWAY, SPRING)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.lettuce..")
                 .check(classes);
         noClasses()
                 .that()
-                .resideOutsideOfPackage(JEDIS)
+                .resideOutsideOfPackages(JEDIS, SPRING)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("redis.clients..")
@@ -200,7 +222,7 @@ class HexagonArchitectureTest {
                 .check(classes);
         noClasses()
                 .that()
-                .resideOutsideOfPackages(SERVLET, GATEWAY)
+                .resideOutsideOfPackages(SERVLET, GATEWAY, SPRING)
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage("jakarta.servlet..", "org.eclipse.jetty..")
@@ -212,7 +234,7 @@ class HexagonArchitectureTest {
     void noWallClockOnTheDecisionPath() {
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, SPRING)
                 .should()
                 .callMethod(System.class, "currentTimeMillis")
                 .orShould()

@@ -5,6 +5,9 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
+import dev.ratelimit.servlet.internal.Keys;
+import dev.ratelimit.servlet.internal.RateLimitResponses;
+import dev.ratelimit.servlet.internal.ServletResponses;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -100,7 +103,7 @@ public final class RateLimitFilter implements Filter {
     public static final String DECISION_ATTRIBUTE = "ratelimit.decision";
 
     /** The prefix of the budget key of an anonymous request, followed by the client address. */
-    public static final String ANONYMOUS_PREFIX = "ip:";
+    public static final String ANONYMOUS_PREFIX = Keys.ANONYMOUS_PREFIX;
 
     private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
 
@@ -111,7 +114,7 @@ public final class RateLimitFilter implements Filter {
     private final Set<String> prefixExemptions;
     private final Set<String> exemptMethods;
     private final boolean enforce;
-    private final ResponseWriter writer;
+    private final RateLimitResponses writer;
 
     /**
      * Creates a filter with the defaults: identity from the request attributes, no exempt paths,
@@ -141,7 +144,7 @@ public final class RateLimitFilter implements Filter {
         this.prefixExemptions = Set.copyOf(prefixes);
         this.exemptMethods = Set.copyOf(builder.exemptMethods);
         this.enforce = builder.enforce;
-        this.writer = new ResponseWriter(
+        this.writer = new RateLimitResponses(
                 builder.rateLimitHeaders,
                 builder.draftHeaders,
                 builder.openAiHeaders,
@@ -166,7 +169,7 @@ public final class RateLimitFilter implements Filter {
      * {@code "ip:10.0.0.5"} never shares a budget with anonymous callers from 10.0.0.5.
      */
     static String authenticatedKey(String userId) {
-        return userId.startsWith(ANONYMOUS_PREFIX) || userId.startsWith("\\") ? "\\" + userId : userId;
+        return Keys.authenticated(userId);
     }
 
     /**
@@ -194,8 +197,7 @@ public final class RateLimitFilter implements Filter {
         String userId;
         Tier tier;
         if (identity == null) {
-            String address = request.getRemoteAddr();
-            userId = ANONYMOUS_PREFIX + (address == null || address.isEmpty() ? "unknown" : address);
+            userId = Keys.anonymous(request.getRemoteAddr());
             tier = tiers.defaultTier();
         } else {
             userId = authenticatedKey(identity.userId());
@@ -206,12 +208,12 @@ public final class RateLimitFilter implements Filter {
             decision = limiter.check(userId, tier);
         } catch (RateLimiterUnavailableException e) {
             LOG.log(System.Logger.Level.DEBUG, "Rate limiter unavailable, answering 503: {0}", e.getMessage());
-            writer.unavailable(response, tier);
+            ServletResponses.writeJson(response, writer.unavailable(ServletResponses.target(response), tier));
             return;
         }
         request.setAttribute(DECISION_ATTRIBUTE, decision);
         if (decision.allowed()) {
-            writer.allowed(response, tier, decision);
+            writer.allowed(ServletResponses.target(response), tier, decision);
             chain.doFilter(request, response);
         } else if (!enforce) {
             // Shadow mode: the rejection is counted in the metrics and left in the request attribute,
@@ -223,7 +225,7 @@ public final class RateLimitFilter implements Filter {
                     decision.window().name());
             chain.doFilter(request, response);
         } else {
-            writer.rejected(response, tier, decision);
+            ServletResponses.writeJson(response, writer.rejected(ServletResponses.target(response), tier, decision));
         }
     }
 

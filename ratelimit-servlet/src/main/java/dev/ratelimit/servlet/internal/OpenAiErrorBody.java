@@ -1,4 +1,4 @@
-package dev.ratelimit.servlet;
+package dev.ratelimit.servlet.internal;
 
 import dev.ratelimit.api.Window;
 import org.jspecify.annotations.Nullable;

@@ -1,4 +1,4 @@
-package dev.ratelimit.servlet;
+package dev.ratelimit.servlet.internal;
 
 /** The little JSON the filter writes: string quoting. */
 final class Json {

@@ -1,0 +1,36 @@
+package dev.ratelimit.servlet.internal;
+
+/**
+ * The budget keys of callers, so that every web stack keys them alike: anonymous callers by address
+ * ({@code ip:<address>}), authenticated ones by id, escaped out of the anonymous namespace. Not API:
+ * it may change in any release.
+ */
+public final class Keys {
+
+    /** The prefix of the budget key of an anonymous request, followed by the client address. */
+    public static final String ANONYMOUS_PREFIX = "ip:";
+
+    private Keys() {}
+
+    /**
+     * Returns an authenticated caller's key: the id, with a leading backslash when it starts with
+     * {@value #ANONYMOUS_PREFIX} or a backslash, so user {@code "ip:10.0.0.5"} never shares a budget
+     * with anonymous callers from 10.0.0.5.
+     *
+     * @param userId the id
+     * @return the key
+     */
+    public static String authenticated(String userId) {
+        return userId.startsWith(ANONYMOUS_PREFIX) || userId.startsWith("\\") ? "\\" + userId : userId;
+    }
+
+    /**
+     * Returns an anonymous caller's key.
+     *
+     * @param address the client address the server reports; {@code null} or empty: {@code unknown}
+     * @return {@code ip:<address>}
+     */
+    public static String anonymous(@org.jspecify.annotations.Nullable String address) {
+        return ANONYMOUS_PREFIX + (address == null || address.isEmpty() ? "unknown" : address);
+    }
+}

@@ -1,0 +1,17 @@
+package dev.ratelimit.spring.boot.reactiveapp;
+
+import dev.ratelimit.spring.boot.OutageScenarios;
+import org.springframework.boot.test.context.SpringBootTest;
+
+/** The WebFlux application on Redis, ratelimit.fail-open=true, when Redis stops. */
+@SpringBootTest(
+        classes = ReactiveTestApp.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {"spring.main.web-application-type=reactive", "ratelimit.fail-open=true"})
+class ReactiveFailOpenOutageTest extends OutageScenarios {
+
+    @Override
+    protected boolean failOpen() {
+        return true;
+    }
+}
