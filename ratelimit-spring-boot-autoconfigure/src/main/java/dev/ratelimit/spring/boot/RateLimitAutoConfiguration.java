@@ -71,6 +71,7 @@ public class RateLimitAutoConfiguration {
         SlidingWindowRateLimiter.Builder builder = SlidingWindowRateLimiter.builder(store)
                 .name(properties.getName())
                 .failOpen(properties.isFailOpen())
+                .rejectionCache(properties.isRejectionCache())
                 .circuitBreaker(CircuitBreakerConfig.custom()
                         .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
                         .slidingWindowSize(breaker.getSlidingWindowSize())

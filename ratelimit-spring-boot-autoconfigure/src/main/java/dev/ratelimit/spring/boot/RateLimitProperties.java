@@ -39,6 +39,12 @@ public class RateLimitProperties {
      */
     private boolean failOpen = true;
 
+    /**
+     * Whether rejections by request windows are repeated locally until their retry time, with no
+     * store call (the limiter's exact rejection cache; see the README).
+     */
+    private boolean rejectionCache = true;
+
     /** The limiter's name: the {@code limiter} tag of its metrics and the circuit breaker's name suffix. */
     private String name = "default";
 
@@ -371,6 +377,14 @@ public class RateLimitProperties {
 
     public void setFailOpen(boolean failOpen) {
         this.failOpen = failOpen;
+    }
+
+    public boolean isRejectionCache() {
+        return rejectionCache;
+    }
+
+    public void setRejectionCache(boolean rejectionCache) {
+        this.rejectionCache = rejectionCache;
     }
 
     public String getName() {

@@ -231,6 +231,21 @@ class RateLimitAutoConfigurationTest {
         });
     }
 
+    @Test
+    void rejectionCacheOnByDefaultAndSwitchable() {
+        runner.withUserConfiguration(Registry.class)
+                .run(context -> assertThat(context.getBean(MeterRegistry.class)
+                                .find("ratelimit.rejection.cache.size")
+                                .gauge())
+                        .isNotNull());
+        runner.withUserConfiguration(Registry.class)
+                .withPropertyValues("ratelimit.rejection-cache=false")
+                .run(context -> assertThat(context.getBean(MeterRegistry.class)
+                                .find("ratelimit.rejection.cache.size")
+                                .gauge())
+                        .isNull());
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class OwnStore {
         static final WindowStore STORE = InMemoryWindowStore.create();
