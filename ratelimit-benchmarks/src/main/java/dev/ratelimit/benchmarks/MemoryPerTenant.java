@@ -185,7 +185,8 @@ final class MemoryPerTenant {
                     .build("bucket4j:tenant-full", () -> Peers.bucketConfiguration(windows));
             boolean consumed =
                     bucket.tryConsume(Math.min(consume, windows.get(0).limit()));
-            boolean next = bucket.tryConsume(1);
+            // a greedy refill gives back a few tokens every millisecond: the next request is one of the fill's
+            boolean next = bucket.tryConsume(windows.get(0).isTokens() ? TOKENS_PER_REQUEST : 1);
             return measure(
                     redis,
                     budget,
