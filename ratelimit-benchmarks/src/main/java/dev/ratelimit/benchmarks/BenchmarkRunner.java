@@ -143,7 +143,7 @@ public final class BenchmarkRunner {
 
     /** The JMH figures of {@code --focused}: the spread-key ratio at 8 threads and the async ceiling ratio. */
     static final Pattern FOCUSED =
-            Pattern.compile("ours-lettuce-8t|ours-jedis-8t|bucket4j-8t|redisson-8t|ours-lettuce-async(-co)?");
+            Pattern.compile("ours-lettuce-8t(-co)?|ours-jedis-8t|bucket4j-8t|redisson-8t|ours-lettuce-async(-co)?");
 
     private static List<RedisBenchmarkTool.Result> otherCeilings(RedisServer redis, long scale) {
         List<RedisBenchmarkTool.Result> ceilings = new ArrayList<>();
@@ -225,6 +225,15 @@ public final class BenchmarkRunner {
         runs.add(JmhRun.async("ours-lettuce-async", ours, "ours: Lettuce async", ls, S, 1));
         // experiment: coalescing, several decisions per script call while calls are in flight
         runs.add(JmhRun.async("ours-lettuce-async-co", ours, "ours: Lettuce async, coalescing (experiment)", ls, S, 1));
+        runs.add(JmhRun.blocking(
+                "ours-lettuce-8t-co",
+                ours,
+                "ours: Lettuce blocking, coalescing (experiment)",
+                ls,
+                "blocking",
+                8,
+                S,
+                1));
         // experiment: the blocking Lettuce check with the change proposed to the adapter (see CallerThreadLettuceStore)
         runs.add(JmhRun.blocking(
                 "ours-lettuce-8t-ct",

@@ -31,7 +31,7 @@ import java.util.concurrent.CompletionStage;
 final class CoalescingLettuceStore implements WindowStore {
 
     /** Script calls in flight before checks start to queue. */
-    static final int MAX_BATCHES_IN_FLIGHT = 2;
+    static final int MAX_BATCHES_IN_FLIGHT = 4;
 
     /** The most decisions in one call. */
     static final int MAX_BATCH = 64;
