@@ -26,6 +26,9 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code ratelimit.settle.failures} (counter; tags limiter, reason = error or circuit_open):
  *       settlements of reservations that could not reach the store (the estimate stays charged)
  *   <li>{@code ratelimit.disabled} (gauge; tag limiter): 1 when the kill switch is on
+ *   <li>{@code ratelimit.rejection.cache.hits} (counter; tag limiter): rejections answered by the
+ *       local rejection cache, with no store call (they are counted in {@code ratelimit.decisions} too)
+ *   <li>{@code ratelimit.rejection.cache.size} (gauge; tag limiter): users with a cached rejection
  * </ul>
  */
 class LimiterMetrics {
@@ -46,6 +49,13 @@ class LimiterMetrics {
         return decision;
     }
 
+    /** Records a rejection the rejection cache answered. */
+    Decision recordCached(String tier, Decision decision) {
+        return record(tier, decision, 0);
+    }
+
+    void bind(RejectionCache cache) {}
+
     void storeFailure(String reason, boolean failingOpen) {}
 
     void storeHealthy() {}
@@ -62,6 +72,7 @@ class LimiterMetrics {
         private final ConcurrentMap<String, Counter> settleFailures = new ConcurrentHashMap<>();
         private final ConcurrentMap<String, Counter> decisions = new ConcurrentHashMap<>();
         private final ConcurrentMap<String, Counter> failures = new ConcurrentHashMap<>();
+        private final Counter cacheHits;
 
         Registered(MeterRegistry registry, String limiter, boolean disabled) {
             this.registry = registry;
@@ -88,6 +99,10 @@ class LimiterMetrics {
                     .description("1 while the rate-limit store fails, failing open or closed")
                     .tag("limiter", limiter)
                     .register(registry);
+            this.cacheHits = Counter.builder("ratelimit.rejection.cache.hits")
+                    .description("Rejections answered by the local rejection cache, with no store call")
+                    .tag("limiter", limiter)
+                    .register(registry);
             Gauge.builder("ratelimit.disabled", () -> disabled ? 1 : 0)
                     .description("1 when the rate limiter's kill switch is on")
                     .tag("limiter", limiter)
@@ -99,6 +114,21 @@ class LimiterMetrics {
             latency.record(nanos, TimeUnit.NANOSECONDS);
             count(tier, decision, decision.degraded() ? "degraded" : decision.allowed() ? "allowed" : "rejected");
             return decision;
+        }
+
+        @Override
+        Decision recordCached(String tier, Decision decision) {
+            cacheHits.increment();
+            count(tier, decision, "rejected");
+            return decision;
+        }
+
+        @Override
+        void bind(RejectionCache cache) {
+            Gauge.builder("ratelimit.rejection.cache.size", cache, RejectionCache::size)
+                    .description("Users with a cached rejection")
+                    .tag("limiter", limiter)
+                    .register(registry);
         }
 
         @Override

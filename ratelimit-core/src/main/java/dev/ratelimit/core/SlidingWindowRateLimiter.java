@@ -64,6 +64,8 @@ public final class SlidingWindowRateLimiter {
         private @Nullable MeterRegistry meterRegistry;
         private CircuitBreakerConfig circuitBreakerConfig = StoreGuard.defaultConfig();
         private String name = "default";
+        private boolean rejectionCache = true;
+        private int rejectionCacheSize = 10_000;
 
         private Builder(WindowStore store) {
             this.store = store;
@@ -150,6 +152,43 @@ public final class SlidingWindowRateLimiter {
         }
 
         /**
+         * Turns the local rejection cache on (the default) or off.
+         *
+         * <p>After the store rejects a request by a request window with retry time {@code r}, the
+         * limiter rejects the same user's requests for the same windows and shared budgets locally,
+         * without a store call, until {@code r} has passed since that store call started, with the
+         * decision the store would give (remaining 0, the rejecting window, the retry time counted
+         * down). This is exact: no entry leaves a sliding-window log before its retry time, and other
+         * limiters only add entries. A cancelled reservation is the one way room comes back sooner:
+         * cancels through this limiter drop the affected entries at once, while a cancel through
+         * another instance can leave this one rejecting a request that would fit for at most the
+         * cached retry time. Rejections by token windows are never cached. The meters {@code
+         * ratelimit.rejection.cache.hits} and {@code ratelimit.rejection.cache.size} show its use.
+         *
+         * @param enabled whether to cache rejections
+         * @return this builder
+         */
+        public Builder rejectionCache(boolean enabled) {
+            this.rejectionCache = enabled;
+            return this;
+        }
+
+        /**
+         * Bounds the rejection cache to this many users (default 10,000); when it is full, a new
+         * rejection is not cached until older ones expire.
+         *
+         * @param maximumSize the most users the cache holds, at least 1
+         * @return this builder
+         */
+        public Builder rejectionCacheSize(int maximumSize) {
+            if (maximumSize < 1) {
+                throw new IllegalArgumentException("maximumSize must be at least 1, was " + maximumSize);
+            }
+            this.rejectionCacheSize = maximumSize;
+            return this;
+        }
+
+        /**
          * Builds the limiter.
          *
          * @return a thread-safe limiter
@@ -157,7 +196,15 @@ public final class SlidingWindowRateLimiter {
         public RateLimiter build() {
             boolean off = disabled != null ? disabled : disabledByDefault();
             LimiterMetrics metrics = LimiterMetrics.create(meterRegistry, name, off);
-            StoreGuard guard = new StoreGuard(store, name, failOpen, circuitBreakerConfig, metrics, meterRegistry);
+            RejectionCache rejections = null;
+            if (rejectionCache && !off) {
+                Clock fixed = clock;
+                rejections = new RejectionCache(
+                        rejectionCacheSize, fixed != null ? fixed::millis : () -> System.nanoTime() / 1_000_000);
+                metrics.bind(rejections);
+            }
+            StoreGuard guard =
+                    new StoreGuard(store, name, failOpen, circuitBreakerConfig, metrics, meterRegistry, rejections);
             if (off) {
                 System.getLogger(SlidingWindowRateLimiter.class.getName())
                         .log(
@@ -165,7 +212,7 @@ public final class SlidingWindowRateLimiter {
                                 "Rate limiter ''{0}'' is DISABLED: every request is allowed and nothing is counted",
                                 name);
             }
-            return new Limiter(guard, clock, off, metrics);
+            return new Limiter(guard, clock, off, metrics, rejections);
         }
 
         private static boolean disabledByDefault() {
@@ -187,12 +234,19 @@ public final class SlidingWindowRateLimiter {
         private final @Nullable Clock clock;
         private final boolean disabled;
         private final LimiterMetrics metrics;
+        private final @Nullable RejectionCache rejections;
 
-        Limiter(StoreGuard guard, @Nullable Clock clock, boolean disabled, LimiterMetrics metrics) {
+        Limiter(
+                StoreGuard guard,
+                @Nullable Clock clock,
+                boolean disabled,
+                LimiterMetrics metrics,
+                @Nullable RejectionCache rejections) {
             this.guard = guard;
             this.clock = clock;
             this.disabled = disabled;
             this.metrics = metrics;
+            this.rejections = rejections;
         }
 
         @Override
@@ -278,6 +332,9 @@ public final class SlidingWindowRateLimiter {
 
         private Reservation reserveNow(
                 String userId, List<Window> windows, long tokens, List<SharedBudget> shared, String tier) {
+            RejectionCache cache = rejections;
+            long tick = cache == null ? 0 : cache.tick();
+            long cancels = cache == null ? 0 : cache.cancels();
             Plan plan = plan(userId, windows, tokens, shared);
             if (disabled) {
                 return HeldReservation.none(metrics.recordDisabled(tier, disabledDecision(windows)));
@@ -285,6 +342,10 @@ public final class SlidingWindowRateLimiter {
             Decision early = plan.tooLarge();
             if (early != null) {
                 return HeldReservation.none(metrics.record(tier, early, 0));
+            }
+            Decision cached = cache == null ? null : cache.lookup(plan.request());
+            if (cached != null) {
+                return HeldReservation.none(metrics.recordCached(tier, cached));
             }
             long start = System.nanoTime();
             Reservation reservation;
@@ -294,11 +355,17 @@ public final class SlidingWindowRateLimiter {
                 reservation = stepwise(plan);
             }
             metrics.record(tier, reservation.decision(), System.nanoTime() - start);
+            if (cache != null) {
+                cache.remember(plan.request(), reservation.decision(), tick, cancels);
+            }
             return reservation;
         }
 
         private CompletionStage<Reservation> reserveLater(
                 String userId, List<Window> windows, long tokens, List<SharedBudget> shared, String tier) {
+            RejectionCache cache = rejections;
+            long tick = cache == null ? 0 : cache.tick();
+            long cancels = cache == null ? 0 : cache.cancels();
             Plan plan = plan(userId, windows, tokens, shared);
             if (disabled) {
                 return CompletableFuture.completedFuture(
@@ -308,6 +375,10 @@ public final class SlidingWindowRateLimiter {
             if (early != null) {
                 return CompletableFuture.completedFuture(HeldReservation.none(metrics.record(tier, early, 0)));
             }
+            Decision cached = cache == null ? null : cache.lookup(plan.request());
+            if (cached != null) {
+                return CompletableFuture.completedFuture(HeldReservation.none(metrics.recordCached(tier, cached)));
+            }
             long start = System.nanoTime();
             CompletionStage<Reservation> stage = plan.atomic(guard.store())
                     ? guard.evaluateAsync(plan.request())
@@ -316,6 +387,9 @@ public final class SlidingWindowRateLimiter {
                     : stepwiseAsync(plan, 0, new ArrayList<>());
             return stage.thenApply(reservation -> {
                 metrics.record(tier, reservation.decision(), System.nanoTime() - start);
+                if (cache != null) {
+                    cache.remember(plan.request(), reservation.decision(), tick, cancels);
+                }
                 return reservation;
             });
         }

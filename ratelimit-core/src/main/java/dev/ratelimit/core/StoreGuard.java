@@ -30,6 +30,7 @@ final class StoreGuard {
     private final boolean failOpen;
     private final CircuitBreaker breaker;
     private final LimiterMetrics metrics;
+    private final @Nullable RejectionCache rejections;
     private final ThrottledWarning warning = new ThrottledWarning(LOG, WARN_INTERVAL);
 
     StoreGuard(
@@ -38,8 +39,10 @@ final class StoreGuard {
             boolean failOpen,
             CircuitBreakerConfig config,
             LimiterMetrics metrics,
-            @Nullable MeterRegistry meterRegistry) {
+            @Nullable MeterRegistry meterRegistry,
+            @Nullable RejectionCache rejections) {
         this.store = store;
+        this.rejections = rejections;
         this.name = name;
         this.failOpen = failOpen;
         this.metrics = metrics;
@@ -174,6 +177,10 @@ final class StoreGuard {
                 breaker.onError(elapsed, breaker.getTimestampUnit(), cause);
                 metrics.settleFailure("error");
                 warn("settling failed", cause);
+            }
+            if (rejections != null && settlement.isCancel()) {
+                // the refund may have made room: cached rejections of these scopes no longer hold
+                rejections.cancelled(settlement.scopes());
             }
             result.complete(null);
         });

@@ -1,7 +1,6 @@
 package dev.ratelimit.inmemory;
 
 import dev.ratelimit.core.Evaluation;
-import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.testkit.WindowStoreConformanceKit;
@@ -15,24 +14,13 @@ class InMemoryScopeByScopeConformanceTest extends WindowStoreConformanceKit {
 
     @Override
     protected WindowStore createStore() {
-        InMemoryWindowStore delegate = InMemoryWindowStore.create();
-        return new WindowStore() {
+        return new ForwardingStore(InMemoryWindowStore.create()) {
             @Override
             public Evaluation evaluate(StoreRequest request) {
                 if (request.scopes().size() > 1) {
                     throw new UnsupportedOperationException("one scope per request");
                 }
-                return delegate.evaluate(request);
-            }
-
-            @Override
-            public Evaluation peek(StoreRequest request) {
-                return delegate.peek(request);
-            }
-
-            @Override
-            public void settle(Settlement settlement) {
-                delegate.settle(settlement);
+                return super.evaluate(request);
             }
 
             @Override

@@ -1,0 +1,36 @@
+package dev.ratelimit.inmemory;
+
+import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
+import dev.ratelimit.core.StoreRequest;
+import dev.ratelimit.core.WindowStore;
+
+/** A store that passes every call to another: tests override the call they watch or change. */
+class ForwardingStore implements WindowStore {
+
+    private final WindowStore delegate;
+
+    ForwardingStore(WindowStore delegate) {
+        this.delegate = delegate;
+    }
+
+    @Override
+    public Evaluation evaluate(StoreRequest request) {
+        return delegate.evaluate(request);
+    }
+
+    @Override
+    public Evaluation peek(StoreRequest request) {
+        return delegate.peek(request);
+    }
+
+    @Override
+    public void settle(Settlement settlement) {
+        delegate.settle(settlement);
+    }
+
+    @Override
+    public boolean atomicAcrossScopes() {
+        return delegate.atomicAcrossScopes();
+    }
+}
