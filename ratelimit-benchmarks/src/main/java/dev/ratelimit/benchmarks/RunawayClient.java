@@ -61,10 +61,6 @@ final class RunawayClient {
                 calibration.rejectedPerSecond(),
                 limit));
         Result off = progress(run(redis, false, limit, duration));
-        if (!hasCache()) {
-            BenchmarkRunner.log("  this limiter has no rejection cache: measured without it only");
-            return List.of(off);
-        }
         Result on = progress(run(redis, true, limit, duration));
         return List.of(off, on);
     }
@@ -89,9 +85,11 @@ final class RunawayClient {
                 .connectTimeout(Duration.ofSeconds(30))
                 .build();
         try {
-            SlidingWindowRateLimiter.Builder builder =
-                    SlidingWindowRateLimiter.builder(store).failOpen(false).name("runaway");
-            RateLimiter limiter = withCache(builder, cache).build();
+            RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
+                    .failOpen(false)
+                    .name("runaway")
+                    .rejectionCache(cache)
+                    .build();
             List<Window> windows = List.of(new Window("second", limit, Duration.ofSeconds(1)));
             limiter.check("warm-up", windows);
             LongAdder allowed = new LongAdder();
@@ -150,30 +148,5 @@ final class RunawayClient {
             }
         }
         return calls;
-    }
-
-    private static boolean hasCache() {
-        try {
-            SlidingWindowRateLimiter.Builder.class.getMethod("rejectionCache", boolean.class);
-            return true;
-        } catch (NoSuchMethodException e) {
-            return false;
-        }
-    }
-
-    /** Sets the limiter's rejection cache (on by default where the limiter has one). */
-    private static SlidingWindowRateLimiter.Builder withCache(SlidingWindowRateLimiter.Builder builder, boolean on) {
-        try {
-            return (SlidingWindowRateLimiter.Builder) SlidingWindowRateLimiter.Builder.class
-                    .getMethod("rejectionCache", boolean.class)
-                    .invoke(builder, on);
-        } catch (NoSuchMethodException e) {
-            if (on) {
-                throw new IllegalStateException("this limiter has no rejection cache", e);
-            }
-            return builder;
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -78,7 +78,10 @@ if now == nil or tokens == nil or tokens < 0 or n < 1 or n ~= math.floor(n) or (
   return redis.error_reply('ERR sliding_window: bad arguments')
 end
 local id = ARGV[3]
-local fmt = string.format -- scores and bounds go to Redis as integer text ('%d'): Lua's default keeps 14 digits
+-- Scores and bounds go to Redis as integer text: fmt('%d', x) where Lua formats them (its default keeps
+-- 14 digits); a number passed straight to redis.call is sent with 17 significant digits, exact for
+-- every integer below 2^53.
+local fmt = string.format
 
 -- The common case, a reservation in exact request windows only, runs here without the general
 -- machinery below (no tables per window, no helpers): one key per window.
@@ -97,7 +100,7 @@ if op == 'r' and #KEYS == n then
     for i = 1, n do
       local a = 2 + 4 * i
       local key, length = KEYS[i], tonumber(ARGV[a + 1])
-      redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', now - length))
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', now - length)
       local used = redis.call('ZCARD', key)
       local reset = 0
       if used > 0 then
@@ -127,11 +130,10 @@ if op == 'r' and #KEYS == n then
       result[4 + 2 * i] = reset
     end
     if status == 1 then
-      local score = fmt('%d', now)
-      for i = 1, n do
+            for i = 1, n do
         local key, length = KEYS[i], tonumber(ARGV[3 + 4 * i])
         -- an entry id names one entry: recording it again changes nothing
-        local used = result[3 + 2 * i] + redis.call('ZADD', key, 'NX', score, id)
+        local used = result[3 + 2 * i] + redis.call('ZADD', key, 'NX', now, id)
         redis.call('EXPIRE', key, math.ceil(length / 1000) + 1)
         result[3 + 2 * i] = used
         if used > 0 and result[4 + 2 * i] == 0 then
