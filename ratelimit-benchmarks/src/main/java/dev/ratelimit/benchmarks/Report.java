@@ -178,6 +178,19 @@ final class Report {
                 1.5,
                 fmt(rate("ours-jedis-8t")),
                 bestName));
+        ratios.add(new Ratio(
+                "(experiment: coalescing; kept only if ≥ 1) ours Lettuce async, coalescing / ours Lettuce async",
+                ratio(rate("ours-lettuce-async-co"), rate("ours-lettuce-async")),
+                1.0,
+                fmt(rate("ours-lettuce-async-co")),
+                fmt(rate("ours-lettuce-async"))));
+        ratios.add(new Ratio(
+                "(experiment: coalescing; kept only if ≥ 1) ours Lettuce blocking 8 threads, coalescing / ours Lettuce"
+                        + " blocking 8 threads",
+                ratio(rate("ours-lettuce-8t-co"), rate("ours-lettuce-8t")),
+                1.0,
+                fmt(rate("ours-lettuce-8t-co")),
+                fmt(rate("ours-lettuce-8t"))));
         for (ScriptCost.Result cost : scriptCost) {
             if (cost.decision().equals("allowed") && cost.windows().startsWith("1 window, exact")) {
                 ratios.add(new Ratio(
@@ -197,7 +210,7 @@ final class Report {
                     "runaway client (8 threads, one key): Redis calls per rejected decision, rejection cache on",
                     on.callsPerRejected(),
                     0.01,
-                    String.format(Locale.ROOT, "%.5f", on.callsPerRejected()),
+                    String.format(Locale.ROOT, "%.2g", on.callsPerRejected()),
                     "",
                     true));
             ratios.add(new Ratio(
@@ -425,8 +438,8 @@ final class Report {
                     fmt(r.rejectedPerSecond()),
                     String.format(Locale.ROOT, "%.0f×", r.offeredMultiple()),
                     fmt(r.redisCalls()),
-                    String.format(Locale.ROOT, "%.5f", r.callsPerRejected()),
-                    String.format(Locale.ROOT, "%.5f", r.allCallsPerRejected()));
+                    String.format(Locale.ROOT, "%.2g", r.callsPerRejected()),
+                    String.format(Locale.ROOT, "%.2g", r.allCallsPerRejected()));
         }
         return table.toString();
     }
