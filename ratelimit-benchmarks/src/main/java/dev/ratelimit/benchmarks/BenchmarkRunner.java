@@ -46,7 +46,8 @@ import org.redisson.api.RedissonClient;
  * trips and Redis CPU per decision, the runaway client, and Redis memory per tenant. Options: {@code
  * --quick} (one short iteration each, for smoke runs), {@code --focused} (only the seed script's
  * ceiling and the JMH figures of the spread-key and async ratios; prints the ratios and writes no
- * report), {@code --only REGEX} (JMH figures whose id matches), {@code --docs DIR}
+ * report), {@code --cost} (only the Redis CPU per decision, printed), {@code --only REGEX} (JMH
+ * figures whose id matches), {@code --docs DIR}
  * (where to write the report; default {@code docs}), {@code --no-report}, {@code --jfr DIR} (record
  * each JMH fork with Java Flight Recorder into {@code DIR/<id>.jfr}).
  */
@@ -75,6 +76,11 @@ public final class BenchmarkRunner {
             log("private redis-server " + redisVersion + " on " + redis.uri() + " (dir " + redis.directory() + ")");
             machine = machine.withRedis(redisVersion);
 
+            if (settings.costOnly) {
+                log("Redis CPU per decision only");
+                ScriptCost.measure(redis, ScriptCost.DECISIONS);
+                return;
+            }
             log("phase 1/4: redis-benchmark ceiling");
             List<RedisBenchmarkTool.Result> ceilings = new ArrayList<>();
             long scale = settings.quick ? 10 : 1;
@@ -578,6 +584,7 @@ public final class BenchmarkRunner {
     static final class Settings {
         boolean quick;
         boolean focused;
+        boolean costOnly;
         boolean writeReport = true;
         Pattern only = Pattern.compile("");
         Path docs = Path.of("docs");
@@ -604,12 +611,14 @@ public final class BenchmarkRunner {
                     }
                     case "--only" -> settings.only = Pattern.compile(args[++i]);
                     case "--focused" -> settings.focused = true;
+                    case "--cost" -> settings.costOnly = true;
                     case "--docs" -> settings.docs = Path.of(args[++i]);
                     case "--no-report" -> settings.writeReport = false;
                     case "--jfr" -> settings.jfr = Path.of(args[++i]);
                     default ->
-                        throw new IllegalArgumentException("unknown option " + args[i]
-                                + "; options: --quick, --focused, --only REGEX, --docs DIR, --no-report, --jfr DIR");
+                        throw new IllegalArgumentException(
+                                "unknown option " + args[i]
+                                        + "; options: --quick, --focused, --cost, --only REGEX, --docs DIR, --no-report, --jfr DIR");
                 }
             }
             return settings;
