@@ -2,6 +2,8 @@
 # Builds the benchmark jar and runs every benchmark on a private redis-server, writing
 # docs/benchmarks.md and docs/benchmarks.png. Options are passed to BenchmarkRunner:
 #   --quick         one short iteration per figure (smoke run; numbers not comparable)
+#   --focused       only the seed script's -P 16 ceiling and the JMH figures of the spread-key
+#                   (8 threads vs Bucket4j and Redisson) and async ratios; prints them, writes no report
 #   --only REGEX    only the JMH figures whose id matches
 #   --docs DIR      where to write the report (default: docs)
 #   --no-report     print the ratios only

@@ -43,8 +43,11 @@ import org.redisson.api.RedissonClient;
  * docs/benchmarks.md} and {@code docs/benchmarks.png}.
  *
  * <p>Phases: the {@code redis-benchmark} ceiling, the JMH figures (ceilings, ours, peers), round
- * trips per decision, and Redis memory per tenant. Options: {@code --quick} (one short iteration
- * each, for smoke runs), {@code --only REGEX} (JMH figures whose id matches), {@code --docs DIR}
+ * trips and Redis CPU per decision, the runaway client, and Redis memory per tenant. Options: {@code
+ * --quick} (one short iteration each, for smoke runs), {@code --focused} (only the seed script's
+ * ceiling and the JMH figures of the spread-key and async ratios; prints the ratios and writes no
+ * report), {@code --cost} (only the Redis CPU per decision, printed), {@code --only REGEX} (JMH
+ * figures whose id matches), {@code --docs DIR}
  * (where to write the report; default {@code docs}), {@code --no-report}, {@code --jfr DIR} (record
  * each JMH fork with Java Flight Recorder into {@code DIR/<id>.jfr}).
  */
@@ -73,94 +76,134 @@ public final class BenchmarkRunner {
             log("private redis-server " + redisVersion + " on " + redis.uri() + " (dir " + redis.directory() + ")");
             machine = machine.withRedis(redisVersion);
 
+            if (settings.costOnly) {
+                log("Redis CPU per decision only");
+                ScriptCost.measure(redis, ScriptCost.DECISIONS);
+                return;
+            }
             log("phase 1/4: redis-benchmark ceiling");
             List<RedisBenchmarkTool.Result> ceilings = new ArrayList<>();
             long scale = settings.quick ? 10 : 1;
-            ceilings.add(
-                    progress(RedisBenchmarkTool.run(redis, "redis-benchmark, 1 client", 1, 1, false, 100_000 / scale)));
-            ceilings.add(progress(
-                    RedisBenchmarkTool.run(redis, "redis-benchmark, 8 clients", 8, 1, false, 200_000 / scale)));
-            ceilings.add(progress(
-                    RedisBenchmarkTool.run(redis, "redis-benchmark, 64 clients", 64, 1, false, 300_000 / scale)));
-            ceilings.add(progress(RedisBenchmarkTool.run(
-                    redis, "redis-benchmark -P 16, 4 clients (64 in flight)", 4, 16, false, 600_000 / scale)));
-            ceilings.add(
-                    progress(RedisBenchmarkTool.run(redis, "redis-benchmark, 8 clients", 8, 1, true, 200_000 / scale)));
-            ceilings.add(progress(RedisBenchmarkTool.run(
-                    redis, "redis-benchmark -P 16, 4 clients (64 in flight)", 4, 16, true, 600_000 / scale)));
+            ceilings.add(progress(RedisBenchmarkTool.runSeed(
+                    redis, "seed script: redis-benchmark -P 16, 4 clients (64 in flight)", 4, 16, 600_000 / scale)));
+            if (!settings.focused) {
+                ceilings.addAll(otherCeilings(redis, scale));
+            }
 
             log("phase 2/4: JMH");
             List<JmhRun> runs = runs().stream()
                     .filter(run -> settings.only.matcher(run.id()).find())
+                    .filter(run ->
+                            !settings.focused || FOCUSED.matcher(run.id()).matches())
                     .toList();
-            List<JmhRun.Figures> figures = new ArrayList<>();
-            int index = 0;
-            for (JmhRun run : runs) {
-                index++;
-                log(String.format(
-                        Locale.ROOT,
-                        "JMH %d/%d: %s (%s, %s, %d window(s), %s)",
-                        index,
-                        runs.size(),
-                        run.id(),
-                        run.contender(),
-                        run.keys(),
-                        run.windows(),
-                        run.isAsync() ? "64 in flight" : run.threads() + " thread(s)"));
-                int othersBefore = Machine.countOtherJvms();
-                JmhRun.Figures measured = jmh(run, settings, redis.port(), outcomes);
-                measured = new JmhRun.Figures(
-                        measured.run(),
-                        measured.decisionsPerSecond(),
-                        measured.p50Micros(),
-                        measured.p99Micros(),
-                        measured.samples(),
-                        Math.max(othersBefore, Machine.countOtherJvms()));
-                log(String.format(
-                        Locale.ROOT,
-                        "  -> %,.0f decisions/s, p50 %.1f us, p99 %.1f us; other JVMs seen: %d",
-                        measured.decisionsPerSecond(),
-                        measured.p50Micros(),
-                        measured.p99Micros(),
-                        measured.otherJvms()));
-                figures.add(measured);
-            }
+            List<JmhRun.Figures> figures = jmhPhase(runs, settings, redis.port(), outcomes);
 
-            log("phase 3/4: round trips per decision (MONITOR + INFO commandstats)");
-            List<RoundTrips.Result> roundTrips = roundTrips(redis, settings.quick ? 200 : 2_000);
-
-            log("phase 4/4: Redis memory per tenant at full budget");
+            List<RoundTrips.Result> roundTrips = new ArrayList<>();
+            List<ScriptCost.Result> scriptCost = new ArrayList<>();
+            List<RunawayClient.Result> runaway = new ArrayList<>();
             List<MemoryPerTenant.Result> memory = new ArrayList<>();
-            for (Tier tier : TierPolicy.defaults().tiers().values()) {
-                memory.add(progress(MemoryPerTenant.ours(redis, tier)));
-                memory.add(progress(MemoryPerTenant.bucket4j(redis, tier)));
-                memory.add(progress(MemoryPerTenant.redisson(redis, tier)));
+            List<MemoryPerTenant.Result> budgets = new ArrayList<>();
+            if (!settings.focused) {
+                log("phase 3/4: round trips per decision (MONITOR + INFO commandstats), Redis CPU per decision,"
+                        + " the runaway client");
+                roundTrips = roundTrips(redis, settings.quick ? 200 : 2_000);
+                scriptCost = ScriptCost.measure(redis, settings.quick ? 300 : ScriptCost.DECISIONS);
+                runaway = RunawayClient.measure(redis, Duration.ofSeconds(settings.quick ? 2 : 5));
+
+                log("phase 4/4: Redis memory per tenant at full budget");
+                for (Tier tier : TierPolicy.defaults().tiers().values()) {
+                    memory.add(progress(MemoryPerTenant.ours(redis, tier)));
+                    memory.add(progress(MemoryPerTenant.bucket4j(redis, tier)));
+                    memory.add(progress(MemoryPerTenant.redisson(redis, tier)));
+                }
+                budgets = MemoryPerTenant.budgets(redis);
             }
 
             machine = machine.finished();
             String outcomeLines = Files.readString(outcomes, StandardCharsets.UTF_8);
             log("outcomes per trial (benchmark, parameters, rejected, failed):\n" + outcomeLines);
             Report report = new Report(
-                    machine,
-                    settings.describe(),
-                    ceilings,
-                    figures,
-                    roundTrips,
-                    memory,
-                    outcomeLines,
-                    Duration.ofNanos(System.nanoTime() - start));
-            if (settings.writeReport) {
+                            machine,
+                            settings.describe(),
+                            ceilings,
+                            figures,
+                            roundTrips,
+                            memory,
+                            outcomeLines,
+                            Duration.ofNanos(System.nanoTime() - start))
+                    .extras(scriptCost, runaway, budgets);
+            if (settings.writeReport && !settings.focused) {
                 Files.createDirectories(settings.docs);
                 report.write(settings.docs.resolve("benchmarks.md"), settings.docs.resolve("benchmarks.png"));
                 log("wrote " + settings.docs.resolve("benchmarks.md") + " and "
                         + settings.docs.resolve("benchmarks.png"));
             }
             System.out.println();
+            System.out.println("load average before / after: " + machine.loadBefore() + " / " + machine.loadAfter());
             System.out.println(report.ratiosMarkdown());
         } finally {
             Files.deleteIfExists(outcomes);
         }
         log("done in " + Duration.ofNanos(System.nanoTime() - start).toSeconds() + " s; private redis-server stopped");
+    }
+
+    /** The JMH figures of {@code --focused}: the spread-key ratio at 8 threads and the async ceiling ratio. */
+    static final Pattern FOCUSED =
+            Pattern.compile("ours-lettuce-8t(-co)?|ours-jedis-8t|bucket4j-8t|redisson-8t|ours-lettuce-async(-co)?");
+
+    private static List<RedisBenchmarkTool.Result> otherCeilings(RedisServer redis, long scale) {
+        List<RedisBenchmarkTool.Result> ceilings = new ArrayList<>();
+        ceilings.add(
+                progress(RedisBenchmarkTool.run(redis, "redis-benchmark, 1 client", 1, 1, false, 100_000 / scale)));
+        ceilings.add(
+                progress(RedisBenchmarkTool.run(redis, "redis-benchmark, 8 clients", 8, 1, false, 200_000 / scale)));
+        ceilings.add(
+                progress(RedisBenchmarkTool.run(redis, "redis-benchmark, 64 clients", 64, 1, false, 300_000 / scale)));
+        ceilings.add(progress(RedisBenchmarkTool.run(
+                redis, "redis-benchmark -P 16, 4 clients (64 in flight)", 4, 16, false, 600_000 / scale)));
+        ceilings.add(
+                progress(RedisBenchmarkTool.run(redis, "redis-benchmark, 8 clients", 8, 1, true, 200_000 / scale)));
+        ceilings.add(progress(RedisBenchmarkTool.run(
+                redis, "redis-benchmark -P 16, 4 clients (64 in flight)", 4, 16, true, 600_000 / scale)));
+        return ceilings;
+    }
+
+    private static List<JmhRun.Figures> jmhPhase(List<JmhRun> runs, Settings settings, int port, Path outcomes)
+            throws RunnerException, IOException {
+        List<JmhRun.Figures> figures = new ArrayList<>();
+        int index = 0;
+        for (JmhRun run : runs) {
+            index++;
+            log(String.format(
+                    Locale.ROOT,
+                    "JMH %d/%d: %s (%s, %s, %d window(s), %s)",
+                    index,
+                    runs.size(),
+                    run.id(),
+                    run.contender(),
+                    run.keys(),
+                    run.windows(),
+                    run.isAsync() ? "64 in flight" : run.threads() + " thread(s)"));
+            int othersBefore = Machine.countOtherJvms();
+            JmhRun.Figures measured = jmh(run, settings, port, outcomes);
+            measured = new JmhRun.Figures(
+                    measured.run(),
+                    measured.decisionsPerSecond(),
+                    measured.p50Micros(),
+                    measured.p99Micros(),
+                    measured.samples(),
+                    Math.max(othersBefore, Machine.countOtherJvms()));
+            log(String.format(
+                    Locale.ROOT,
+                    "  -> %,.0f decisions/s, p50 %.1f us, p99 %.1f us; other JVMs seen: %d",
+                    measured.decisionsPerSecond(),
+                    measured.p50Micros(),
+                    measured.p99Micros(),
+                    measured.otherJvms()));
+            figures.add(measured);
+        }
+
+        return figures;
     }
 
     /** Every JMH figure of the report. */
@@ -186,6 +229,17 @@ public final class BenchmarkRunner {
         runs.add(JmhRun.blocking("ours-lettuce-8t", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 1));
         runs.add(JmhRun.async("evalsha-lettuce-async", ceiling, "plain EVALSHA, Lettuce async", le, S, 1));
         runs.add(JmhRun.async("ours-lettuce-async", ours, "ours: Lettuce async", ls, S, 1));
+        // experiment: coalescing, several decisions per script call while calls are in flight
+        runs.add(JmhRun.async("ours-lettuce-async-co", ours, "ours: Lettuce async, coalescing (experiment)", ls, S, 1));
+        runs.add(JmhRun.blocking(
+                "ours-lettuce-8t-co",
+                ours,
+                "ours: Lettuce blocking, coalescing (experiment)",
+                ls,
+                "blocking",
+                8,
+                S,
+                1));
         // experiment: the blocking Lettuce check with the change proposed to the adapter (see CallerThreadLettuceStore)
         runs.add(JmhRun.blocking(
                 "ours-lettuce-8t-ct",
@@ -245,6 +299,28 @@ public final class BenchmarkRunner {
         runs.add(JmhRun.blocking("bucket4j-8t-2w", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, S, 2));
         runs.add(JmhRun.blocking("redisson-8t-2w", peer, "Redisson RRateLimiter", rd, "blocking", 8, S, 2));
         runs.add(JmhRun.blocking("ours-inmemory-8t-2w", ours, "ours: in-memory", im, "check", 8, S, 2));
+        // token budgets: reserve in request and token windows against today's check, back to back
+        Class<?> tb = ReserveBenchmark.class;
+        runs.add(JmhRun.blocking(
+                "tb-check-8t", ours, "ours: Lettuce check, requests per minute and day", tb, "blocking", 8, S, 2));
+        runs.add(JmhRun.blocking(
+                "tb-reserve-exact-8t",
+                ours,
+                "ours: Lettuce reserve, requests and tokens per minute and day, exact",
+                tb,
+                "blocking",
+                8,
+                S,
+                4));
+        runs.add(JmhRun.blocking(
+                "tb-reserve-precision-8t",
+                ours,
+                "ours: Lettuce reserve, requests and tokens per minute (exact) and day (1-minute precision)",
+                tb,
+                "blocking",
+                8,
+                S,
+                4));
         return runs;
     }
 
@@ -490,6 +566,10 @@ public final class BenchmarkRunner {
         return result;
     }
 
+    static <T> T progressOf(T result) {
+        return progress(result);
+    }
+
     private static <T> T progress(T result) {
         log("  " + result);
         return result;
@@ -503,6 +583,8 @@ public final class BenchmarkRunner {
     /** Command-line settings. */
     static final class Settings {
         boolean quick;
+        boolean focused;
+        boolean costOnly;
         boolean writeReport = true;
         Pattern only = Pattern.compile("");
         Path docs = Path.of("docs");
@@ -528,12 +610,15 @@ public final class BenchmarkRunner {
                         settings.measurementTime = TimeValue.seconds(1);
                     }
                     case "--only" -> settings.only = Pattern.compile(args[++i]);
+                    case "--focused" -> settings.focused = true;
+                    case "--cost" -> settings.costOnly = true;
                     case "--docs" -> settings.docs = Path.of(args[++i]);
                     case "--no-report" -> settings.writeReport = false;
                     case "--jfr" -> settings.jfr = Path.of(args[++i]);
                     default ->
-                        throw new IllegalArgumentException("unknown option " + args[i]
-                                + "; options: --quick, --only REGEX, --docs DIR, --no-report");
+                        throw new IllegalArgumentException(
+                                "unknown option " + args[i]
+                                        + "; options: --quick, --focused, --cost, --only REGEX, --docs DIR, --no-report, --jfr DIR");
                 }
             }
             return settings;

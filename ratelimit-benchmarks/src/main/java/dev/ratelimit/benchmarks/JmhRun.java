@@ -59,7 +59,10 @@ record JmhRun(
 
     /** Returns which Lettuce store the run measures: the adapter, or the caller-thread experiment. */
     String variant() {
-        return id.endsWith("-ct") ? "caller-thread" : "adapter";
+        if (benchmark == ReserveBenchmark.class) {
+            return id.replaceFirst("^tb-", "").replaceFirst("-8t$", "");
+        }
+        return id.endsWith("-ct") ? "caller-thread" : id.endsWith("-co") ? "coalescing" : "adapter";
     }
 
     boolean isAsync() {

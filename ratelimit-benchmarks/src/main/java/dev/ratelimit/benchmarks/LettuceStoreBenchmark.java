@@ -24,10 +24,11 @@ import org.openjdk.jmh.annotations.TearDown;
 public class LettuceStoreBenchmark extends WorkloadState {
 
     /**
-     * Which store: {@code adapter} (LettuceWindowStore) or {@code caller-thread} (the experiment of
-     * {@link CallerThreadLettuceStore}, blocking checks only).
+     * Which store: {@code adapter} (LettuceWindowStore), {@code caller-thread} (the experiment of
+     * {@link CallerThreadLettuceStore}, blocking checks only) or {@code coalescing} (the experiment of
+     * {@link CoalescingLettuceStore}).
      */
-    @Param({"adapter", "caller-thread"})
+    @Param({"adapter", "caller-thread", "coalescing"})
     public String variant = "adapter";
 
     /** How the Lettuce client flushes: {@code auto} (its default) or {@code consolidated}. */
@@ -47,7 +48,9 @@ public class LettuceStoreBenchmark extends WorkloadState {
         RedisClient created = BenchRedis.lettuce(BenchRedis.consolidated(flush));
         client = created;
         WindowStore built;
-        if (variant.equals("caller-thread")) {
+        if (variant.equals("coalescing")) {
+            built = new CoalescingLettuceStore(created.connect());
+        } else if (variant.equals("caller-thread")) {
             io.lettuce.core.api.StatefulRedisConnection<String, String> connection = created.connect();
             connection.setTimeout(java.time.Duration.ofMillis(LettuceWindowStore.DEFAULT_COMMAND_TIMEOUT_MILLIS));
             built = new CallerThreadLettuceStore(connection, LettuceWindowStore.DEFAULT_COMMAND_TIMEOUT_MILLIS);

@@ -11,6 +11,7 @@ import dev.ratelimit.testsupport.redis.RedisServer;
 import io.github.bucket4j.distributed.BucketProxy;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
@@ -88,6 +89,114 @@ final class MemoryPerTenant {
         }
     }
 
+    /** The day budget of the token-budget table: an enterprise tenant's requests per day. */
+    static final long DAY_REQUESTS = 100_000;
+
+    /** The day budget of the token-budget table: an enterprise tenant's tokens per day. */
+    static final long DAY_TOKENS = 1_000_000_000L;
+
+    /** Tokens per reservation: {@link #DAY_REQUESTS} reservations use up {@link #DAY_TOKENS}. */
+    static final long TOKENS_PER_REQUEST = DAY_TOKENS / DAY_REQUESTS;
+
+    /**
+     * The memory of one tenant's day budgets, used up over a day, exact and at 1-minute precision,
+     * requests and tokens, next to a token bucket of the same capacities: the rows of the token-budget
+     * table.
+     */
+    static List<Result> budgets(RedisServer redis) throws InterruptedException {
+        Duration day = Duration.ofDays(1);
+        Duration minute = Duration.ofMinutes(1);
+        Window requests = new Window("requests/day", DAY_REQUESTS, day);
+        Window tokens = Window.tokens("tokens/day", DAY_TOKENS, day);
+        List<Result> results = new java.util.ArrayList<>();
+        String r = "100,000 requests / day";
+        String t = "10^9 tokens / day (100,000 reservations of 10,000)";
+        String both = "both day windows";
+        results.add(BenchmarkRunner.progressOf(fillDay(redis, r, "ours, exact (sliding log)", requests)));
+        results.add(BenchmarkRunner.progressOf(
+                fillDay(redis, r, "ours, 1-minute precision (ring)", requests.withPrecision(minute))));
+        results.add(BenchmarkRunner.progressOf(bucket4jBudget(redis, r, List.of(requests), DAY_REQUESTS)));
+        results.add(BenchmarkRunner.progressOf(fillDay(redis, t, "ours, exact (weighted log + sum)", tokens)));
+        results.add(BenchmarkRunner.progressOf(
+                fillDay(redis, t, "ours, 1-minute precision (ring)", tokens.withPrecision(minute))));
+        results.add(BenchmarkRunner.progressOf(bucket4jBudget(redis, t, List.of(tokens), DAY_TOKENS)));
+        results.add(BenchmarkRunner.progressOf(fillDay(
+                redis,
+                both,
+                "ours, 1-minute precision (two rings)",
+                requests.withPrecision(minute),
+                tokens.withPrecision(minute))));
+        results.add(BenchmarkRunner.progressOf(fillDay(redis, both, "ours, exact (three keys)", requests, tokens)));
+        results.add(BenchmarkRunner.progressOf(bucket4jBudget(redis, both, List.of(requests, tokens), DAY_TOKENS)));
+        return results;
+    }
+
+    /**
+     * Spreads {@link #DAY_REQUESTS} reservations of {@link #TOKENS_PER_REQUEST} tokens over a day on an
+     * injected clock, then measures the tenant's keys; the next reservation must be rejected.
+     */
+    private static Result fillDay(RedisServer redis, String budget, String contender, Window... windows)
+            throws InterruptedException {
+        redis.call("FLUSHALL");
+        Tier tier = Tier.of("budget", windows);
+        MutableClock clock = MutableClock.of(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
+        RedisClient client = RedisClient.create(redis.uri());
+        WindowStore store = LettuceWindowStore.create(client);
+        try {
+            RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
+                    .clock(clock)
+                    .failOpen(false)
+                    .build();
+            limiter.check("warm-up", Workload.ONE_WINDOW);
+            // spread over the day less a minute, so the first one is still in the window at the end
+            long spacing = Duration.ofDays(1).minusMinutes(1).toMillis() / DAY_REQUESTS;
+            Pipelined pipelined = new Pipelined();
+            for (long i = 0; i < DAY_REQUESTS; i++) {
+                pipelined.submit(() -> limiter.reserveAsync("tenant-full", tier, TOKENS_PER_REQUEST)
+                        .thenApply(dev.ratelimit.api.Reservation::decision));
+                clock.add(spacing, ChronoUnit.MILLIS);
+            }
+            pipelined.await();
+            Decision next =
+                    limiter.reserve("tenant-full", tier, TOKENS_PER_REQUEST).decision();
+            String note = next.allowed() ? "NOT full: next reservation allowed" : "next reservation rejected";
+            if (pipelined.rejected > 0) {
+                note += "; " + pipelined.rejected + " fill reservations rejected";
+            }
+            return measure(redis, budget, contender, note);
+        } finally {
+            if (store instanceof AutoCloseable closeable) {
+                try {
+                    closeable.close();
+                } catch (Exception e) {
+                    // best effort
+                }
+            }
+            client.shutdown();
+        }
+    }
+
+    private static Result bucket4jBudget(RedisServer redis, String budget, List<Window> windows, long consume) {
+        redis.call("FLUSHALL");
+        RedisClient client = RedisClient.create(redis.uri());
+        try (StatefulRedisConnection<String, byte[]> connection = Peers.bucket4jConnection(client)) {
+            BucketProxy bucket = Peers.bucket4j(connection)
+                    .builder()
+                    .build("bucket4j:tenant-full", () -> Peers.bucketConfiguration(windows));
+            boolean consumed =
+                    bucket.tryConsume(Math.min(consume, windows.get(0).limit()));
+            // a greedy refill gives back a few tokens every millisecond: the next request is one of the fill's
+            boolean next = bucket.tryConsume(windows.get(0).isTokens() ? TOKENS_PER_REQUEST : 1);
+            return measure(
+                    redis,
+                    budget,
+                    "Bucket4j token bucket (" + windows.size() + (windows.size() == 1 ? " bandwidth)" : " bandwidths)"),
+                    (consumed ? "" : "fill rejected; ") + (next ? "NOT full" : "next consume rejected"));
+        } finally {
+            client.shutdown();
+        }
+    }
+
     static Result bucket4j(RedisServer redis, Tier tier) {
         redis.call("FLUSHALL");
         RedisClient client = RedisClient.create(redis.uri());
@@ -130,6 +239,10 @@ final class MemoryPerTenant {
     }
 
     private static Result measure(RedisServer redis, Tier tier, String contender, String note) {
+        return measure(redis, tier.name(), contender, note);
+    }
+
+    private static Result measure(RedisServer redis, String tier, String contender, String note) {
         if (!(redis.call("KEYS", "*tenant-full*") instanceof List<?> keys)) {
             throw new IllegalStateException("KEYS answered no list");
         }
@@ -142,7 +255,7 @@ final class MemoryPerTenant {
                 count++;
             }
         }
-        return new Result(tier.name(), contender, bytes, count, note);
+        return new Result(tier, contender, bytes, count, note);
     }
 
     /** Keeps up to 64 asynchronous calls in flight while filling, so large tiers fill in seconds. */

@@ -1,6 +1,5 @@
 package dev.ratelimit.benchmarks;
 
-import dev.ratelimit.redis.internal.SlidingWindowScript;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -29,8 +28,27 @@ final class RedisBenchmarkTool {
     private RedisBenchmarkTool() {}
 
     static Result run(RedisServer redis, String label, int clients, int pipeline, boolean contended, long requests) {
+        return run(redis, BenchScripts.CURRENT, label, clients, pipeline, contended, requests);
+    }
+
+    /**
+     * Runs {@code redis-benchmark} on the seed's four-command script (one window, a random member):
+     * the ceiling the asynchronous target is measured against.
+     */
+    static Result runSeed(RedisServer redis, String label, int clients, int pipeline, long requests) {
+        return run(redis, BenchScripts.SEED, label, clients, pipeline, false, requests);
+    }
+
+    private static Result run(
+            RedisServer redis,
+            BenchScripts script,
+            String label,
+            int clients,
+            int pipeline,
+            boolean contended,
+            long requests) {
         redis.call("FLUSHALL");
-        redis.call("SCRIPT", "LOAD", SlidingWindowScript.source());
+        redis.call("SCRIPT", "LOAD", script.source());
         List<String> command = new ArrayList<>(List.of(
                 System.getenv().getOrDefault("REDIS_BENCHMARK", "redis-benchmark"),
                 "-h",
@@ -48,13 +66,22 @@ final class RedisBenchmarkTool {
                 contended ? "1000000000" : Integer.toString(Workload.USERS),
                 "--csv",
                 "EVALSHA",
-                SlidingWindowScript.sha1(),
+                script.sha1(),
                 "1",
-                contended ? Workload.minuteKey(0) : "ratelimit:tenant-__rand_int__:60",
-                ScriptArgs.oneWindowHead()[0],
-                ScriptArgs.oneWindowHead()[1],
-                contended ? "m:__rand_int__" : "m:__rand_int__:__rand_int__"));
-        command.addAll(List.of(ScriptArgs.oneWindowTail()));
+                contended ? Workload.minuteKey(0) : "ratelimit:tenant-__rand_int__:60"));
+        String member = contended ? "m:__rand_int__" : "m:__rand_int__:__rand_int__";
+        if (script == BenchScripts.SEED) { // now (server time), permits, member, length, limit
+            command.addAll(List.of(
+                    "",
+                    "1",
+                    member,
+                    Long.toString(Workload.MINUTE.lengthMillis()),
+                    Long.toString(Workload.MINUTE.limit())));
+        } else {
+            command.addAll(List.of(ScriptArgs.oneWindowHead()));
+            command.add(member);
+            command.addAll(List.of(ScriptArgs.oneWindowTail()));
+        }
         String output;
         try {
             Process process =

@@ -72,6 +72,9 @@ final class Report {
     private final List<MemoryPerTenant.Result> memory;
     private final String outcomes;
     private final Duration elapsed;
+    private List<ScriptCost.Result> scriptCost = List.of();
+    private List<RunawayClient.Result> runaway = List.of();
+    private List<MemoryPerTenant.Result> budgets = List.of();
 
     Report(
             Machine machine,
@@ -92,10 +95,27 @@ final class Report {
         this.elapsed = elapsed;
     }
 
-    /** One target ratio. */
-    record Ratio(String what, @Nullable Double value, double target, String numerator, String denominator) {
+    /** Adds the sections of the round-two figures: Redis CPU per decision, the runaway client, token budgets' memory. */
+    Report extras(
+            List<ScriptCost.Result> scriptCost,
+            List<RunawayClient.Result> runaway,
+            List<MemoryPerTenant.Result> budgets) {
+        this.scriptCost = scriptCost;
+        this.runaway = runaway;
+        this.budgets = budgets;
+        return this;
+    }
+
+    /** One target: a ratio of at least {@code target}, or with {@code atMost} a value of at most it. */
+    record Ratio(
+            String what, @Nullable Double value, double target, String numerator, String denominator, boolean atMost) {
+
+        Ratio(String what, @Nullable Double value, double target, String numerator, String denominator) {
+            this(what, value, target, numerator, denominator, false);
+        }
+
         boolean holds() {
-            return value != null && value >= target;
+            return value != null && (atMost ? value <= target : value >= target);
         }
 
         String verdict() {
@@ -113,10 +133,13 @@ final class Report {
     List<Ratio> ratios() {
         List<Ratio> ratios = new ArrayList<>();
         Optional<RedisBenchmarkTool.Result> pipelined = ceilings.stream()
-                .filter(c -> c.pipeline() == 16 && c.keys().equals(Workload.SPREAD))
+                .filter(c -> c.pipeline() == 16
+                        && c.keys().equals(Workload.SPREAD)
+                        && c.label().startsWith("seed"))
                 .findFirst();
         ratios.add(new Ratio(
-                "ours Lettuce async (64 in flight) / redis-benchmark -P 16 (4 clients = 64 in flight), spread keys",
+                "ours Lettuce async (64 in flight) / redis-benchmark -P 16 of the seed's script (4 clients = 64 in"
+                        + " flight), spread keys",
                 ratio(
                         rate("ours-lettuce-async"),
                         pipelined.map(RedisBenchmarkTool.Result::rps).orElse(null)),
@@ -155,6 +178,48 @@ final class Report {
                 1.5,
                 fmt(rate("ours-jedis-8t")),
                 bestName));
+        ratios.add(new Ratio(
+                "(experiment: coalescing; kept only if ≥ 1) ours Lettuce async, coalescing / ours Lettuce async",
+                ratio(rate("ours-lettuce-async-co"), rate("ours-lettuce-async")),
+                1.0,
+                fmt(rate("ours-lettuce-async-co")),
+                fmt(rate("ours-lettuce-async"))));
+        ratios.add(new Ratio(
+                "(experiment: coalescing; kept only if ≥ 1) ours Lettuce blocking 8 threads, coalescing / ours Lettuce"
+                        + " blocking 8 threads",
+                ratio(rate("ours-lettuce-8t-co"), rate("ours-lettuce-8t")),
+                1.0,
+                fmt(rate("ours-lettuce-8t-co")),
+                fmt(rate("ours-lettuce-8t"))));
+        for (ScriptCost.Result cost : scriptCost) {
+            if (cost.decision().equals("allowed") && cost.windows().startsWith("1 window, exact")) {
+                ratios.add(new Ratio(
+                        "Redis µs per allowed decision, 1 exact window (INFO commandstats; before this round: "
+                                + micros(cost.before()) + " µs; Bucket4j: " + micros(cost.bucket4j()) + " µs)",
+                        cost.after(),
+                        10.0,
+                        micros(cost.after()) + " µs",
+                        "",
+                        true));
+            }
+        }
+        if (runaway.size() == 2) {
+            RunawayClient.Result off = runaway.get(0);
+            RunawayClient.Result on = runaway.get(1);
+            ratios.add(new Ratio(
+                    "runaway client (8 threads, one key): Redis calls per rejected decision, rejection cache on",
+                    on.callsPerRejected(),
+                    0.01,
+                    String.format(Locale.ROOT, "%.2g", on.callsPerRejected()),
+                    "",
+                    true));
+            ratios.add(new Ratio(
+                    "runaway client: rejected decisions/s, cache on / cache off",
+                    ratio(on.rejectedPerSecond(), off.rejectedPerSecond()),
+                    20.0,
+                    fmt(on.rejectedPerSecond()),
+                    fmt(off.rejectedPerSecond())));
+        }
         return ratios;
     }
 
@@ -165,8 +230,14 @@ final class Report {
         for (Ratio ratio : ratios()) {
             table.row(
                     ratio.what(),
-                    ratio.value() == null ? "-" : String.format(Locale.ROOT, "%.3f×", ratio.value()),
-                    String.format(Locale.ROOT, "≥ %.2f×", ratio.target()),
+                    ratio.value() == null
+                            ? "-"
+                            : ratio.atMost()
+                                    ? String.format(Locale.ROOT, "%.5g", ratio.value())
+                                    : String.format(Locale.ROOT, "%.3f×", ratio.value()),
+                    ratio.atMost()
+                            ? String.format(Locale.ROOT, "≤ %s", ratio.target())
+                            : String.format(Locale.ROOT, "≥ %.2f×", ratio.target()),
                     ratio.verdict(),
                     ratio.numerator(),
                     ratio.denominator());
@@ -219,6 +290,16 @@ final class Report {
         values.put("ceilings", ceilingTable());
         values.put("roundTrips", roundTripTable());
         values.put("memory", memoryTable());
+        values.put("scriptCost", scriptCostTable());
+        values.put("runaway", runawayTable());
+        values.put("budgetMemory", budgetTable());
+        values.put("tokenBudgets", tokenBudgetTable());
+        values.put("costUsers", fmt(ScriptCost.USERS));
+        values.put("costRepeats", Integer.toString(ScriptCost.REPEATS));
+        values.put("costDecisions", fmt(ScriptCost.DECISIONS));
+        values.put("dayRequests", fmt(MemoryPerTenant.DAY_REQUESTS));
+        values.put("tokensPerRequest", fmt(MemoryPerTenant.TOKENS_PER_REQUEST));
+        values.put("dayTokens", fmt(MemoryPerTenant.DAY_TOKENS));
         return fill(template(), values);
     }
 
@@ -324,6 +405,77 @@ final class Report {
                     m.note());
         }
         return table.toString();
+    }
+
+    private String scriptCostTable() {
+        if (scriptCost.isEmpty()) {
+            return "Not measured in this run.\n";
+        }
+        Table table = new Table(
+                "| Decision | Windows | Script before (µs) | Script now (µs) | Bucket4j (µs) |",
+                "|---|---|---:|---:|---:|");
+        for (ScriptCost.Result r : scriptCost) {
+            table.row(r.decision(), r.windows(), micros(r.before()), micros(r.after()), micros(r.bucket4j()));
+        }
+        return table.toString();
+    }
+
+    private String runawayTable() {
+        if (runaway.isEmpty()) {
+            return "Not measured in this run.\n";
+        }
+        Table table = new Table(
+                "| Rejection cache | Limit (per 1 s window) | Seconds | Allowed | Rejected | Rejected/s | Offered ÷ limit"
+                        + " | Redis calls | Calls per rejected decision (after one per allowed) | All calls ÷ rejected |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for (RunawayClient.Result r : runaway) {
+            table.row(
+                    r.cache(),
+                    fmt(r.limitPerSecond()),
+                    String.format(Locale.ROOT, "%.1f", r.seconds()),
+                    fmt(r.allowed()),
+                    fmt(r.rejected()),
+                    fmt(r.rejectedPerSecond()),
+                    String.format(Locale.ROOT, "%.0f×", r.offeredMultiple()),
+                    fmt(r.redisCalls()),
+                    String.format(Locale.ROOT, "%.2g", r.callsPerRejected()),
+                    String.format(Locale.ROOT, "%.2g", r.allCallsPerRejected()));
+        }
+        return table.toString();
+    }
+
+    private String budgetTable() {
+        if (budgets.isEmpty()) {
+            return "Not measured in this run.\n";
+        }
+        Table table = new Table("| Day budget | Contender | Keys | Bytes | Check |", "|---|---|---:|---:|---|");
+        for (MemoryPerTenant.Result m : budgets) {
+            table.row(m.tier(), m.contender(), m.keys(), fmt(m.bytes()), m.note());
+        }
+        return table.toString();
+    }
+
+    private String tokenBudgetTable() {
+        Table table = new Table(
+                "| Call (Lettuce, blocking, 8 threads, 10,000 keys) | Windows | Decisions/s | ÷ check |",
+                "|---|---|---:|---:|");
+        String[][] rows = {
+            {"tb-check-8t", "check (today)", "requests per minute and per day, exact"},
+            {"tb-reserve-exact-8t", "reserve 100 tokens", "requests and tokens per minute and per day, exact"},
+            {
+                "tb-reserve-precision-8t",
+                "reserve 100 tokens",
+                "requests and tokens per minute (exact) and per day (1-minute precision)"
+            }
+        };
+        for (String[] row : rows) {
+            table.row(row[1], row[2], fmt(rate(row[0])), ratioText(ratio(rate(row[0]), rate("tb-check-8t"))));
+        }
+        return table.toString();
+    }
+
+    private static String ratioText(@Nullable Double value) {
+        return value == null ? "-" : String.format(Locale.ROOT, "%.2f×", value);
     }
 
     /** A Markdown table: a header, an alignment line and one line per row. */

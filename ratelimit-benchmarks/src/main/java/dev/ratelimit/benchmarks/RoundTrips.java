@@ -121,7 +121,7 @@ final class RoundTrips {
                 total += entry.getValue();
             }
             Map<String, Double> executed = new TreeMap<>();
-            long clientUsec = 0;
+            double clientUsec = 0;
             for (String line : String.valueOf(stats).split("\r?\n")) {
                 if (!line.startsWith("cmdstat_")) {
                     continue;
@@ -134,9 +134,12 @@ final class RoundTrips {
                         line.replaceAll("^cmdstat_[^:]+:calls=(\\d+),.*$", "$1").trim());
                 executed.put(command, calls / (double) decisions);
                 if (client.containsKey(command)) {
-                    // a script's time includes the commands it runs; those are not client commands
-                    clientUsec += Long.parseLong(
+                    // a script's time includes the commands it runs; those are not client commands: where a
+                    // command is both (Bucket4j's GET), only the clients' share of its calls is counted
+                    long usec = Long.parseLong(
                             line.replaceAll("^.*[:,]usec=(\\d+),.*$", "$1").trim());
+                    double clientShare = Math.min(1.0, client.get(command) * decisions / (double) calls);
+                    clientUsec += usec * clientShare;
                 }
             }
             return new Result(

@@ -52,10 +52,17 @@ An entry scored exactly now - length has left its window.
 Needs Redis 7.0 or later: the #!lua line declares a script that writes (no flags), so Redis checks
 maxmemory before it starts and refuses it with an OOM error when memory is full, instead of letting
 its first write (a removal, allowed under OOM) open the way for the rest.
-]]
 
-local RESERVE, SETTLE, PEEK = 'r', 's', 'p'
-local HEADER, SLOT = 24, 16
+Cost: Redis runs this script for every decision, so the common path is kept short. A reservation in
+exact request windows only (the common case) runs first, on its own, without tables or helpers; per
+window it costs ZREMRANGEBYSCORE, ZCARD, ZRANGE (the oldest entry, only when the window is not
+empty), ZADD and EXPIRE, and a rejection needs no further command when one entry must leave (the
+oldest, already read). An exact token window reads its oldest member first and looks for members that have left only
+when that one has; its sum is written once, with its expiry (SET EX). A ring reads the slot of the
+step it adds to only when that step already holds weight, and refreshes its expiry only when its
+highest step moves (the expiry depends on nothing else). Helpers are created only for the kinds of
+window present: every function defined here is allocated on every call.
+]]
 
 local op = ARGV[1]
 local now
@@ -65,39 +72,98 @@ if ARGV[2] == '' then
 else
   now = tonumber(ARGV[2])
 end
-local id = ARGV[3]
 local tokens = tonumber(ARGV[4])
 local n = (#ARGV - 6) / 4
-if now == nil or tokens == nil or tokens < 0 or n < 1 or n ~= math.floor(n) or (op ~= RESERVE and op ~= SETTLE and op ~= PEEK) then
+if now == nil or tokens == nil or tokens < 0 or n < 1 or n ~= math.floor(n) or (op ~= 'r' and op ~= 's' and op ~= 'p') then
   return redis.error_reply('ERR sliding_window: bad arguments')
 end
+local id = ARGV[3]
+-- Scores and bounds go to Redis as integer text: fmt('%d', x) where Lua formats them (its default keeps
+-- 14 digits); a number passed straight to redis.call is sent with 17 significant digits, exact for
+-- every integer below 2^53.
+local fmt = string.format
 
--- Scores and bounds go to Redis as integer text: Lua's default number format keeps only 14 digits.
-local function int(x)
-  return string.format('%d', x)
+-- The common case, a reservation in exact request windows only, runs here without the general
+-- machinery below (no tables per window, no helpers): one key per window.
+if op == 'r' and #KEYS == n then
+  local simple = true
+  for i = 1, n do
+    local a = 2 + 4 * i
+    if ARGV[a + 3] ~= '0' or ARGV[a + 4] ~= '0' then
+      simple = false
+      break
+    end
+  end
+  if simple then
+    local result = {1, now, -1, 0}
+    local status = 1
+    for i = 1, n do
+      local a = 2 + 4 * i
+      local key, length = KEYS[i], tonumber(ARGV[a + 1])
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', now - length)
+      local used = redis.call('ZCARD', key)
+      local reset = 0
+      if used > 0 then
+        local oldest = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
+        reset = math.max(0, oldest + length - now)
+        if status == 1 then
+          local limit = tonumber(ARGV[a + 2])
+          if limit < 1 then
+            status = 2
+            result[1], result[3] = 2, i - 1
+          elseif used + 1 > limit then
+            -- room returns when the entry that frees the excess leaves (the oldest when one must)
+            local excess = used + 1 - limit
+            local leaves = oldest
+            if excess > 1 then
+              leaves = tonumber(redis.call('ZRANGE', key, excess - 1, excess - 1, 'WITHSCORES')[2])
+            end
+            status = 0
+            result[1], result[3], result[4] = 0, i - 1, math.max(1, leaves + length - now)
+          end
+        end
+      elseif status == 1 and tonumber(ARGV[a + 2]) < 1 then
+        status = 2
+        result[1], result[3] = 2, i - 1
+      end
+      result[3 + 2 * i] = used
+      result[4 + 2 * i] = reset
+    end
+    if status == 1 then
+            for i = 1, n do
+        local key, length = KEYS[i], tonumber(ARGV[3 + 4 * i])
+        -- an entry id names one entry: recording it again changes nothing
+        local used = result[3 + 2 * i] + redis.call('ZADD', key, 'NX', now, id)
+        redis.call('EXPIRE', key, math.ceil(length / 1000) + 1)
+        result[3 + 2 * i] = used
+        if used > 0 and result[4 + 2 * i] == 0 then
+          result[4 + 2 * i] = length -- the new entry is the oldest
+        end
+      end
+    end
+    return result
+  end
 end
 
--- Window i's parameters and key(s).
+-- Window i's parameters and key(s). kind: 0 exact requests, 1 exact tokens, 2 precision (ring).
 local windows = {}
 local k = 1
+local weighted, rings = false, false
 for i = 1, n do
-  local a = 6 + 4 * (i - 1)
+  local a = 2 + 4 * i
+  local step = tonumber(ARGV[a + 4])
   local w = {
-    length = tonumber(ARGV[a + 1]),
-    limit = tonumber(ARGV[a + 2]),
-    tokens = ARGV[a + 3] == '1',
-    step = tonumber(ARGV[a + 4]),
-    key = KEYS[k],
+    key = KEYS[k], length = tonumber(ARGV[a + 1]), limit = tonumber(ARGV[a + 2]), tokens = ARGV[a + 3] == '1',
+    step = step, kind = 0, used = 0, oldest = false, sumkey = false,
   }
-  if w.step > 0 then
-    w.kind = 'ring'
-    w.slots = math.ceil(w.length / w.step) + 1
+  if step > 0 then
+    w.kind = 2
+    rings = true
   elseif w.tokens then
-    w.kind = 'weighted'
+    w.kind = 1
     w.sumkey = KEYS[k + 1]
+    weighted = true
     k = k + 1
-  else
-    w.kind = 'log'
   end
   k = k + 1
   windows[i] = w
@@ -106,235 +172,262 @@ if k - 1 ~= #KEYS then
   return redis.error_reply('ERR sliding_window: expected ' .. (k - 1) .. ' keys, got ' .. #KEYS)
 end
 
--- The weight a reservation of `tokens` puts in window w.
-local function weight(w, t)
-  if w.tokens then
-    return t
-  end
-  return 1
-end
-
----------------------------------------------------------------------------------------------------
--- exact request windows: one member per request
-
-local function log_trim(w)
-  redis.call('ZREMRANGEBYSCORE', w.key, '-inf', int(now - w.length))
-  w.used = redis.call('ZCARD', w.key)
-  if w.used > 0 then
-    w.oldest = tonumber(redis.call('ZRANGE', w.key, 0, 0, 'WITHSCORES')[2])
-  end
-end
-
--- Time at which the entry whose leaving frees `excess` units leaves (the excess-th oldest).
-local function log_freeing(w, excess)
-  return tonumber(redis.call('ZRANGE', w.key, excess - 1, excess - 1, 'WITHSCORES')[2])
-end
-
 ---------------------------------------------------------------------------------------------------
 -- exact token windows: one weighted member per reservation and a sum
 
-local function member_weight(member)
-  return tonumber(string.match(member, '^(%d+):'))
-end
-
-local function weighted_trim(w)
-  local gone = redis.call('ZRANGEBYSCORE', w.key, '-inf', int(now - w.length))
-  local sum = tonumber(redis.call('GET', w.sumkey) or '0')
-  if #gone > 0 then
-    for _, member in ipairs(gone) do
-      sum = sum - member_weight(member)
+local weighted_trim, weighted_freeing, weighted_save
+if weighted then
+  -- Drops the members that have left; the sum is written back by weighted_save (or with the next add).
+  weighted_trim = function(w)
+    local first = redis.call('ZRANGE', w.key, 0, 0, 'WITHSCORES')
+    if #first == 0 then
+      w.used = 0
+      return
     end
-    redis.call('ZREMRANGEBYSCORE', w.key, '-inf', int(now - w.length))
-    if sum <= 0 then
-      redis.call('DEL', w.sumkey)
-      sum = 0
-    else
-      redis.call('SET', w.sumkey, int(sum), 'KEEPTTL')
-    end
-  end
-  w.used = sum
-  if sum > 0 then
-    w.oldest = tonumber(redis.call('ZRANGE', w.key, 0, 0, 'WITHSCORES')[2])
-  end
-end
-
-local function weighted_freeing(w, excess)
-  local freed, from = 0, 0
-  while true do
-    local page = redis.call('ZRANGE', w.key, from, from + 63, 'WITHSCORES')
-    if #page == 0 then
-      return nil
-    end
-    for j = 1, #page, 2 do
-      freed = freed + member_weight(page[j])
-      if freed >= excess then
-        return tonumber(page[j + 1])
+    local cutoff = now - w.length
+    local sum = tonumber(redis.call('GET', w.sumkey) or '0')
+    local oldest = tonumber(first[2])
+    if oldest <= cutoff then
+      local gone = redis.call('ZRANGEBYSCORE', w.key, '-inf', fmt('%d', cutoff))
+      for j = 1, #gone do
+        sum = sum - tonumber(string.match(gone[j], '^(%d+):'))
+      end
+      redis.call('ZREMRANGEBYSCORE', w.key, '-inf', fmt('%d', cutoff))
+      if sum <= 0 then
+        sum = 0
+      end
+      w.dirty = true
+      oldest = false
+      if sum > 0 then
+        oldest = tonumber(redis.call('ZRANGE', w.key, 0, 0, 'WITHSCORES')[2])
       end
     end
-    from = from + 64
+    w.used = sum
+    w.oldest = oldest
   end
-end
 
-local function weighted_expire(w)
-  local seconds = math.ceil(w.length / 1000) + 1
-  redis.call('EXPIRE', w.key, seconds)
-  redis.call('EXPIRE', w.sumkey, seconds)
+  weighted_save = function(w)
+    if w.dirty then
+      if w.used <= 0 then
+        redis.call('DEL', w.sumkey)
+      else
+        redis.call('SET', w.sumkey, fmt('%d', w.used), 'KEEPTTL')
+      end
+    end
+  end
+
+  weighted_freeing = function(w, excess)
+    local freed, from = 0, 0
+    while true do
+      local page = redis.call('ZRANGE', w.key, from, from + 63, 'WITHSCORES')
+      if #page == 0 then
+        return nil
+      end
+      for j = 1, #page, 2 do
+        freed = freed + tonumber(string.match(page[j], '^(%d+):'))
+        if freed >= excess then
+          return tonumber(page[j + 1])
+        end
+      end
+      from = from + 64
+    end
+  end
 end
 
 ---------------------------------------------------------------------------------------------------
 -- precision windows: a ring of steps in one string
 
-local function ring_offset(w, s)
-  return HEADER + SLOT * (s % w.slots)
-end
+local HEADER, SLOT = 24, 16
+local ring_walk, ring_trim, ring_add, ring_save_header, ring_create, ring_expire
+if rings then
+  -- Walks the live steps from step `first` (count slots, in step order, read 64 at a time after the
+  -- first). With a cutoff: stops at the first live step at or above it, returning that step, its
+  -- weight and the weight of the live steps below it. With an excess: stops where the weights seen
+  -- reach it, returning that step. Returns nil when it finds none.
+  ring_walk = function(w, first, count, cutoff, excess)
+    local s, run, seen = first, 1, 0
+    while count > 0 do
+      local index = s % w.slots
+      run = math.min(count, w.slots - index, run)
+      local bytes = redis.call('GETRANGE', w.key, HEADER + SLOT * index, HEADER + SLOT * (index + run) - 1)
+      for j = 0, run - 1 do
+        local at = 1 + SLOT * j
+        if at + SLOT - 1 <= #bytes then
+          local step, wt = struct.unpack('<dd', bytes, at)
+          if step == s + j and wt > 0 then
+            if cutoff then
+              if step >= cutoff then
+                return step, wt, seen
+              end
+              seen = seen + wt
+            else
+              seen = seen + wt
+              if seen >= excess then
+                return step
+              end
+            end
+          end
+        end
+      end
+      s = s + run
+      count = count - run
+      run = 64
+    end
+    return nil, 0, seen
+  end
 
--- Reads `count` consecutive slots from step `first`, calling visit(step, weight) for each live one
--- in step order until visit returns true; returns the step it stopped at, or nil.
-local function ring_scan(w, first, count, visit)
-  local s = first
-  while count > 0 do
-    local index = s % w.slots
-    local run = math.min(count, w.slots - index, 64)
-    local bytes = redis.call('GETRANGE', w.key, HEADER + SLOT * index, HEADER + SLOT * (index + run) - 1)
-    for j = 0, run - 1 do
-      local at = 1 + SLOT * j
-      if at + SLOT - 1 <= #bytes then
-        local step, wt = struct.unpack('<dd', bytes, at)
-        if step == s + j and wt > 0 and visit(s + j, wt) then
-          return s + j
+  -- Loads the ring, drops the steps that have left the window, and moves `lo` to the oldest live one;
+  -- `held` is the weight of step lo.
+  ring_trim = function(w)
+    w.slots = math.ceil(w.length / w.step) + 1
+    local header = redis.call('GETRANGE', w.key, 0, HEADER - 1)
+    local cutoff = math.floor((now - w.length) / w.step) -- steps at or below cutoff - 1 have left
+    local current = math.floor(now / w.step)
+    if #header < HEADER then
+      w.used, w.lo, w.hi, w.held, w.fresh = 0, current, current, 0, true
+      return
+    end
+    local sum, lo, hi = struct.unpack('<ddd', header)
+    local lo0 = lo
+    local held = 0
+    if cutoff > hi then
+      sum, lo = 0, current
+    else
+      local live, wt, dropped = ring_walk(w, lo, hi - lo + 1, cutoff)
+      sum = sum - dropped
+      -- no live weight left (cancels can empty steps): the ring starts again at the current step, so
+      -- the next entry is neither recorded a step late nor reported as leaving from an empty step
+      lo = live or current
+      held = wt
+    end
+    if sum < 0 then
+      sum = 0
+    end
+    w.used, w.lo, w.hi, w.held = sum, lo, hi, held
+    if lo ~= lo0 then
+      w.dirty = true
+    end
+  end
+
+  ring_save_header = function(w)
+    redis.call('SETRANGE', w.key, 0, struct.pack('<ddd', w.used, w.lo, w.hi))
+  end
+
+  -- Adds `amount` (may be negative, never below what the step holds) to step s; returns what it added.
+  -- A step above hi has never been recorded (its slot holds an older step), and step lo's weight is
+  -- known from the trim: only other steps are read.
+  ring_add = function(w, s, amount)
+    local offset = HEADER + SLOT * (s % w.slots)
+    local held = 0
+    if s == w.lo then
+      held = w.held
+    elseif s <= w.hi then
+      local bytes = redis.call('GETRANGE', w.key, offset, offset + SLOT - 1)
+      if #bytes == SLOT then
+        local step, wt = struct.unpack('<dd', bytes)
+        if step == s then
+          held = wt
         end
       end
     end
-    s = s + run
-    count = count - run
-  end
-  return nil
-end
-
--- Loads the ring, drops the steps that have left the window, and moves `lo` to the oldest live one.
-local function ring_trim(w)
-  local header = redis.call('GETRANGE', w.key, 0, HEADER - 1)
-  local cutoff = math.floor((now - w.length) / w.step) -- steps at or below cutoff - 1 have left
-  local current = math.floor(now / w.step)
-  if #header < HEADER then
-    w.used, w.lo, w.hi, w.fresh = 0, current, current, true
-    return
-  end
-  local sum, lo, hi = struct.unpack('<ddd', header)
-  local lo0 = lo
-  if cutoff > hi then
-    sum, lo = 0, current
-  else
-    local live = ring_scan(w, lo, hi - lo + 1, function(s, wt)
-      if s < cutoff then
-        sum = sum - wt
-        return false
-      end
-      return true
-    end)
-    -- no live weight left (cancels can empty steps): the ring starts again at the current step, so
-    -- the next entry is neither recorded a step late nor reported as leaving from an empty step
-    lo = live or current
-  end
-  if sum < 0 then
-    sum = 0
-  end
-  w.used, w.lo, w.hi = sum, lo, hi
-  if lo ~= lo0 then
-    w.dirty = true
-  end
-end
-
-local function ring_save_header(w)
-  redis.call('SETRANGE', w.key, 0, struct.pack('<ddd', w.used, w.lo, w.hi))
-end
-
--- Adds `amount` (may be negative, never below what the step holds) to step s; returns what it added.
-local function ring_add(w, s, amount)
-  local offset = ring_offset(w, s)
-  local bytes = redis.call('GETRANGE', w.key, offset, offset + SLOT - 1)
-  local held = 0
-  if #bytes == SLOT then
-    local step, wt = struct.unpack('<dd', bytes)
-    if step == s then
-      held = wt
+    if held + amount < 0 then
+      amount = -held
     end
+    redis.call('SETRANGE', w.key, offset, struct.pack('<dd', s, held + amount))
+    w.used = w.used + amount
+    if s > w.hi then
+      w.hi = s
+      w.moved = true
+    end
+    if s < w.lo then
+      w.lo = s
+    end
+    if s == w.lo then
+      w.held = held + amount
+    end
+    return amount
   end
-  if held + amount < 0 then
-    amount = -held
-  end
-  redis.call('SETRANGE', w.key, offset, struct.pack('<dd', s, held + amount))
-  w.used = w.used + amount
-  if s > w.hi then
-    w.hi = s
-  end
-  if s < w.lo then
-    w.lo = s
-  end
-  return amount
-end
 
-local function ring_create(w)
-  -- Allocate the whole ring at once: growing it write by write would over-allocate up to twice.
-  redis.call('SET', w.key, string.rep('\0', HEADER + SLOT * w.slots))
-end
+  ring_create = function(w)
+    -- Allocate the whole ring at once (a SETRANGE past the end of a missing key allocates exactly
+    -- that length, zero-filled): growing it write by write would over-allocate up to twice.
+    redis.call('SETRANGE', w.key, HEADER + SLOT * w.slots - 1, '\0')
+  end
 
-local function ring_expire(w)
-  redis.call('PEXPIRE', w.key, int((w.hi + 1) * w.step + w.length - now + 1000))
+  -- The expiry depends only on hi: it is set when the ring is created and whenever hi moves.
+  ring_expire = function(w)
+    redis.call('PEXPIRE', w.key, fmt('%d', (w.hi + 1) * w.step + w.length - now + 1000))
+  end
 end
 
 ---------------------------------------------------------------------------------------------------
 
+-- Drops what has left window w and reads its use (and, for exact windows, its oldest entry).
 local function trim(w)
-  if w.kind == 'log' then
-    log_trim(w)
-  elseif w.kind == 'weighted' then
+  local kind = w.kind
+  if kind == 0 then
+    redis.call('ZREMRANGEBYSCORE', w.key, '-inf', fmt('%d', now - w.length))
+    local used = redis.call('ZCARD', w.key)
+    w.used = used
+    if used > 0 then
+      w.oldest = tonumber(redis.call('ZRANGE', w.key, 0, 0, 'WITHSCORES')[2])
+    end
+  elseif kind == 1 then
     weighted_trim(w)
   else
     ring_trim(w)
   end
 end
 
--- ms until the oldest counted entry leaves the window, 0 when empty.
-local function reset_of(w)
-  if w.used <= 0 then
-    return 0
+-- Writes back what a trim changed, for a call that records nothing in w.
+local function save(w)
+  if w.dirty then
+    if w.kind == 2 then
+      ring_save_header(w)
+    elseif w.kind == 1 then
+      weighted_save(w)
+    end
   end
-  if w.kind == 'ring' then
-    return (w.lo + 1) * w.step + w.length - now
-  end
-  if w.oldest == nil then
-    return 0
-  end
-  return math.max(0, w.oldest + w.length - now)
 end
 
-local function state(result)
+-- Reply: {status, now, index, retry} then each window's use and ms until its oldest entry leaves.
+local function state(status, index, retry)
+  local result = {status, now, index, retry}
   for i = 1, n do
-    result[#result + 1] = windows[i].used
-    result[#result + 1] = reset_of(windows[i])
+    local w = windows[i]
+    local used, reset = w.used, 0
+    if used > 0 then
+      if w.kind == 2 then
+        reset = (w.lo + 1) * w.step + w.length - now
+      elseif w.oldest then
+        reset = math.max(0, w.oldest + w.length - now)
+      end
+    end
+    result[4 + 2 * i - 1] = used
+    result[4 + 2 * i] = reset
   end
   return result
 end
 
-if op == PEEK then
+if op == 'p' then
   for i = 1, n do
     local w = windows[i]
     trim(w)
-    if w.kind == 'ring' and w.dirty then
-      ring_save_header(w)
-    end
+    save(w)
   end
-  return state({1, now, -1, 0})
+  return state(1, -1, 0)
 end
 
-if op == RESERVE then
+if op == 'r' then
   local status, index, retry = 1, -1, 0
   for i = 1, n do
     local w = windows[i]
     trim(w)
     if status == 1 then
-      local need = weight(w, tokens)
+      local need = 1
+      if w.tokens then
+        need = tokens
+      end
       if need > w.limit then
         status, index = 2, i - 1
       else
@@ -345,17 +438,17 @@ if op == RESERVE then
           -- room returns when enough weight has left: the entry that frees the excess leaves
           local excess = w.used + need - w.limit
           local leaves
-          if w.kind == 'log' then
-            leaves = log_freeing(w, excess) + w.length
-          elseif w.kind == 'weighted' then
+          if w.kind == 0 then
+            if excess == 1 then
+              leaves = w.oldest + w.length
+            else
+              leaves = tonumber(redis.call('ZRANGE', w.key, excess - 1, excess - 1, 'WITHSCORES')[2]) + w.length
+            end
+          elseif w.kind == 1 then
             local t = weighted_freeing(w, excess)
             leaves = t and (t + w.length) or (now + w.length)
           else
-            local freed = 0
-            local s = ring_scan(w, w.lo, w.hi - w.lo + 1, function(_, wt)
-              freed = freed + wt
-              return freed >= excess
-            end)
+            local s = ring_walk(w, w.lo, w.hi - w.lo + 1, nil, excess)
             leaves = s and ((s + 1) * w.step + w.length) or (now + w.length)
           end
           status, index, retry = 0, i - 1, math.max(1, leaves - now)
@@ -365,47 +458,53 @@ if op == RESERVE then
   end
   if status ~= 1 then
     for i = 1, n do
-      local w = windows[i]
-      if w.kind == 'ring' and w.dirty then
-        ring_save_header(w)
-      end
+      save(windows[i])
     end
-    return state({status, now, index, retry})
+    return state(status, index, retry)
   end
-  local score = int(now)
+  local score = fmt('%d', now)
   for i = 1, n do
     local w = windows[i]
-    local amount = weight(w, tokens)
-    if w.kind == 'log' then
+    local kind = w.kind
+    if kind == 0 then
       -- an entry id names one entry: recording it again changes nothing
       w.used = w.used + redis.call('ZADD', w.key, 'NX', score, id)
       redis.call('EXPIRE', w.key, math.ceil(w.length / 1000) + 1)
-      if w.oldest == nil then
+      if not w.oldest then
         w.oldest = now
       end
-    elseif w.kind == 'weighted' then
-      if amount > 0 and redis.call('ZADD', w.key, 'NX', score, int(amount) .. ':' .. id) == 1 then
-        redis.call('INCRBY', w.sumkey, int(amount))
-        weighted_expire(w)
-        w.used = w.used + amount
-        if w.oldest == nil then
+    elseif kind == 1 then
+      if tokens > 0 and redis.call('ZADD', w.key, 'NX', score, fmt('%d', tokens) .. ':' .. id) == 1 then
+        local seconds = math.ceil(w.length / 1000) + 1
+        w.used = w.used + tokens
+        redis.call('EXPIRE', w.key, seconds)
+        redis.call('SET', w.sumkey, fmt('%d', w.used), 'EX', seconds)
+        if not w.oldest then
           w.oldest = now
         end
+      else
+        weighted_save(w)
       end
     else
+      local amount = 1
+      if w.tokens then
+        amount = tokens
+      end
       if amount > 0 then
         if w.fresh then
           ring_create(w)
         end
         ring_add(w, math.max(math.floor(now / w.step), w.lo), amount)
         ring_save_header(w)
-        ring_expire(w)
-      elseif w.dirty then
-        ring_save_header(w)
+        if w.fresh or w.moved then
+          ring_expire(w)
+        end
+      else
+        save(w)
       end
     end
   end
-  return state({1, now, -1, 0})
+  return state(1, -1, 0)
 end
 
 -- settle
@@ -417,27 +516,34 @@ end
 local cancel = actual < 0
 for i = 1, n do
   local w = windows[i]
-  local estimate = weight(w, tokens)
-  local target = cancel and 0 or weight(w, actual)
-  if w.kind == 'log' then
+  local estimate, target = 1, 1
+  if w.tokens then
+    estimate, target = tokens, actual
+  end
+  if cancel then
+    target = 0
+  end
+  if w.kind == 0 then
     if cancel then
       redis.call('ZREM', w.key, id)
     end
-  elseif w.kind == 'weighted' then
+  elseif w.kind == 1 then
     if target < estimate and estimate > 0 then
-      if redis.call('ZREM', w.key, int(estimate) .. ':' .. id) == 1 then
+      if redis.call('ZREM', w.key, fmt('%d', estimate) .. ':' .. id) == 1 then
         if target > 0 then
-          redis.call('ZADD', w.key, int(reserved), int(target) .. ':' .. id)
+          redis.call('ZADD', w.key, fmt('%d', reserved), fmt('%d', target) .. ':' .. id)
         end
-        local left = redis.call('DECRBY', w.sumkey, int(estimate - target))
+        local left = redis.call('DECRBY', w.sumkey, fmt('%d', estimate - target))
         if left <= 0 then
           redis.call('DEL', w.sumkey)
         end
       end
     elseif target > estimate then
-      redis.call('ZADD', w.key, int(now), int(target - estimate) .. ':' .. id .. '+')
-      redis.call('INCRBY', w.sumkey, int(target - estimate))
-      weighted_expire(w)
+      local seconds = math.ceil(w.length / 1000) + 1
+      redis.call('ZADD', w.key, fmt('%d', now), fmt('%d', target - estimate) .. ':' .. id .. '+')
+      redis.call('INCRBY', w.sumkey, fmt('%d', target - estimate))
+      redis.call('EXPIRE', w.key, seconds)
+      redis.call('EXPIRE', w.sumkey, seconds)
     end
   elseif target ~= estimate then
     trim(w)
@@ -446,8 +552,8 @@ for i = 1, n do
       if not w.fresh and s >= w.lo and s <= w.hi then
         ring_add(w, s, target - estimate)
         ring_save_header(w)
-      elseif w.dirty then
-        ring_save_header(w)
+      else
+        save(w)
       end
     else
       if w.fresh then

@@ -1,0 +1,63 @@
+package dev.ratelimit.benchmarks;
+
+import dev.ratelimit.redis.internal.SlidingWindowScript;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * The scripts the benchmarks compare: the current one (the stores'), the one before the round-two
+ * speed work ({@code sliding_window_before.lua}, a verbatim copy of the script at commit 31d0789), and
+ * the seed's minimal exact log ({@code sliding_window_seed.lua}, from commit 866e8c4: {@code TIME},
+ * {@code ZREMRANGEBYSCORE}, {@code ZCARD}, {@code ZRANGE}, {@code ZADD}, {@code EXPIRE}; arguments
+ * {@code now, permits, member, length, limit}), whose {@code redis-benchmark -P 16} rate is the async
+ * ceiling.
+ */
+enum BenchScripts {
+    /** The script the stores run. */
+    CURRENT(SlidingWindowScript.source()),
+    /** The script before this round of speed work. */
+    BEFORE(resource("sliding_window_before.lua")),
+    /** The seed's four-command exact log. */
+    SEED(resource("sliding_window_seed.lua"));
+
+    private final String source;
+    private final String sha1;
+
+    BenchScripts(String source) {
+        this.source = source;
+        this.sha1 = sha1(source);
+    }
+
+    String source() {
+        return source;
+    }
+
+    String sha1() {
+        return sha1;
+    }
+
+    private static String resource(String name) {
+        try (InputStream in = BenchScripts.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException("missing resource " + name);
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static String sha1(String source) {
+        try {
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-1").digest(source.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
