@@ -164,15 +164,6 @@ public final class RateLimitFilter implements Filter {
     }
 
     /**
-     * Keeps authenticated ids out of the anonymous namespace: an id that itself starts with {@value
-     * #ANONYMOUS_PREFIX} (or with the escape character) is escaped with a leading backslash, so user
-     * {@code "ip:10.0.0.5"} never shares a budget with anonymous callers from 10.0.0.5.
-     */
-    static String authenticatedKey(String userId) {
-        return Keys.authenticated(userId);
-    }
-
-    /**
      * Checks the request and lets it proceed, or answers it with 429 or 503.
      *
      * @param req the request
@@ -194,15 +185,11 @@ public final class RateLimitFilter implements Filter {
             return;
         }
         IdentityResolver.Identity identity = identityResolver.resolve(request);
-        String userId;
-        Tier tier;
-        if (identity == null) {
-            userId = Keys.anonymous(request.getRemoteAddr());
-            tier = tiers.defaultTier();
-        } else {
-            userId = authenticatedKey(identity.userId());
-            tier = tiers.resolve(identity.tier());
-        }
+        Keys.Subject subject = identity == null
+                ? Keys.subject(null, null, request.getRemoteAddr(), tiers)
+                : Keys.subject(identity.userId(), identity.tier(), request.getRemoteAddr(), tiers);
+        String userId = subject.key();
+        Tier tier = subject.tier();
         Decision decision;
         try {
             decision = limiter.check(userId, tier);

@@ -1,5 +1,9 @@
 package dev.ratelimit.servlet.internal;
 
+import dev.ratelimit.api.Tier;
+import dev.ratelimit.api.TierPolicy;
+import org.jspecify.annotations.Nullable;
+
 /**
  * The budget keys of callers, so that every web stack keys them alike: anonymous callers by address
  * ({@code ip:<address>}), authenticated ones by id, escaped out of the anonymous namespace. Not API:
@@ -30,7 +34,32 @@ public final class Keys {
      * @param address the client address the server reports; {@code null} or empty: {@code unknown}
      * @return {@code ip:<address>}
      */
-    public static String anonymous(@org.jspecify.annotations.Nullable String address) {
+    public static String anonymous(@Nullable String address) {
         return ANONYMOUS_PREFIX + (address == null || address.isEmpty() ? "unknown" : address);
     }
+
+    /**
+     * Returns the budget key and tier of a caller: an authenticated one's id (escaped) and the tier
+     * its resolver named, or an anonymous one's address and the default tier.
+     *
+     * @param userId the authenticated caller's id, or {@code null} when anonymous
+     * @param tier the tier the identity names, or {@code null}
+     * @param address the client address, for anonymous callers
+     * @param policy resolves the tier
+     * @return the key and tier
+     */
+    public static Subject subject(
+            @Nullable String userId, @Nullable String tier, @Nullable String address, TierPolicy policy) {
+        return userId == null
+                ? new Subject(anonymous(address), policy.defaultTier())
+                : new Subject(authenticated(userId), policy.resolve(tier));
+    }
+
+    /**
+     * Whom a request is counted against.
+     *
+     * @param key the budget key
+     * @param tier the caller's tier
+     */
+    public record Subject(String key, Tier tier) {}
 }

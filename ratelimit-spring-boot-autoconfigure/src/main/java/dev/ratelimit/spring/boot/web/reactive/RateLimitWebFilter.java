@@ -102,15 +102,11 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
                 .map(Optional::of)
                 .defaultIfEmpty(Optional.empty())
                 .flatMap(caller -> {
-                    String user;
-                    Tier tier;
-                    if (caller.isPresent()) {
-                        user = Keys.authenticated(caller.get().userId());
-                        tier = policy.resolve(caller.get().tier());
-                    } else {
-                        user = Keys.anonymous(address(request));
-                        tier = policy.defaultTier();
-                    }
+                    Keys.Subject subject = caller.isPresent()
+                            ? Keys.subject(caller.get().userId(), caller.get().tier(), address(request), policy)
+                            : Keys.subject(null, null, address(request), policy);
+                    String user = subject.key();
+                    Tier tier = subject.tier();
                     return checkOrUnavailable(limiter, user, tier, offload)
                             .flatMap(decision -> decision.isPresent()
                                     ? decided(exchange, chain, tier, decision.get())

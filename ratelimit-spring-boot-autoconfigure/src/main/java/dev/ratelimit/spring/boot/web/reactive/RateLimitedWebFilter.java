@@ -92,16 +92,12 @@ public final class RateLimitedWebFilter implements WebFilter, Ordered {
             WebFilterChain chain,
             RateLimitedSupport.Budget budget,
             Optional<Caller> caller) {
-        String user;
-        Tier callerTier;
-        if (caller.isPresent()) {
-            user = Keys.authenticated(caller.get().userId());
-            callerTier = policy.resolve(caller.get().tier());
-        } else {
-            user = Keys.anonymous(RateLimitWebFilter.address(exchange.getRequest()));
-            callerTier = policy.defaultTier();
-        }
-        Tier tier = budget.tierFor(callerTier);
+        String address = RateLimitWebFilter.address(exchange.getRequest());
+        Keys.Subject subject = caller.isPresent()
+                ? Keys.subject(caller.get().userId(), caller.get().tier(), address, policy)
+                : Keys.subject(null, null, address, policy);
+        String user = subject.key();
+        Tier tier = budget.tierFor(subject.tier());
         Map<String, String> variables = exchange.getAttributeOrDefault(
                 HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE, Map.<String, String>of());
         String key = budget.keyFor(new RateLimitedSupport.KeyRoot(

@@ -67,16 +67,11 @@ public final class RateLimitedInterceptor implements HandlerInterceptor {
             return true;
         }
         IdentityResolver.Identity identity = identities.resolve(request);
-        String user;
-        Tier callerTier;
-        if (identity == null) {
-            user = Keys.anonymous(request.getRemoteAddr());
-            callerTier = policy.defaultTier();
-        } else {
-            user = Keys.authenticated(identity.userId());
-            callerTier = policy.resolve(identity.tier());
-        }
-        Tier tier = budget.tierFor(callerTier);
+        Keys.Subject subject = identity == null
+                ? Keys.subject(null, null, request.getRemoteAddr(), policy)
+                : Keys.subject(identity.userId(), identity.tier(), request.getRemoteAddr(), policy);
+        String user = subject.key();
+        Tier tier = budget.tierFor(subject.tier());
         @SuppressWarnings("unchecked")
         Map<String, String> variables =
                 (Map<String, String>) request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE);
