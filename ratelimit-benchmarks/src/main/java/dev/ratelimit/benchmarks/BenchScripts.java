@@ -15,7 +15,8 @@ import java.util.HexFormat;
  * the seed's minimal exact log ({@code sliding_window_seed.lua}, from commit 866e8c4: {@code TIME},
  * {@code ZREMRANGEBYSCORE}, {@code ZCARD}, {@code ZRANGE}, {@code ZADD}, {@code EXPIRE}; arguments
  * {@code now, permits, member, length, limit}), whose {@code redis-benchmark -P 16} rate is the async
- * ceiling.
+ * ceiling; and two floors for {@link ScriptCost}: the script call alone ({@code floor_call.lua}) and the
+ * commands of an allowed exact decision alone ({@code floor_commands.lua}).
  */
 enum BenchScripts {
     /** The script the stores run. */
@@ -23,7 +24,11 @@ enum BenchScripts {
     /** The script before this round of speed work. */
     BEFORE(resource("sliding_window_before.lua")),
     /** The seed's four-command exact log. */
-    SEED(resource("sliding_window_seed.lua"));
+    SEED(resource("sliding_window_seed.lua")),
+    /** The script call alone: the stores' keys and arguments, a reply of the same shape, no command. */
+    FLOOR_CALL(resource("floor_call.lua")),
+    /** The commands of an allowed decision in exact request windows alone, without the decision. */
+    FLOOR_COMMANDS(resource("floor_commands.lua"));
 
     private final String source;
     private final String sha1;

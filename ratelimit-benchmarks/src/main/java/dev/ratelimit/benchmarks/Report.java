@@ -195,7 +195,9 @@ final class Report {
             if (cost.decision().equals("allowed") && cost.windows().startsWith("1 window, exact")) {
                 ratios.add(new Ratio(
                         "Redis µs per allowed decision, 1 exact window (INFO commandstats; before this round: "
-                                + micros(cost.before()) + " µs; Bucket4j: " + micros(cost.bucket4j()) + " µs)",
+                                + micros(cost.before()) + " µs; Bucket4j: " + micros(cost.bucket4j())
+                                + " µs; the exact log's commands alone: " + micros(cost.floorCommands())
+                                + " µs; the script call alone: " + micros(cost.floorCall()) + " µs)",
                         cost.after(),
                         10.0,
                         micros(cost.after()) + " µs",
@@ -412,10 +414,18 @@ final class Report {
             return "Not measured in this run.\n";
         }
         Table table = new Table(
-                "| Decision | Windows | Script before (µs) | Script now (µs) | Bucket4j (µs) |",
-                "|---|---|---:|---:|---:|");
+                "| Decision | Windows | Script before (µs) | Script now (µs) | Bucket4j (µs) | Floor: the call alone (µs)"
+                        + " | Floor: the commands alone (µs) |",
+                "|---|---|---:|---:|---:|---:|---:|");
         for (ScriptCost.Result r : scriptCost) {
-            table.row(r.decision(), r.windows(), micros(r.before()), micros(r.after()), micros(r.bucket4j()));
+            table.row(
+                    r.decision(),
+                    r.windows(),
+                    micros(r.before()),
+                    micros(r.after()),
+                    micros(r.bucket4j()),
+                    micros(r.floorCall()),
+                    micros(r.floorCommands()));
         }
         return table.toString();
     }

@@ -29,6 +29,11 @@ import java.util.function.IntConsumer;
  * machine, Redis descheduled in the middle of a command only ever adds time); the contenders' passes
  * alternate, on one Redis holding all their keys. Our scripts are sent by
  * a plain blocking client (one thread); Bucket4j through its Lettuce proxy.
+ *
+ * <p>Two floors run in the same passes, with the same keys and arguments: the script call alone
+ * (a script that runs no command) and, for allowed decisions in exact request windows, the commands
+ * of the exact log alone (a script that runs them and decides nothing). No script that keeps the
+ * exact log's commands can cost Redis less than the second.
  */
 final class ScriptCost {
 
@@ -44,8 +49,20 @@ final class ScriptCost {
         }
     }
 
-    /** One measured case: Redis µs per decision for each contender (NaN when not measured). */
-    record Result(String decision, String windows, double before, double after, double bucket4j) {}
+    /**
+     * One measured case: Redis µs per decision for each contender (NaN when not measured). {@code
+     * floorCall} is the script call alone ({@link BenchScripts#FLOOR_CALL}), {@code floorCommands} the
+     * commands of an allowed exact decision alone ({@link BenchScripts#FLOOR_COMMANDS}; exact request
+     * windows, allowed decisions only).
+     */
+    record Result(
+            String decision,
+            String windows,
+            double before,
+            double after,
+            double bucket4j,
+            double floorCall,
+            double floorCommands) {}
 
     private ScriptCost() {}
 
@@ -110,12 +127,15 @@ final class ScriptCost {
     private static Result log(Result result) {
         BenchmarkRunner.log(String.format(
                 Locale.ROOT,
-                "  %s, %s: before %.1f us, after %.1f us, Bucket4j %.1f us per decision",
+                "  %s, %s: before %.1f us, after %.1f us, Bucket4j %.1f us per decision; floors: the call"
+                        + " alone %.1f us, the commands alone %.1f us",
                 result.decision(),
                 result.windows(),
                 result.before(),
                 result.after(),
-                result.bucket4j()));
+                result.bucket4j(),
+                result.floorCall(),
+                result.floorCommands()));
         return result;
     }
 
@@ -139,17 +159,26 @@ final class ScriptCost {
         IntConsumer before = scriptDecide(redis, plain, BenchScripts.BEFORE, specs, tokens, rejected, decisions);
         IntConsumer after = scriptDecide(redis, plain, BenchScripts.CURRENT, specs, tokens, rejected, decisions);
         IntConsumer bucket = withBucket4j ? bucketDecide(buckets, specs, rejected, decisions) : null;
-        double[] least = {Double.MAX_VALUE, Double.MAX_VALUE, Double.NaN};
+        IntConsumer call = scriptDecide(redis, plain, BenchScripts.FLOOR_CALL, specs, tokens, rejected, decisions);
+        boolean exactRequests = specs.stream().allMatch(s -> !s.tokens() && s.precisionMillis() == 0);
+        IntConsumer commands = !rejected && exactRequests
+                ? scriptDecide(redis, plain, BenchScripts.FLOOR_COMMANDS, specs, tokens, false, decisions)
+                : null;
+        double[] least = {Double.MAX_VALUE, Double.MAX_VALUE, Double.NaN, Double.MAX_VALUE, Double.NaN};
         for (int r = 0; r < REPEATS; r++) {
             // being descheduled mid-command only adds time: the least of the passes is the closest to the cost
             least[0] = Math.min(least[0], pass(redis, "before", decisions, before));
             least[1] = Math.min(least[1], pass(redis, "now", decisions, after));
-            if (bucket != null) {
-                double micros = pass(redis, "Bucket4j", decisions, bucket);
-                least[2] = Double.isNaN(least[2]) ? micros : Math.min(least[2], micros);
-            }
+            least[2] = leastOf(least[2], bucket == null ? Double.NaN : pass(redis, "Bucket4j", decisions, bucket));
+            least[3] = Math.min(least[3], pass(redis, "call alone", decisions, call));
+            least[4] = leastOf(
+                    least[4], commands == null ? Double.NaN : pass(redis, "commands alone", decisions, commands));
         }
-        return new Result(decision, label, least[0], least[1], least[2]);
+        return new Result(decision, label, least[0], least[1], least[2], least[3], least[4]);
+    }
+
+    private static double leastOf(double least, double micros) {
+        return Double.isNaN(least) ? micros : Math.min(least, micros);
     }
 
     private static IntConsumer scriptDecide(
