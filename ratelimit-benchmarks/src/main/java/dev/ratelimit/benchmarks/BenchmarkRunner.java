@@ -46,7 +46,9 @@ import org.redisson.api.RedissonClient;
  * trips and Redis CPU per decision, the runaway client, and Redis memory per tenant. Options: {@code
  * --quick} (one short iteration each, for smoke runs), {@code --focused} (only the seed script's
  * ceiling and the JMH figures of the spread-key and async ratios; prints the ratios and writes no
- * report), {@code --cost} (only the Redis CPU per decision, printed), {@code --only REGEX} (JMH
+ * report), {@code --cost} (only the Redis CPU per decision, printed), {@code --instructions} (only
+ * the Redis instructions per decision, printed; the server must run under callgrind, as {@code
+ * instructions.sh} starts it), {@code --only REGEX} (JMH
  * figures whose id matches), {@code --docs DIR}
  * (where to write the report; default {@code docs}), {@code --no-report}, {@code --jfr DIR} (record
  * each JMH fork with Java Flight Recorder into {@code DIR/<id>.jfr}).
@@ -76,6 +78,11 @@ public final class BenchmarkRunner {
             log("private redis-server " + redisVersion + " on " + redis.uri() + " (dir " + redis.directory() + ")");
             machine = machine.withRedis(redisVersion);
 
+            if (settings.instructions) {
+                log("Redis instructions per decision only (redis-server under callgrind)");
+                ScriptCost.measure(redis, ScriptCost.DECISIONS, ScriptCost.instructions(redis));
+                return;
+            }
             if (settings.costOnly) {
                 log("Redis CPU per decision only");
                 ScriptCost.measure(redis, ScriptCost.DECISIONS);
@@ -585,6 +592,7 @@ public final class BenchmarkRunner {
         boolean quick;
         boolean focused;
         boolean costOnly;
+        boolean instructions;
         boolean writeReport = true;
         Pattern only = Pattern.compile("");
         Path docs = Path.of("docs");
@@ -612,13 +620,14 @@ public final class BenchmarkRunner {
                     case "--only" -> settings.only = Pattern.compile(args[++i]);
                     case "--focused" -> settings.focused = true;
                     case "--cost" -> settings.costOnly = true;
+                    case "--instructions" -> settings.instructions = true;
                     case "--docs" -> settings.docs = Path.of(args[++i]);
                     case "--no-report" -> settings.writeReport = false;
                     case "--jfr" -> settings.jfr = Path.of(args[++i]);
                     default ->
-                        throw new IllegalArgumentException(
-                                "unknown option " + args[i]
-                                        + "; options: --quick, --focused, --cost, --only REGEX, --docs DIR, --no-report, --jfr DIR");
+                        throw new IllegalArgumentException("unknown option " + args[i]
+                                + "; options: --quick, --focused, --cost, --instructions, --only REGEX, --docs DIR,"
+                                + " --no-report, --jfr DIR");
                 }
             }
             return settings;

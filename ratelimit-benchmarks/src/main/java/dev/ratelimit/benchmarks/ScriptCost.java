@@ -66,7 +66,51 @@ final class ScriptCost {
 
     private ScriptCost() {}
 
+    /** What one pass measures: Redis's cost per decision of {@code decisions} calls of {@code decide}. */
+    interface Meter {
+        double perDecision(RedisServer redis, String label, int decisions, IntConsumer decide)
+                throws InterruptedException;
+
+        /** The unit of the figures, as printed. */
+        String unit();
+    }
+
+    /** Microseconds of Redis's thread per decision, from {@code INFO commandstats}. */
+    static final Meter MICROS = new Meter() {
+        @Override
+        public double perDecision(RedisServer redis, String label, int decisions, IntConsumer decide)
+                throws InterruptedException {
+            return RoundTrips.measure(redis, label, "cost", 1, decisions, decide)
+                    .serverMicros();
+        }
+
+        @Override
+        public String unit() {
+            return "us";
+        }
+    };
+
+    /** Instructions Redis executes per decision, where it runs under callgrind. */
+    static Meter instructions(RedisServer redis) {
+        Callgrind callgrind = Callgrind.of(redis.pid());
+        return new Meter() {
+            @Override
+            public double perDecision(RedisServer server, String label, int decisions, IntConsumer decide) {
+                return callgrind.perCall(decisions, decide);
+            }
+
+            @Override
+            public String unit() {
+                return "instructions";
+            }
+        };
+    }
+
     static List<Result> measure(RedisServer redis, int decisions) throws InterruptedException {
+        return measure(redis, decisions, MICROS);
+    }
+
+    static List<Result> measure(RedisServer redis, int decisions, Meter meter) throws InterruptedException {
         RedisClient client = RedisClient.create(redis.uri());
         List<Result> results = new ArrayList<>();
         try (RespClient plain = redis.connect();
@@ -99,24 +143,30 @@ final class ScriptCost {
             for (int c = 0; c < cases.size(); c++) {
                 List<Spec> specs = cases.get(c);
                 long tokens = specs.stream().anyMatch(Spec::tokens) ? 100 : 0;
-                results.add(log(measureCase(
-                        redis, plain, buckets, "allowed", labels[c], specs, tokens, false, c < 2, decisions)));
+                results.add(log(
+                        meter,
+                        measureCase(
+                                meter, redis, plain, buckets, "allowed", labels[c], specs, tokens, false, c < 2,
+                                decisions)));
             }
             for (int c = 0; c < 4; c++) {
                 List<Spec> specs = new ArrayList<>(cases.get(c));
                 Spec first = specs.get(0);
                 specs.set(0, new Spec(first.lengthMillis(), FULL, false, first.precisionMillis()));
-                results.add(log(measureCase(
-                        redis,
-                        plain,
-                        buckets,
-                        "rejected (first window full)",
-                        labels[c],
-                        specs,
-                        0,
-                        true,
-                        c < 2,
-                        decisions)));
+                results.add(log(
+                        meter,
+                        measureCase(
+                                meter,
+                                redis,
+                                plain,
+                                buckets,
+                                "rejected (first window full)",
+                                labels[c],
+                                specs,
+                                0,
+                                true,
+                                c < 2,
+                                decisions)));
             }
         } finally {
             client.shutdown();
@@ -124,16 +174,17 @@ final class ScriptCost {
         return results;
     }
 
-    private static Result log(Result result) {
+    private static Result log(Meter meter, Result result) {
         BenchmarkRunner.log(String.format(
                 Locale.ROOT,
-                "  %s, %s: before %.1f us, after %.1f us, Bucket4j %.1f us per decision; floors: the call"
-                        + " alone %.1f us, the commands alone %.1f us",
+                "  %s, %s: before %.1f, after %.1f, Bucket4j %.1f %s per decision; floors: the call alone %.1f,"
+                        + " the commands alone %.1f",
                 result.decision(),
                 result.windows(),
                 result.before(),
                 result.after(),
                 result.bucket4j(),
+                meter.unit(),
                 result.floorCall(),
                 result.floorCommands()));
         return result;
@@ -144,6 +195,7 @@ final class ScriptCost {
      * their passes interleaved, so that a slow spell of the shared machine falls on all of them.
      */
     private static Result measureCase(
+            Meter meter,
             RedisServer redis,
             RespClient plain,
             ProxyManager<String> buckets,
@@ -167,12 +219,14 @@ final class ScriptCost {
         double[] least = {Double.MAX_VALUE, Double.MAX_VALUE, Double.NaN, Double.MAX_VALUE, Double.NaN};
         for (int r = 0; r < REPEATS; r++) {
             // being descheduled mid-command only adds time: the least of the passes is the closest to the cost
-            least[0] = Math.min(least[0], pass(redis, "before", decisions, before));
-            least[1] = Math.min(least[1], pass(redis, "now", decisions, after));
-            least[2] = leastOf(least[2], bucket == null ? Double.NaN : pass(redis, "Bucket4j", decisions, bucket));
-            least[3] = Math.min(least[3], pass(redis, "call alone", decisions, call));
+            least[0] = Math.min(least[0], meter.perDecision(redis, "before", decisions, before));
+            least[1] = Math.min(least[1], meter.perDecision(redis, "now", decisions, after));
+            least[2] = leastOf(
+                    least[2], bucket == null ? Double.NaN : meter.perDecision(redis, "Bucket4j", decisions, bucket));
+            least[3] = Math.min(least[3], meter.perDecision(redis, "call alone", decisions, call));
             least[4] = leastOf(
-                    least[4], commands == null ? Double.NaN : pass(redis, "commands alone", decisions, commands));
+                    least[4],
+                    commands == null ? Double.NaN : meter.perDecision(redis, "commands alone", decisions, commands));
         }
         return new Result(decision, label, least[0], least[1], least[2], least[3], least[4]);
     }
@@ -243,11 +297,6 @@ final class ScriptCost {
             decide.accept(0);
         }
         return decide;
-    }
-
-    private static double pass(RedisServer redis, String label, int decisions, IntConsumer decide)
-            throws InterruptedException {
-        return RoundTrips.measure(redis, label, "cost", 1, decisions, decide).serverMicros();
     }
 
     private static String[] keys(String prefix, int user, List<Spec> specs) {
