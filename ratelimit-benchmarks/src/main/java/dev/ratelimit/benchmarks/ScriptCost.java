@@ -50,7 +50,8 @@ final class ScriptCost {
     }
 
     /**
-     * One measured case: Redis µs per decision for each contender (NaN when not measured). {@code
+     * One measured case: Redis's cost per decision for each contender, in the unit of the {@link Meter}
+     * that measured it (NaN when not measured). {@code
      * floorCall} is the script call alone ({@link BenchScripts#FLOOR_CALL}), {@code floorCommands} the
      * commands of an allowed exact decision alone ({@link BenchScripts#FLOOR_COMMANDS}; exact request
      * windows, allowed decisions only).
@@ -216,23 +217,19 @@ final class ScriptCost {
         IntConsumer commands = !rejected && exactRequests
                 ? scriptDecide(redis, plain, BenchScripts.FLOOR_COMMANDS, specs, tokens, false, decisions)
                 : null;
-        double[] least = {Double.MAX_VALUE, Double.MAX_VALUE, Double.NaN, Double.MAX_VALUE, Double.NaN};
+        String[] labels = {"before", "now", "Bucket4j", "call alone", "commands alone"};
+        IntConsumer[] contenders = {before, after, bucket, call, commands};
+        double[] least = {Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN};
         for (int r = 0; r < REPEATS; r++) {
             // being descheduled mid-command only adds time: the least of the passes is the closest to the cost
-            least[0] = Math.min(least[0], meter.perDecision(redis, "before", decisions, before));
-            least[1] = Math.min(least[1], meter.perDecision(redis, "now", decisions, after));
-            least[2] = leastOf(
-                    least[2], bucket == null ? Double.NaN : meter.perDecision(redis, "Bucket4j", decisions, bucket));
-            least[3] = Math.min(least[3], meter.perDecision(redis, "call alone", decisions, call));
-            least[4] = leastOf(
-                    least[4],
-                    commands == null ? Double.NaN : meter.perDecision(redis, "commands alone", decisions, commands));
+            for (int i = 0; i < contenders.length; i++) {
+                if (contenders[i] != null) {
+                    double cost = meter.perDecision(redis, labels[i], decisions, contenders[i]);
+                    least[i] = Double.isNaN(least[i]) ? cost : Math.min(least[i], cost);
+                }
+            }
         }
         return new Result(decision, label, least[0], least[1], least[2], least[3], least[4]);
-    }
-
-    private static double leastOf(double least, double micros) {
-        return Double.isNaN(least) ? micros : Math.min(least, micros);
     }
 
     private static IntConsumer scriptDecide(
