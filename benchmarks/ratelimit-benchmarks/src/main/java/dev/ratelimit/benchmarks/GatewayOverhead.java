@@ -42,8 +42,8 @@ import org.jspecify.annotations.Nullable;
  * several. Writes {@code docs/gateway-benchmarks.md} (option {@code --docs DIR}); {@code --quick}
  * shortens every phase for a smoke run.
  *
- * <p>Run from the repository root: {@code ./mvnw -q -B -pl ratelimit-benchmarks -am package
- * -DskipTests && java -cp ratelimit-benchmarks/target/benchmarks.jar
+ * <p>Run from the repository root: {@code ./mvnw -q -B -pl benchmarks/ratelimit-benchmarks -am package
+ * -DskipTests && java -cp benchmarks/ratelimit-benchmarks/target/benchmarks.jar
  * dev.ratelimit.benchmarks.GatewayOverhead}.
  */
 public final class GatewayOverhead {
@@ -337,8 +337,8 @@ public final class GatewayOverhead {
                         "Every gateway request is authenticated, parsed, counted with jtokkit, admitted (a concurrency\n")
                 .append("slot and the tier's request windows), forwarded, relayed and settled.\n\n");
         out.append(
-                "```bash\n./mvnw -q -B -pl ratelimit-benchmarks -am package -DskipTests && "
-                        + "java -cp ratelimit-benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.GatewayOverhead\n```\n\n");
+                "```bash\n./mvnw -q -B -pl benchmarks/ratelimit-benchmarks -am package -DskipTests && "
+                        + "java -cp benchmarks/ratelimit-benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.GatewayOverhead\n```\n\n");
         out.append("**Machine**: ")
                 .append(machine.cores())
                 .append(" cores, shared with the client, the stub and the gateway; ")

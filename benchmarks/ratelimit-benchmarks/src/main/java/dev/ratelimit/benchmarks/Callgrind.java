@@ -13,7 +13,7 @@ import java.util.stream.Stream;
 
 /**
  * Counts the instructions Redis executes, where the private {@code redis-server} runs under {@code
- * valgrind --tool=callgrind} ({@code ratelimit-benchmarks/instructions.sh} starts it so): the counters
+ * valgrind --tool=callgrind} ({@code benchmarks/ratelimit-benchmarks/instructions.sh} starts it so): the counters
  * are zeroed before the calls, dumped after them, and the dump's total is divided by the calls. Unlike
  * microseconds of a shared machine, the counts repeat from run to run.
  */
@@ -38,7 +38,7 @@ final class Callgrind {
         String folder = System.getenv(DUMPS);
         if (folder == null || folder.isBlank()) {
             throw new IllegalStateException("--instructions needs redis-server under callgrind and " + DUMPS
-                    + " set: run ratelimit-benchmarks/instructions.sh");
+                    + " set: run benchmarks/ratelimit-benchmarks/instructions.sh");
         }
         return new Callgrind(pid, Path.of(folder));
     }

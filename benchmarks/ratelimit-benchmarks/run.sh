@@ -10,6 +10,6 @@
 #   --jfr DIR       record each JMH fork with Java Flight Recorder into DIR/<id>.jfr
 # Run it on a quiet machine: the figures are ratios measured in the same run.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-./mvnw -q -B -pl ratelimit-benchmarks -am package -DskipTests
-exec java -jar ratelimit-benchmarks/target/benchmarks.jar "$@"
+cd "$(dirname "$0")/../.."
+./mvnw -q -B -pl benchmarks/ratelimit-benchmarks -am package -DskipTests
+exec java -jar benchmarks/ratelimit-benchmarks/target/benchmarks.jar "$@"

@@ -33,8 +33,8 @@ final class Report {
     private static final Pattern PLACEHOLDER = Pattern.compile("\\{\\{(\\w+)}}");
 
     /** The command that produces the report, as documented. */
-    static final String COMMAND = "./mvnw -q -B -pl ratelimit-benchmarks -am package -DskipTests"
-            + " && java -jar ratelimit-benchmarks/target/benchmarks.jar";
+    static final String COMMAND = "./mvnw -q -B -pl benchmarks/ratelimit-benchmarks -am package -DskipTests"
+            + " && java -jar benchmarks/ratelimit-benchmarks/target/benchmarks.jar";
 
     /** Ours against the plain driver's EVALSHA of the same script: what, our figure's id, the plain one's id. */
     private static final String[][] BLOCKING_PAIRS = {

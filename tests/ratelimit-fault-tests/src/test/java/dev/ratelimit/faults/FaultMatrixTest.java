@@ -33,7 +33,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * decisions, the p99 and the maximum latency of checks started during the fault, the time from
  * Redis accepting connections again to the first non-degraded decision, and threads, connections
  * and heap (used, after a GC) under load just before the fault and three seconds after it ended. The rows are written to {@code target/reliability/results.md}; {@code
- * docs/reliability.md} shows them. Run with {@code ./mvnw -B -Pfaults -pl ratelimit-fault-tests
+ * docs/reliability.md} shows them. Run with {@code ./mvnw -B -Pfaults -pl tests/ratelimit-fault-tests
  * -am verify}.
  *
  * <p>Assertions hold the issue's targets where it sets one: zero over-admissions wherever Redis

@@ -6,11 +6,11 @@
 # INFO commandstats microseconds, which move by +-30 % with the load of a shared machine, the counts
 # repeat from run to run. Needs valgrind (callgrind_control included); takes about ten minutes.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 for tool in valgrind callgrind_control redis-server; do
   command -v "$tool" >/dev/null || { echo "instructions.sh: $tool not found" >&2; exit 1; }
 done
-./mvnw -q -B -pl ratelimit-benchmarks -am package -DskipTests
+./mvnw -q -B -pl benchmarks/ratelimit-benchmarks -am package -DskipTests
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 cat >"$dir/redis-server" <<WRAPPER
@@ -18,4 +18,4 @@ cat >"$dir/redis-server" <<WRAPPER
 exec valgrind --tool=callgrind --callgrind-out-file="$dir/callgrind.out" "$(command -v redis-server)" "\$@"
 WRAPPER
 chmod +x "$dir/redis-server"
-REDIS_SERVER="$dir/redis-server" CALLGRIND_DIR="$dir" java -jar ratelimit-benchmarks/target/benchmarks.jar --instructions
+REDIS_SERVER="$dir/redis-server" CALLGRIND_DIR="$dir" java -jar benchmarks/ratelimit-benchmarks/target/benchmarks.jar --instructions
