@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Redis instructions per decision, counted by callgrind: the benchmark's private redis-server runs under
-# `valgrind --tool=callgrind`, and the Redis CPU cases (ScriptCost: the script before round two, the
-# stores' script, Bucket4j, and the two floors) are measured in instructions Redis executed during the
+# `valgrind --tool=callgrind`, and the Redis CPU cases (ScriptCost: the stores' script, Bucket4j and the
+# two floors) are measured in instructions Redis executed during the
 # calls, divided by the decisions: reading, parsing, running and answering every round trip. Unlike
 # INFO commandstats microseconds, which move by +-30 % with the load of a shared machine, the counts
 # repeat from run to run. Needs valgrind (callgrind_control included); takes about ten minutes.

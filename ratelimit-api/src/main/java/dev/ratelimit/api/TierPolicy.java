@@ -6,19 +6,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -26,8 +19,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>{@link #defaults()} gives the built-in plans: {@code free} (5 requests per minute, 100 per
  * day, the default), {@code pro} (60 per minute, 5,000 per day) and {@code enterprise} (600 per
- * minute, 100,000 per day). Custom policies come from {@link #builder()} or from a properties file
- * through {@link #fromProperties(Properties)}; a value counts requests unless it says {@code tokens},
+ * minute, 100,000 per day). Custom policies come from {@link #builder()}, from a properties file
+ * through {@link #fromProperties(Properties)}, or from a map of the same entries through {@link
+ * #fromMap(Map)}; a value counts requests unless it says {@code tokens},
  * and {@code @<step>} gives a long window a precision:
  *
  * <pre>{@code
@@ -46,10 +40,6 @@ public final class TierPolicy {
 
     private static final System.Logger LOG = System.getLogger(TierPolicy.class.getName());
     private static final int MAX_REMEMBERED_UNKNOWN_NAMES = 1_024;
-    private static final Pattern WINDOW_VALUE = Pattern.compile(
-            "\\s*(\\d+)\\s*(tokens?|requests?)?\\s*(?:/|per)\\s*([^@\\s]+)\\s*(?:@\\s*(\\S+)\\s*)?",
-            Pattern.CASE_INSENSITIVE);
-    private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)([smhdw])");
 
     private static final TierPolicy DEFAULTS = builder()
             .tier(Tier.of(
@@ -152,43 +142,31 @@ public final class TierPolicy {
      */
     public static TierPolicy fromProperties(Properties properties) {
         Checks.notNull(properties, "properties");
-        Map<String, List<Window>> windowsByTier = new LinkedHashMap<>();
-        String defaultName = null;
-        for (String key : new TreeSet<>(properties.stringPropertyNames())) {
-            String value = properties.getProperty(key).trim();
-            if (key.equals("default-tier")) {
-                defaultName = value;
-                continue;
-            }
-            String[] parts = key.split("\\.", -1);
-            if (parts.length != 3 || !parts[0].equals("tier") || parts[1].isBlank() || parts[2].isBlank()) {
-                throw new IllegalArgumentException("Unknown tier policy entry '" + key
-                        + "': expected 'tier.<tier>.<window> = <limit>[ tokens]/<length>[@<step>]' or 'default-tier'");
-            }
-            Window window = parseWindow(key, parts[2], value);
-            windowsByTier.computeIfAbsent(parts[1], name -> new ArrayList<>()).add(window);
-        }
-        if (windowsByTier.isEmpty()) {
-            throw new IllegalArgumentException("Tier policy defines no tier: add 'tier.<tier>.<window>' entries");
-        }
-        Builder builder = builder();
-        windowsByTier.forEach((name, windows) -> {
-            windows.sort((a, b) -> a.length().compareTo(b.length()));
-            try {
-                builder.tier(new Tier(name, windows));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("Tier '" + name + "': " + e.getMessage(), e);
-            }
-        });
-        if (defaultName == null) {
-            defaultName = windowsByTier.containsKey("free")
-                    ? "free"
-                    : windowsByTier.keySet().iterator().next();
-        } else if (!windowsByTier.containsKey(defaultName)) {
-            throw new IllegalArgumentException("Tier policy entry 'default-tier' names '" + defaultName
-                    + "', which is not defined; defined: " + windowsByTier.keySet());
-        }
-        return builder.defaultTier(defaultName).build();
+        return TierFileParser.parse(TierFileParser.entries(properties));
+    }
+
+    /**
+     * Reads a policy from a map with the entries of {@link #fromProperties(Properties)}, as
+     * configuration sources such as YAML give them: a value is the text of an entry, or a map whose
+     * keys continue the entry's key after a dot. These three give the same policy:
+     *
+     * <pre>{@code
+     * TierPolicy.fromMap(Map.of("tier.free.minute", "5/60s", "default-tier", "free"));
+     * TierPolicy.fromMap(Map.of("tier", Map.of("free", Map.of("minute", "5/60s")), "default-tier", "free"));
+     * TierPolicy.fromProperties(properties); // tier.free.minute = 5/60s, default-tier = free
+     * }</pre>
+     *
+     * <p>Entries are read in the order of their keys, as from a properties file, so the same entries
+     * give the same policy whatever the map's order. Every error names the offending entry.
+     *
+     * @param entries the entries; keys are text, values text or maps of the same kind
+     * @return the policy
+     * @throws IllegalArgumentException if an entry is malformed, unknown, given twice (once flat, once
+     *     nested), has no value or a value that is neither text nor a map, or describes an invalid tier
+     */
+    public static TierPolicy fromMap(Map<String, ?> entries) {
+        Checks.notNull(entries, "entries");
+        return TierFileParser.parse(TierFileParser.entries(entries));
     }
 
     /**
@@ -224,65 +202,7 @@ public final class TierPolicy {
     public static Window parseWindow(String windowName, String value) {
         Checks.notBlank(windowName, "windowName");
         Checks.notNull(value, "value");
-        return parseWindow(windowName, windowName, value.trim());
-    }
-
-    private static Window parseWindow(String key, String windowName, String value) {
-        Matcher matcher = WINDOW_VALUE.matcher(value);
-        if (!matcher.matches()) {
-            throw new IllegalArgumentException("Tier policy entry '" + key + "' = '" + value
-                    + "': expected '<limit>[ tokens]/<length>[@<step>]', e.g. '5/60s' or '10000 tokens/1d@1m'");
-        }
-        long limit;
-        try {
-            limit = Long.parseLong(matcher.group(1));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(
-                    "Tier policy entry '" + key + "' = '" + value + "': limit is too large", e);
-        }
-        String unit = matcher.group(2);
-        boolean tokens = unit != null && unit.toLowerCase(Locale.ROOT).startsWith("token");
-        Duration length = parseLength(key, value, matcher.group(3));
-        String step = matcher.group(4);
-        Duration precision = step == null ? Duration.ZERO : parseLength(key, value, step);
-        try {
-            return new Window(windowName, limit, length, tokens ? Window.Unit.TOKENS : Window.Unit.REQUESTS, precision);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(
-                    "Tier policy entry '" + key + "' = '" + value + "': " + e.getMessage(), e);
-        }
-    }
-
-    private static Duration parseLength(String key, String value, String text) {
-        String lower = text.toLowerCase(Locale.ROOT);
-        try {
-            if (lower.startsWith("p")) {
-                return Duration.parse(text);
-            }
-            if (lower.chars().allMatch(Character::isDigit)) {
-                return Duration.ofSeconds(Long.parseLong(lower));
-            }
-            Matcher unit = SHORT_DURATION.matcher(lower);
-            if (unit.matches()) {
-                long amount = Long.parseLong(unit.group(1));
-                switch (unit.group(2)) {
-                    case "s":
-                        return Duration.ofSeconds(amount);
-                    case "m":
-                        return Duration.ofMinutes(amount);
-                    case "h":
-                        return Duration.ofHours(amount);
-                    case "d":
-                        return Duration.ofDays(amount);
-                    default:
-                        return Duration.ofDays(amount * 7);
-                }
-            }
-        } catch (DateTimeParseException | ArithmeticException | NumberFormatException e) {
-            // fall through to the message below
-        }
-        throw new IllegalArgumentException("Tier policy entry '" + key + "' = '" + value + "': length '" + text
-                + "' is not a duration (use 60s, 1m, 1h, 1d, 1w or PT1M)");
+        return TierFileParser.window(windowName, windowName, value.trim());
     }
 
     @Override

@@ -7,10 +7,18 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
-/** One validated reservation before it reaches the store, and the decision built from the answers. */
+/**
+ * One validated reservation before it reaches the store, and the decision built from the answers.
+ *
+ * <p>Validation lives here, so that every entry point of the limiter refuses the same bad input with
+ * the same message before any store I/O: {@link #ordered} and {@link #single} for windows, {@link
+ * #validateUser} for the user, {@link #of} for the rest.
+ */
 final class Plan {
 
     private final StoreRequest request;
@@ -25,8 +33,24 @@ final class Plan {
         this.perScope = request.scopes().size() == 1 ? List.of(request) : List.copyOf(split);
     }
 
-    /** Validates the shared budgets and builds the request; {@code windows} are already ordered. */
-    static Plan of(String userId, List<Window> windows, long tokens, List<SharedBudget> shared, long nowMillis) {
+    /**
+     * Validates the user, the tokens and the shared budgets, and builds the request; {@code windows}
+     * are already ordered. The time is read only once the arguments are valid.
+     */
+    static Plan of(
+            String userId,
+            List<Window> windows,
+            long tokens,
+            @Nullable List<SharedBudget> shared,
+            LongSupplier nowMillis) {
+        validateUser(userId);
+        if (tokens < 0) {
+            throw new IllegalArgumentException("estimatedTokens must not be negative, was " + tokens);
+        }
+        if (shared == null) {
+            throw new NullPointerException("shared must not be null");
+        }
+        long now = nowMillis.getAsLong();
         List<StoreRequest.Scope> scopes = new ArrayList<>(1 + shared.size());
         scopes.add(StoreRequest.Scope.user(userId, windows));
         Set<String> names = new HashSet<>();
@@ -38,10 +62,70 @@ final class Plan {
                 throw new IllegalArgumentException(
                         "shared must not name a budget twice, found '" + budget.name() + "' twice");
             }
-            scopes.add(StoreRequest.Scope.shared(
-                    budget.name(), SlidingWindowRateLimiter.Limiter.ordered(budget.windows(), "shared windows")));
+            scopes.add(StoreRequest.Scope.shared(budget.name(), ordered(budget.windows(), "shared windows")));
         }
-        return new Plan(new StoreRequest(scopes, tokens, nowMillis));
+        return new Plan(new StoreRequest(scopes, tokens, now));
+    }
+
+    /** Refuses a null or empty user id. */
+    static void validateUser(@Nullable String userId) {
+        if (userId == null) {
+            throw new NullPointerException("userId must not be null");
+        }
+        if (userId.isEmpty()) {
+            throw new IllegalArgumentException("userId must not be empty");
+        }
+    }
+
+    /** The one window of {@code check(userId, limit, window)}, its errors naming those arguments. */
+    static List<Window> single(long limit, @Nullable Duration window) {
+        if (limit <= 0) {
+            throw new IllegalArgumentException("limit must be at least 1, was " + limit);
+        }
+        if (window == null) {
+            throw new NullPointerException("window must not be null");
+        }
+        try {
+            return List.of(Window.of(limit, window));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(String.valueOf(e.getMessage()).replaceFirst("^length", "window"), e);
+        }
+    }
+
+    /**
+     * The windows shortest first, refusing null, empty, and two windows of one unit over one length;
+     * errors name {@code argument}.
+     */
+    static List<Window> ordered(@Nullable List<Window> windows, String argument) {
+        if (windows == null) {
+            throw new NullPointerException(argument + " must not be null");
+        }
+        if (windows.isEmpty()) {
+            throw new IllegalArgumentException(argument + " must not be empty");
+        }
+        if (windows.size() == 1) {
+            Window only = windows.get(0);
+            if (only == null) {
+                throw new NullPointerException(argument + " must not contain null");
+            }
+            return List.of(only);
+        }
+        List<Window> sorted = new ArrayList<>(windows.size());
+        for (Window window : windows) {
+            if (window == null) {
+                throw new NullPointerException(argument + " must not contain null");
+            }
+            sorted.add(window);
+        }
+        sorted.sort(StoreRequest.WINDOW_ORDER);
+        for (int i = 1; i < sorted.size(); i++) {
+            if (StoreRequest.WINDOW_ORDER.compare(sorted.get(i - 1), sorted.get(i)) == 0) {
+                throw new IllegalArgumentException(argument + " must not hold two windows counting "
+                        + sorted.get(i).unit().name().toLowerCase(Locale.ROOT)
+                        + " over the same length, found " + sorted.get(i).length() + " twice");
+            }
+        }
+        return List.copyOf(sorted);
     }
 
     StoreRequest request() {
@@ -56,8 +140,15 @@ final class Plan {
         return request.tokens();
     }
 
-    boolean atomic(WindowStore store) {
-        return perScope.size() == 1 || store.atomicAcrossScopes();
+    /**
+     * The store calls this reservation takes, in order: the whole request when it has one scope or
+     * the store evaluates several atomically, else one request per scope, the user's first.
+     */
+    List<StoreRequest> calls(WindowStore store) {
+        if (perScope.size() == 1 || !store.atomicAcrossScopes()) {
+            return perScope;
+        }
+        return List.of(request);
     }
 
     /** The shortest window of the user's: what a degraded decision names. */

@@ -1,8 +1,8 @@
 /**
  * The pure domain of ratelimit: the {@link dev.ratelimit.core.WindowStore} port that adapters
  * implement, and {@link dev.ratelimit.core.SlidingWindowRateLimiter}, which validates arguments,
- * evaluates windows shortest first and all or nothing through one store call, and adds the kill
- * switch, fail-open and metrics.
+ * evaluates windows shortest first and all or nothing (one store call, or one per scope on a store
+ * that cannot evaluate several scopes atomically), and adds the kill switch, fail-open and metrics.
  */
 @NullMarked
 package dev.ratelimit.core;

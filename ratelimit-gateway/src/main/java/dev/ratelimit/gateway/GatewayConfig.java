@@ -25,7 +25,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Properties;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
@@ -271,14 +270,10 @@ record GatewayConfig(
         }
         int maxConcurrent = (int) positive(raw.maxConcurrent(), at + ".max-concurrent");
         // The library's tier-file parser reads the window specs, so the syntax and its checks are the library's.
-        // The library's tier-file parser reads the window specs, so the syntax and its checks are the library's.
-        Properties properties = new Properties();
-        raw.windows()
-                .forEach((window, spec) ->
-                        properties.setProperty("tier." + name + "." + window, spec == null ? "" : spec));
         Tier tier;
         try {
-            tier = TierPolicy.fromProperties(properties).resolve(name);
+            tier = TierPolicy.fromMap(Map.of("tier", Map.of(name, raw.windows())))
+                    .resolve(name);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(at + ".windows: " + e.getMessage(), e);
         }

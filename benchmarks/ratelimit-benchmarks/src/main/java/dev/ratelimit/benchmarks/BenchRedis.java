@@ -63,36 +63,6 @@ final class BenchRedis {
         }
     }
 
-    /**
-     * Returns a Lettuce client; with {@code consolidateFlushes}, its channels get Netty's {@code
-     * FlushConsolidationHandler}, so commands written by many threads between two event-loop turns
-     * leave in one {@code write} system call instead of one each.
-     */
-    static io.lettuce.core.RedisClient lettuce(boolean consolidateFlushes) {
-        if (!consolidateFlushes) {
-            return io.lettuce.core.RedisClient.create(uri());
-        }
-        io.lettuce.core.resource.ClientResources resources = io.lettuce.core.resource.ClientResources.builder()
-                .nettyCustomizer(new io.lettuce.core.resource.NettyCustomizer() {
-                    @Override
-                    public void afterChannelInitialized(io.netty.channel.Channel channel) {
-                        channel.pipeline().addFirst(new io.netty.handler.flush.FlushConsolidationHandler(256, true));
-                    }
-                })
-                .build();
-        return io.lettuce.core.RedisClient.create(resources, uri());
-    }
-
-    static boolean consolidated(String flush) {
-        if (flush.equals("auto")) {
-            return false;
-        }
-        if (flush.equals("consolidated")) {
-            return true;
-        }
-        throw new IllegalArgumentException("flush must be 'auto' or 'consolidated', was " + flush);
-    }
-
     /** Returns a pooled Jedis client sized for the benchmark threads, with bounded waits. */
     static RedisClient jedis() {
         GenericObjectPoolConfig<Connection> pool = new ConnectionPoolConfig();

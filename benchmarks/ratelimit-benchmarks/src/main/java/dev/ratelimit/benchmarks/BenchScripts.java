@@ -10,10 +10,8 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
- * The scripts the benchmarks compare: the current one (the stores'), the one before the round-two
- * speed work ({@code sliding_window_before.lua}, a verbatim copy of the script at commit 31d0789), and
- * the seed's minimal exact log ({@code sliding_window_seed.lua}, from commit 866e8c4: {@code TIME},
- * {@code ZREMRANGEBYSCORE}, {@code ZCARD}, {@code ZRANGE}, {@code ZADD}, {@code EXPIRE}; arguments
+ * The scripts the benchmarks compare: the stores' one, the seed's minimal exact log ({@code
+ * sliding_window_seed.lua}, from commit 866e8c4: {@code TIME}, {@code ZREMRANGEBYSCORE}, {@code ZCARD}, {@code ZRANGE}, {@code ZADD}, {@code EXPIRE}; arguments
  * {@code now, permits, member, length, limit}), whose {@code redis-benchmark -P 16} rate is the async
  * ceiling; and two floors for {@link ScriptCost}: the script call alone ({@code floor_call.lua}) and the
  * commands of an allowed exact decision alone ({@code floor_commands.lua}).
@@ -21,8 +19,6 @@ import java.util.HexFormat;
 enum BenchScripts {
     /** The script the stores run. */
     CURRENT(SlidingWindowScript.source()),
-    /** The script before this round of speed work. */
-    BEFORE(resource("sliding_window_before.lua")),
     /** The seed's four-command exact log. */
     SEED(resource("sliding_window_seed.lua")),
     /** The script call alone: the stores' keys and arguments, a reply of the same shape, no command. */

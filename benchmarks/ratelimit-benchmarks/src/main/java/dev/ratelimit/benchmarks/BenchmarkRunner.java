@@ -156,7 +156,7 @@ public final class BenchmarkRunner {
 
     /** The JMH figures of {@code --focused}: the spread-key ratio at 8 threads and the async ceiling ratio. */
     static final Pattern FOCUSED =
-            Pattern.compile("ours-lettuce-8t(-co)?|ours-jedis-8t|bucket4j-8t|redisson-8t|ours-lettuce-async(-co)?");
+            Pattern.compile("ours-lettuce-8t|ours-jedis-8t|bucket4j-8t|redisson-8t|ours-lettuce-async");
 
     private static List<RedisBenchmarkTool.Result> otherCeilings(RedisServer redis, long scale) {
         List<RedisBenchmarkTool.Result> ceilings = new ArrayList<>();
@@ -236,36 +236,6 @@ public final class BenchmarkRunner {
         runs.add(JmhRun.blocking("ours-lettuce-8t", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 1));
         runs.add(JmhRun.async("evalsha-lettuce-async", ceiling, "plain EVALSHA, Lettuce async", le, S, 1));
         runs.add(JmhRun.async("ours-lettuce-async", ours, "ours: Lettuce async", ls, S, 1));
-        // experiment: coalescing, several decisions per script call while calls are in flight
-        runs.add(JmhRun.async("ours-lettuce-async-co", ours, "ours: Lettuce async, coalescing (experiment)", ls, S, 1));
-        runs.add(JmhRun.blocking(
-                "ours-lettuce-8t-co",
-                ours,
-                "ours: Lettuce blocking, coalescing (experiment)",
-                ls,
-                "blocking",
-                8,
-                S,
-                1));
-        // experiment: the blocking Lettuce check with the change proposed to the adapter (see CallerThreadLettuceStore)
-        runs.add(JmhRun.blocking(
-                "ours-lettuce-8t-ct",
-                ours,
-                "ours: Lettuce blocking, reply handled on the caller thread",
-                ls,
-                "blocking",
-                8,
-                S,
-                1));
-        runs.add(JmhRun.blocking(
-                "ours-lettuce-1t-ct",
-                ours,
-                "ours: Lettuce blocking, reply handled on the caller thread",
-                ls,
-                "blocking",
-                1,
-                S,
-                1));
         runs.add(JmhRun.blocking("evalsha-jedis-1t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 1, S, 1));
         runs.add(JmhRun.blocking("ours-jedis-1t", ours, "ours: Jedis blocking", js, "blocking", 1, S, 1));
         runs.add(JmhRun.blocking("evalsha-jedis-8t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, S, 1));
@@ -276,13 +246,6 @@ public final class BenchmarkRunner {
         runs.add(JmhRun.blocking("redisson-1t", peer, "Redisson RRateLimiter", rd, "blocking", 1, S, 1));
         runs.add(JmhRun.blocking("ours-inmemory-1t", ours, "ours: in-memory", im, "check", 1, S, 1));
         runs.add(JmhRun.blocking("ours-inmemory-8t", ours, "ours: in-memory", im, "check", 8, S, 1));
-        // experiment: Netty's FlushConsolidationHandler on the Lettuce client's channel
-        runs.add(JmhRun.async("evalsha-lettuce-async-fc", ceiling, "plain EVALSHA, Lettuce async", le, S, 1)
-                .consolidated("evalsha-lettuce-async-fc", "plain EVALSHA, Lettuce async, flushes consolidated"));
-        runs.add(JmhRun.async("ours-lettuce-async-fc", ours, "ours: Lettuce async", ls, S, 1)
-                .consolidated("ours-lettuce-async-fc", "ours: Lettuce async, flushes consolidated"));
-        runs.add(JmhRun.blocking("ours-lettuce-8t-fc", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 1)
-                .consolidated("ours-lettuce-8t-fc", "ours: Lettuce blocking, flushes consolidated"));
         // one contended key, one window
         runs.add(JmhRun.blocking(
                 "evalsha-lettuce-8t-c", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 8, C, 1));
@@ -346,7 +309,6 @@ public final class BenchmarkRunner {
                 .measurementTime(settings.measurementTime)
                 .param("keys", run.keys())
                 .param("windows", Integer.toString(run.windows()))
-                .param("flush", run.flush())
                 .param("variant", run.variant())
                 .jvmArgsAppend(
                         "-D" + BenchRedis.PORT_PROPERTY + "=" + port,

@@ -12,7 +12,6 @@ package dev.ratelimit.benchmarks;
  * @param inFlight calls in flight (threads for blocking calls, 64 for the asynchronous ones)
  * @param keys {@code contended} or {@code spread}
  * @param windows windows per check
- * @param flush how the Lettuce client flushes: {@code auto} or {@code consolidated}
  */
 record JmhRun(
         String id,
@@ -23,8 +22,7 @@ record JmhRun(
         int threads,
         int inFlight,
         String keys,
-        int windows,
-        String flush) {
+        int windows) {
 
     static JmhRun blocking(
             String id,
@@ -35,34 +33,24 @@ record JmhRun(
             int threads,
             String keys,
             int windows) {
-        return new JmhRun(id, group, contender, benchmark, method, threads, threads, keys, windows, "auto");
+        return new JmhRun(id, group, contender, benchmark, method, threads, threads, keys, windows);
     }
 
     static JmhRun async(String id, String group, String contender, Class<?> benchmark, String keys, int windows) {
-        return new JmhRun(id, group, contender, benchmark, "async64", 1, BenchRedis.IN_FLIGHT, keys, windows, "auto");
-    }
-
-    /** Returns this run with the Lettuce client's flushes consolidated, under another id and name. */
-    JmhRun consolidated(String newId, String newContender) {
-        return new JmhRun(
-                newId, group, newContender, benchmark, method, threads, inFlight, keys, windows, "consolidated");
+        return new JmhRun(id, group, contender, benchmark, "async64", 1, BenchRedis.IN_FLIGHT, keys, windows);
     }
 
     /** Returns the parameters as the benchmark's outcome line spells them. */
     String outcomeParams() {
-        String params = "keys=" + keys + ",windows=" + windows;
-        if (benchmark == LettuceStoreBenchmark.class) {
-            return params + ",flush=" + flush + ",variant=" + variant();
-        }
-        return benchmark.getSimpleName().startsWith("Lettuce") ? params + ",flush=" + flush : params;
+        return "keys=" + keys + ",windows=" + windows;
     }
 
-    /** Returns which Lettuce store the run measures: the adapter, or the caller-thread experiment. */
+    /** Returns which case of {@link ReserveBenchmark} the run measures ({@code check} for other benchmarks). */
     String variant() {
         if (benchmark == ReserveBenchmark.class) {
             return id.replaceFirst("^tb-", "").replaceFirst("-8t$", "");
         }
-        return id.endsWith("-ct") ? "caller-thread" : id.endsWith("-co") ? "coalescing" : "adapter";
+        return "check";
     }
 
     boolean isAsync() {

@@ -10,7 +10,6 @@ import io.lettuce.core.api.sync.RedisCommands;
 import java.util.List;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -23,10 +22,6 @@ import org.openjdk.jmh.annotations.TearDown;
 @State(Scope.Benchmark)
 public class LettuceEvalshaBenchmark extends WorkloadState {
 
-    /** How the Lettuce client flushes: {@code auto} (its default) or {@code consolidated}. */
-    @Param({"auto", "consolidated"})
-    public String flush = "auto";
-
     private final InFlight inFlight = new InFlight();
     private @org.jspecify.annotations.Nullable RedisClient client;
     private @org.jspecify.annotations.Nullable StatefulRedisConnection<String, String> connection;
@@ -38,7 +33,7 @@ public class LettuceEvalshaBenchmark extends WorkloadState {
     public void setUp() {
         BenchRedis.reset();
         prepareWorkload();
-        RedisClient created = BenchRedis.lettuce(BenchRedis.consolidated(flush));
+        RedisClient created = RedisClient.create(BenchRedis.uri());
         client = created;
         StatefulRedisConnection<String, String> opened = created.connect();
         connection = opened;
@@ -56,10 +51,7 @@ public class LettuceEvalshaBenchmark extends WorkloadState {
     @TearDown(Level.Trial)
     public void tearDown() {
         BenchRedis.recordOutcomes(
-                "LettuceEvalsha",
-                "keys=" + keys + ",windows=" + windows + ",flush=" + flush,
-                rejected.sum(),
-                inFlight.failed());
+                "LettuceEvalsha", "keys=" + keys + ",windows=" + windows, rejected.sum(), inFlight.failed());
         if (connection != null) {
             connection.close();
         }

@@ -10,7 +10,6 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -23,18 +22,6 @@ import org.openjdk.jmh.annotations.TearDown;
 @State(Scope.Benchmark)
 public class LettuceStoreBenchmark extends WorkloadState {
 
-    /**
-     * Which store: {@code adapter} (LettuceWindowStore), {@code caller-thread} (the experiment of
-     * {@link CallerThreadLettuceStore}, blocking checks only) or {@code coalescing} (the experiment of
-     * {@link CoalescingLettuceStore}).
-     */
-    @Param({"adapter", "caller-thread", "coalescing"})
-    public String variant = "adapter";
-
-    /** How the Lettuce client flushes: {@code auto} (its default) or {@code consolidated}. */
-    @Param({"auto", "consolidated"})
-    public String flush = "auto";
-
     private final InFlight inFlight = new InFlight();
     private @Nullable RedisClient client;
     private @Nullable WindowStore store;
@@ -45,22 +32,13 @@ public class LettuceStoreBenchmark extends WorkloadState {
     public void setUp() {
         BenchRedis.reset();
         prepareWorkload();
-        RedisClient created = BenchRedis.lettuce(BenchRedis.consolidated(flush));
+        RedisClient created = RedisClient.create(BenchRedis.uri());
         client = created;
-        WindowStore built;
-        if (variant.equals("coalescing")) {
-            built = new CoalescingLettuceStore(created.connect());
-        } else if (variant.equals("caller-thread")) {
-            io.lettuce.core.api.StatefulRedisConnection<String, String> connection = created.connect();
-            connection.setTimeout(java.time.Duration.ofMillis(LettuceWindowStore.DEFAULT_COMMAND_TIMEOUT_MILLIS));
-            built = new CallerThreadLettuceStore(connection, LettuceWindowStore.DEFAULT_COMMAND_TIMEOUT_MILLIS);
-        } else {
-            // Connection set-up is not measured: a fork starting on a busy machine may take longer than
-            // the default 3 s to connect, and the fail-closed warm-up check below would end the run.
-            built = LettuceWindowStore.builder(created)
-                    .connectTimeout(java.time.Duration.ofSeconds(30))
-                    .build();
-        }
+        // Connection set-up is not measured: a fork starting on a busy machine may take longer than
+        // the default 3 s to connect, and the fail-closed warm-up check below would end the run.
+        WindowStore built = LettuceWindowStore.builder(created)
+                .connectTimeout(java.time.Duration.ofSeconds(30))
+                .build();
         store = built;
         limiter = SlidingWindowRateLimiter.builder(built)
                 .failOpen(false)
@@ -81,10 +59,7 @@ public class LettuceStoreBenchmark extends WorkloadState {
     @TearDown(Level.Trial)
     public void tearDown() throws Exception {
         BenchRedis.recordOutcomes(
-                "LettuceStore",
-                "keys=" + keys + ",windows=" + windows + ",flush=" + flush + ",variant=" + variant,
-                rejected.sum(),
-                inFlight.failed());
+                "LettuceStore", "keys=" + keys + ",windows=" + windows, rejected.sum(), inFlight.failed());
         if (store instanceof AutoCloseable closeable) {
             closeable.close();
         }

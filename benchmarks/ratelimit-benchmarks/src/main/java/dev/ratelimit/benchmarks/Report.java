@@ -48,16 +48,6 @@ final class Report {
         {"ours Lettuce blocking 8 threads / plain EVALSHA, two windows", "ours-lettuce-8t-2w", "evalsha-lettuce-8t-2w"},
         {"ours Jedis blocking 8 threads / plain EVALSHA, two windows", "ours-jedis-8t-2w", "evalsha-jedis-8t-2w"},
         {
-            "(experiment: proposed Lettuce fix) ours Lettuce blocking 1 thread, reply on caller thread / plain EVALSHA",
-            "ours-lettuce-1t-ct",
-            "evalsha-lettuce-1t"
-        },
-        {
-            "(experiment: proposed Lettuce fix) ours Lettuce blocking 8 threads, reply on caller thread / plain EVALSHA",
-            "ours-lettuce-8t-ct",
-            "evalsha-lettuce-8t"
-        },
-        {
             "(async, for reference) ours Lettuce async / plain Lettuce async EVALSHA",
             "ours-lettuce-async",
             "evalsha-lettuce-async"
@@ -178,29 +168,16 @@ final class Report {
                 1.5,
                 fmt(rate("ours-jedis-8t")),
                 bestName));
-        ratios.add(new Ratio(
-                "(experiment: coalescing; kept only if ≥ 1) ours Lettuce async, coalescing / ours Lettuce async",
-                ratio(rate("ours-lettuce-async-co"), rate("ours-lettuce-async")),
-                1.0,
-                fmt(rate("ours-lettuce-async-co")),
-                fmt(rate("ours-lettuce-async"))));
-        ratios.add(new Ratio(
-                "(experiment: coalescing; kept only if ≥ 1) ours Lettuce blocking 8 threads, coalescing / ours Lettuce"
-                        + " blocking 8 threads",
-                ratio(rate("ours-lettuce-8t-co"), rate("ours-lettuce-8t")),
-                1.0,
-                fmt(rate("ours-lettuce-8t-co")),
-                fmt(rate("ours-lettuce-8t"))));
         for (ScriptCost.Result cost : scriptCost) {
             if (cost.decision().equals("allowed") && cost.windows().startsWith("1 window, exact")) {
                 ratios.add(new Ratio(
-                        "Redis µs per allowed decision, 1 exact window (INFO commandstats; before this round: "
-                                + micros(cost.before()) + " µs; Bucket4j: " + micros(cost.bucket4j())
+                        "Redis µs per allowed decision, 1 exact window (INFO commandstats; Bucket4j: "
+                                + micros(cost.bucket4j())
                                 + " µs; the exact log's commands alone: " + micros(cost.floorCommands())
                                 + " µs; the script call alone: " + micros(cost.floorCall()) + " µs)",
-                        cost.after(),
+                        cost.script(),
                         10.0,
-                        micros(cost.after()) + " µs",
+                        micros(cost.script()) + " µs",
                         "",
                         true));
             }
@@ -414,15 +391,14 @@ final class Report {
             return "Not measured in this run.\n";
         }
         Table table = new Table(
-                "| Decision | Windows | Script before (µs) | Script now (µs) | Bucket4j (µs) | Floor: the call alone (µs)"
+                "| Decision | Windows | Script (µs) | Bucket4j (µs) | Floor: the call alone (µs)"
                         + " | Floor: the commands alone (µs) |",
-                "|---|---|---:|---:|---:|---:|---:|");
+                "|---|---|---:|---:|---:|---:|");
         for (ScriptCost.Result r : scriptCost) {
             table.row(
                     r.decision(),
                     r.windows(),
-                    micros(r.before()),
-                    micros(r.after()),
+                    micros(r.script()),
                     micros(r.bucket4j()),
                     micros(r.floorCall()),
                     micros(r.floorCommands()));

@@ -19,8 +19,8 @@ import java.util.function.IntConsumer;
 /**
  * Redis CPU per decision: {@code INFO commandstats} {@code usec} of the client's commands divided by
  * the decisions they made, for allowed and rejected decisions, 1 and 2 windows, exact and with
- * precision, for the script before this round of speed work and the current one (plain {@code
- * EVALSHA}, the stores' keys and arguments), next to Bucket4j's commands, in the same run.
+ * precision, for the stores' script (plain {@code EVALSHA}, the stores' keys and arguments), next to
+ * Bucket4j's commands, in the same run.
  *
  * <p>Allowed: {@value #USERS} users at random, limits out of reach, every key already written once
  * (a warm-up pass) so the figures are the steady state rather than first writes. Rejected: one user
@@ -57,13 +57,7 @@ final class ScriptCost {
      * windows, allowed decisions only).
      */
     record Result(
-            String decision,
-            String windows,
-            double before,
-            double after,
-            double bucket4j,
-            double floorCall,
-            double floorCommands) {}
+            String decision, String windows, double script, double bucket4j, double floorCall, double floorCommands) {}
 
     private ScriptCost() {}
 
@@ -178,12 +172,11 @@ final class ScriptCost {
     private static Result log(Meter meter, Result result) {
         BenchmarkRunner.log(String.format(
                 Locale.ROOT,
-                "  %s, %s: before %.1f, after %.1f, Bucket4j %.1f %s per decision; floors: the call alone %.1f,"
+                "  %s, %s: script %.1f, Bucket4j %.1f %s per decision; floors: the call alone %.1f,"
                         + " the commands alone %.1f",
                 result.decision(),
                 result.windows(),
-                result.before(),
-                result.after(),
+                result.script(),
                 result.bucket4j(),
                 meter.unit(),
                 result.floorCall(),
@@ -192,7 +185,7 @@ final class ScriptCost {
     }
 
     /**
-     * One case: both scripts (and Bucket4j) set up side by side on one emptied Redis, each warmed, then
+     * One case: the script, Bucket4j and the floors set up side by side on one emptied Redis, each warmed, then
      * their passes interleaved, so that a slow spell of the shared machine falls on all of them.
      */
     private static Result measureCase(
@@ -209,17 +202,16 @@ final class ScriptCost {
             int decisions)
             throws InterruptedException {
         redis.call("FLUSHALL");
-        IntConsumer before = scriptDecide(redis, plain, BenchScripts.BEFORE, specs, tokens, rejected, decisions);
-        IntConsumer after = scriptDecide(redis, plain, BenchScripts.CURRENT, specs, tokens, rejected, decisions);
+        IntConsumer script = scriptDecide(redis, plain, BenchScripts.CURRENT, specs, tokens, rejected, decisions);
         IntConsumer bucket = withBucket4j ? bucketDecide(buckets, specs, rejected, decisions) : null;
         IntConsumer call = scriptDecide(redis, plain, BenchScripts.FLOOR_CALL, specs, tokens, rejected, decisions);
         boolean exactRequests = specs.stream().allMatch(s -> !s.tokens() && s.precisionMillis() == 0);
         IntConsumer commands = !rejected && exactRequests
                 ? scriptDecide(redis, plain, BenchScripts.FLOOR_COMMANDS, specs, tokens, false, decisions)
                 : null;
-        String[] labels = {"before", "now", "Bucket4j", "call alone", "commands alone"};
-        IntConsumer[] contenders = {before, after, bucket, call, commands};
-        double[] least = {Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN};
+        String[] labels = {"script", "Bucket4j", "call alone", "commands alone"};
+        IntConsumer[] contenders = {script, bucket, call, commands};
+        double[] least = {Double.NaN, Double.NaN, Double.NaN, Double.NaN};
         for (int r = 0; r < REPEATS; r++) {
             // being descheduled mid-command only adds time: the least of the passes is the closest to the cost
             for (int i = 0; i < contenders.length; i++) {
@@ -229,7 +221,7 @@ final class ScriptCost {
                 }
             }
         }
-        return new Result(decision, label, least[0], least[1], least[2], least[3], least[4]);
+        return new Result(decision, label, least[0], least[1], least[2], least[3]);
     }
 
     private static IntConsumer scriptDecide(

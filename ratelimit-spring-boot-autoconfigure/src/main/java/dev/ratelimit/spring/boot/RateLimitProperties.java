@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -104,21 +103,20 @@ public class RateLimitProperties {
 
     /**
      * Returns the tier policy these properties describe: the configured tiers, parsed by {@link
-     * TierPolicy#fromProperties}, or the built-in tiers when none is configured.
+     * TierPolicy#fromMap}, or the built-in tiers when none is configured.
      *
      * @return the policy
      * @throws IllegalArgumentException naming the bad {@code ratelimit.*} entry
      */
     public TierPolicy tierPolicy() {
-        Properties entries = new Properties();
-        tiers.forEach((tier, windows) ->
-                windows.forEach((window, value) -> entries.setProperty("tier." + tier + "." + window, value)));
+        Map<String, Object> entries = new LinkedHashMap<>();
+        entries.put("tier", tiers);
         if (defaultTier != null) {
-            entries.setProperty("default-tier", defaultTier);
+            entries.put("default-tier", defaultTier);
         }
         try {
             if (!tiers.isEmpty()) {
-                return TierPolicy.fromProperties(entries);
+                return TierPolicy.fromMap(entries);
             }
             if (defaultTier == null) {
                 return TierPolicy.defaults();

@@ -1,0 +1,180 @@
+package dev.ratelimit.api;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The tier-file syntax: {@code tier.<tier>.<window> = <limit>[ tokens]/<length>[@<step>]} entries and
+ * an optional {@code default-tier}, from a properties file or a map, into a {@link TierPolicy}. Every
+ * error names the entry it is about.
+ */
+final class TierFileParser {
+
+    private static final String DEFAULT_TIER = "default-tier";
+    private static final String EXPECTED_VALUE = "'<limit>[ tokens]/<length>[@<step>]'";
+    private static final Pattern WINDOW_VALUE = Pattern.compile(
+            "\\s*(\\d+)\\s*(tokens?|requests?)?\\s*(?:/|per)\\s*([^@\\s]+)\\s*(?:@\\s*(\\S+)\\s*)?",
+            Pattern.CASE_INSENSITIVE);
+    private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)([smhdw])");
+
+    private TierFileParser() {}
+
+    /** The entries of a properties file, by key. */
+    static SortedMap<String, String> entries(Properties properties) {
+        SortedMap<String, String> entries = new TreeMap<>();
+        for (String key : properties.stringPropertyNames()) {
+            entries.put(key, properties.getProperty(key));
+        }
+        return entries;
+    }
+
+    /**
+     * The entries of a map, by key: a nested map's keys are joined to its own with dots, so that
+     * {@code {"tier": {"free": {"minute": "5/1m"}}}} is the entry {@code tier.free.minute = 5/1m}.
+     */
+    static SortedMap<String, String> entries(Map<String, ?> map) {
+        SortedMap<String, String> entries = new TreeMap<>();
+        flatten("", map, entries);
+        return entries;
+    }
+
+    private static void flatten(String prefix, Map<?, ?> map, SortedMap<String, String> entries) {
+        for (Map.Entry<?, ?> entry : map.entrySet()) {
+            if (!(entry.getKey() instanceof String name)) {
+                throw new IllegalArgumentException("Tier policy entry '" + (prefix.isEmpty() ? "" : prefix + ".")
+                        + entry.getKey() + "': a key must be text, was "
+                        + (entry.getKey() == null
+                                ? "null"
+                                : entry.getKey().getClass().getSimpleName()));
+            }
+            String key = prefix.isEmpty() ? name : prefix + "." + name;
+            Object value = entry.getValue();
+            if (value instanceof Map<?, ?> nested) {
+                flatten(key, nested, entries);
+            } else if (value instanceof CharSequence text) {
+                if (entries.putIfAbsent(key, text.toString()) != null) {
+                    throw new IllegalArgumentException("Tier policy entry '" + key + "' is given twice");
+                }
+            } else if (value == null) {
+                throw new IllegalArgumentException("Tier policy entry '" + key + "' has no value: expected "
+                        + (key.equals(DEFAULT_TIER) ? "a tier's name" : EXPECTED_VALUE));
+            } else {
+                throw new IllegalArgumentException("Tier policy entry '" + key + "' must be text or a map, was "
+                        + value.getClass().getSimpleName() + " '" + value + "'");
+            }
+        }
+    }
+
+    /** The policy of these entries, read in key order. */
+    static TierPolicy parse(SortedMap<String, String> entries) {
+        Map<String, List<Window>> windowsByTier = new LinkedHashMap<>();
+        String defaultName = null;
+        for (Map.Entry<String, String> entry : entries.entrySet()) {
+            String key = entry.getKey();
+            String value = entry.getValue().trim();
+            if (key.equals(DEFAULT_TIER)) {
+                defaultName = value;
+                continue;
+            }
+            String[] parts = key.split("\\.", -1);
+            if (parts.length != 3 || !parts[0].equals("tier") || parts[1].isBlank() || parts[2].isBlank()) {
+                throw new IllegalArgumentException(
+                        "Unknown tier policy entry '" + key + "': expected 'tier.<tier>.<window>"
+                                + " = <limit>[ tokens]/<length>[@<step>]' or 'default-tier'");
+            }
+            Window window = window(key, parts[2], value);
+            windowsByTier.computeIfAbsent(parts[1], name -> new ArrayList<>()).add(window);
+        }
+        if (windowsByTier.isEmpty()) {
+            throw new IllegalArgumentException("Tier policy defines no tier: add 'tier.<tier>.<window>' entries");
+        }
+        TierPolicy.Builder builder = TierPolicy.builder();
+        windowsByTier.forEach((name, windows) -> {
+            windows.sort((a, b) -> a.length().compareTo(b.length()));
+            try {
+                builder.tier(new Tier(name, windows));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("Tier '" + name + "': " + e.getMessage(), e);
+            }
+        });
+        if (defaultName == null) {
+            defaultName = windowsByTier.containsKey("free")
+                    ? "free"
+                    : windowsByTier.keySet().iterator().next();
+        } else if (!windowsByTier.containsKey(defaultName)) {
+            throw new IllegalArgumentException("Tier policy entry 'default-tier' names '" + defaultName
+                    + "', which is not defined; defined: " + windowsByTier.keySet());
+        }
+        return builder.defaultTier(defaultName).build();
+    }
+
+    /** One window value of entry {@code key}; {@code value} is already trimmed. */
+    static Window window(String key, String windowName, String value) {
+        Matcher matcher = WINDOW_VALUE.matcher(value);
+        if (!matcher.matches()) {
+            throw new IllegalArgumentException("Tier policy entry '" + key + "' = '" + value + "': expected "
+                    + EXPECTED_VALUE + ", e.g. '5/60s' or '10000 tokens/1d@1m'");
+        }
+        long limit;
+        try {
+            limit = Long.parseLong(matcher.group(1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(
+                    "Tier policy entry '" + key + "' = '" + value + "': limit is too large", e);
+        }
+        String unit = matcher.group(2);
+        boolean tokens = unit != null && unit.toLowerCase(Locale.ROOT).startsWith("token");
+        Duration length = length(key, value, matcher.group(3));
+        @Nullable String step = matcher.group(4);
+        Duration precision = step == null ? Duration.ZERO : length(key, value, step);
+        try {
+            return new Window(windowName, limit, length, tokens ? Window.Unit.TOKENS : Window.Unit.REQUESTS, precision);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(
+                    "Tier policy entry '" + key + "' = '" + value + "': " + e.getMessage(), e);
+        }
+    }
+
+    private static Duration length(String key, String value, String text) {
+        String lower = text.toLowerCase(Locale.ROOT);
+        try {
+            if (lower.startsWith("p")) {
+                return Duration.parse(text);
+            }
+            if (lower.chars().allMatch(Character::isDigit)) {
+                return Duration.ofSeconds(Long.parseLong(lower));
+            }
+            Matcher unit = SHORT_DURATION.matcher(lower);
+            if (unit.matches()) {
+                long amount = Long.parseLong(unit.group(1));
+                switch (unit.group(2)) {
+                    case "s":
+                        return Duration.ofSeconds(amount);
+                    case "m":
+                        return Duration.ofMinutes(amount);
+                    case "h":
+                        return Duration.ofHours(amount);
+                    case "d":
+                        return Duration.ofDays(amount);
+                    default:
+                        return Duration.ofDays(amount * 7);
+                }
+            }
+        } catch (DateTimeParseException | ArithmeticException | NumberFormatException e) {
+            // fall through to the message below
+        }
+        throw new IllegalArgumentException("Tier policy entry '" + key + "' = '" + value + "': length '" + text
+                + "' is not a duration (use 60s, 1m, 1h, 1d, 1w or PT1M)");
+    }
+}
