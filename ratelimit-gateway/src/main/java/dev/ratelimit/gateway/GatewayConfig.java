@@ -37,7 +37,7 @@ import org.jspecify.annotations.Nullable;
  * @param keys the API keys, in file order
  * @param tiers the tiers by name
  * @param models the upstream caps by model name
- * @param limits body size, token default, timeouts and the slot lease
+ * @param limits body size, token default, timeouts, the slot lease and fail-open
  * @param source where the configuration came from, for messages
  */
 record GatewayConfig(

@@ -1,7 +1,7 @@
 /**
  * What the two Spring web stacks share that is not API (callers from Spring Security, path patterns,
- * {@code @RateLimited} budgets, the response writer as the properties configure it, the tier
- * resolver's bean): it may change in any release.
+ * {@code @RateLimited} budgets, the response writer as the properties configure it): it may change
+ * in any release.
  */
 @NullMarked
 package dev.ratelimit.spring.boot.web.internal;

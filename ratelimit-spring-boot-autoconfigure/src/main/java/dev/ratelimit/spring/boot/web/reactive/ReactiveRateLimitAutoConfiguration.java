@@ -6,7 +6,7 @@ import dev.ratelimit.spring.boot.RateLimitAutoConfiguration;
 import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.RateLimitStoreInfo;
 import dev.ratelimit.spring.boot.TierResolver;
-import dev.ratelimit.spring.boot.web.internal.TierResolverConfiguration;
+import dev.ratelimit.spring.boot.web.TierResolverConfiguration;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

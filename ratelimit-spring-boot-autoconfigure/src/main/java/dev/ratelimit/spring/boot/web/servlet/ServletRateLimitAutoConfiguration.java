@@ -7,7 +7,7 @@ import dev.ratelimit.servlet.RateLimitFilter;
 import dev.ratelimit.spring.boot.RateLimitAutoConfiguration;
 import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.TierResolver;
-import dev.ratelimit.spring.boot.web.internal.TierResolverConfiguration;
+import dev.ratelimit.spring.boot.web.TierResolverConfiguration;
 import jakarta.servlet.DispatcherType;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

@@ -1,13 +1,15 @@
-package dev.ratelimit.spring.boot.web.internal;
+package dev.ratelimit.spring.boot.web;
 
 import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.TierResolver;
-import dev.ratelimit.spring.boot.web.PrincipalTierResolver;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** The tier resolver bean both web stacks' auto-configurations import. Not API. */
+/**
+ * The {@link TierResolver} bean that both web stacks' auto-configurations import: {@link
+ * PrincipalTierResolver} unless the application defines its own.
+ */
 @Configuration(proxyBeanMethods = false)
 public class TierResolverConfiguration {
 
