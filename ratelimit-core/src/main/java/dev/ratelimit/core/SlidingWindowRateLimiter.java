@@ -6,6 +6,7 @@ import dev.ratelimit.api.RateLimiterUnavailableException;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
+import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
@@ -42,6 +43,28 @@ public final class SlidingWindowRateLimiter {
     public static final String DISABLED_ENVIRONMENT_VARIABLE = "RATE_LIMIT_DISABLED";
 
     private SlidingWindowRateLimiter() {}
+
+    /**
+     * Tells whether the kill switch is on for a limiter built without an explicit {@link
+     * Builder#disabled} choice: the system property {@value #DISABLED_PROPERTY} decides if set, else
+     * the variable {@value #DISABLED_ENVIRONMENT_VARIABLE} of {@code environment}; {@code true} (any
+     * case, surrounding blanks ignored) disables. The one definition of the rule, for applications
+     * that read their environment themselves (the gateway) and for the builder ({@code
+     * System.getenv()}).
+     *
+     * @param environment the environment variables
+     * @return whether limiting is off
+     * @throws NullPointerException if {@code environment} is {@code null}
+     */
+    public static boolean disabledBy(Map<String, String> environment) {
+        Objects.requireNonNull(environment, "environment must not be null");
+        String property = System.getProperty(DISABLED_PROPERTY);
+        if (property != null) {
+            return Boolean.parseBoolean(property.trim());
+        }
+        String variable = environment.get(DISABLED_ENVIRONMENT_VARIABLE);
+        return variable != null && Boolean.parseBoolean(variable.trim());
+    }
 
     /**
      * Returns a builder of a limiter over {@code store}.
@@ -193,7 +216,7 @@ public final class SlidingWindowRateLimiter {
          * @return a thread-safe limiter
          */
         public RateLimiter build() {
-            boolean off = disabled != null ? disabled : disabledByDefault();
+            boolean off = disabled != null ? disabled : disabledBy(System.getenv());
             LimiterMetrics metrics = LimiterMetrics.create(meterRegistry, name, off);
             RejectionCache rejections = null;
             if (rejectionCache && !off) {
@@ -212,15 +235,6 @@ public final class SlidingWindowRateLimiter {
                                 name);
             }
             return new Limiter(guard, clock, off, metrics, rejections);
-        }
-
-        private static boolean disabledByDefault() {
-            String property = System.getProperty(DISABLED_PROPERTY);
-            if (property != null) {
-                return Boolean.parseBoolean(property.trim());
-            }
-            String variable = System.getenv(DISABLED_ENVIRONMENT_VARIABLE);
-            return variable != null && Boolean.parseBoolean(variable.trim());
         }
     }
 }

@@ -3,7 +3,6 @@ package dev.ratelimit.core;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Window;
-import dev.ratelimit.core.internal.ThrottledWarning;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.MeterRegistry;

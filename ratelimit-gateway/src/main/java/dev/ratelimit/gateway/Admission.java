@@ -19,7 +19,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class Admission {
 
-    private static final Duration CONCURRENCY_RETRY = Duration.ofSeconds(1);
+    /** When a request the concurrency cap refused may retry: slots free as responses end. */
+    static final Duration CONCURRENCY_RETRY = Duration.ofSeconds(1);
+
     private static final Slots.Slot NO_SLOT = () -> {};
 
     private final RateLimiter limiter;
@@ -41,9 +43,7 @@ final class Admission {
     Ticket admit(String tenant, TierConfig tier, @Nullable ModelCap cap, long estimatedTokens) {
         Slots.Slot slot = slots.tryAcquire(tenant, tier.maxConcurrent());
         if (slot == null) {
-            Rejection rejection = new Rejection(
-                    "concurrent", Rejection.CONCURRENCY, null, tier.maxConcurrent(), CONCURRENCY_RETRY, false);
-            return new Ticket(tenant, null, rejection, usage(tenant, tier), false, NO_SLOT, estimatedTokens, null);
+            return new Ticket(tenant, null, null, usage(tenant, tier), NO_SLOT, null);
         }
         Reservation reservation;
         try {
@@ -54,19 +54,11 @@ final class Admission {
             throw e;
         }
         Decision decision = reservation.decision();
-        List<Decision.Usage> windows = decision.usage();
         if (!decision.allowed()) {
             slot.release();
-            Rejection rejection = new Rejection(
-                    decision.window().name(),
-                    decision.window().isTokens() ? "tokens" : "requests",
-                    decision.budget(),
-                    decision.window().limit(),
-                    decision.retryAfter(),
-                    decision.tooLarge());
-            return new Ticket(tenant, null, rejection, windows, false, NO_SLOT, estimatedTokens, null);
+            return new Ticket(tenant, null, decision, decision.usage(), NO_SLOT, null);
         }
-        return new Ticket(tenant, cap, null, windows, decision.degraded(), slot, estimatedTokens, reservation);
+        return new Ticket(tenant, cap, decision, decision.usage(), slot, reservation);
     }
 
     /**
@@ -86,56 +78,46 @@ final class Admission {
 
         private final String tenant;
         private final @Nullable ModelCap cap;
-        private final @Nullable Rejection rejection;
+        private final @Nullable Decision decision;
         private final List<Decision.Usage> windows;
-        private final boolean degraded;
         private final Slots.Slot slot;
-        private final long estimatedTokens;
         private final @Nullable Reservation reservation;
         private final AtomicBoolean settled = new AtomicBoolean();
 
         private Ticket(
                 String tenant,
                 @Nullable ModelCap cap,
-                @Nullable Rejection rejection,
+                @Nullable Decision decision,
                 List<Decision.Usage> windows,
-                boolean degraded,
                 Slots.Slot slot,
-                long estimatedTokens,
                 @Nullable Reservation reservation) {
             this.tenant = tenant;
             this.cap = cap;
-            this.rejection = rejection;
+            this.decision = decision;
             this.windows = windows;
-            this.degraded = degraded;
             this.slot = slot;
-            this.estimatedTokens = estimatedTokens;
             this.reservation = reservation;
-            if (rejection != null) {
-                settled.set(true); // nothing is held
+            if (reservation == null) {
+                settled.set(true); // refused: nothing is held
             }
         }
 
         boolean allowed() {
-            return rejection == null;
+            return reservation != null;
         }
 
+        /**
+         * The limiter's decision: allowed, or the window that refused; {@code null} when the
+         * concurrency cap refused before the limiter was asked.
+         */
         @Nullable
-        Rejection rejection() {
-            return rejection;
+        Decision decision() {
+            return decision;
         }
 
-        /** The windows the response headers report: the tenant's, and the upstream cap's. */
+        /** The tenant's windows and the upstream cap's, as the limiter reported them. */
         List<Decision.Usage> windows() {
             return windows;
-        }
-
-        boolean degraded() {
-            return degraded;
-        }
-
-        long estimatedTokens() {
-            return estimatedTokens;
         }
 
         /**

@@ -1,8 +1,12 @@
 package dev.ratelimit.gateway;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.Tier;
 import dev.ratelimit.gateway.GatewayConfig.ModelCap;
+import dev.ratelimit.http.HeaderFamily;
+import dev.ratelimit.http.RateLimitResponses;
+import dev.ratelimit.http.Refusal;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import org.jspecify.annotations.Nullable;
@@ -13,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * @param config the validated configuration
  * @param tokens the token counter
  * @param admission the doorway to the limiter and the concurrency slots
- * @param headers the rate-limit header writer
+ * @param responses the rate-limit headers and refusals of the metered endpoints
  * @param metrics the gateway's meters
  * @param upstream the server behind the gateway
  * @param slots the concurrency slots
@@ -23,16 +27,35 @@ record Gateway(
         GatewayConfig config,
         TokenCounter tokens,
         Admission admission,
-        RateLimitHeaders headers,
+        RateLimitResponses responses,
         GatewayMetrics metrics,
         Upstream upstream,
         Slots slots,
         String store) {
 
     /**
+     * Returns the metered endpoints' writer, set before a response's first byte: OpenAI's {@code
+     * x-ratelimit-{limit,remaining,reset}-{requests,tokens}} (each unit from the tenant's window
+     * with the least remaining), the IETF draft's {@code RateLimit-Policy} (every window of the
+     * tier) and {@code RateLimit} (that window per unit), on a 429 {@code Retry-After}, {@code
+     * retry-after-ms} and {@code x-ratelimit-window}, and OpenAI's error bodies. No {@code
+     * X-RateLimit-*} family: the pass-through paths' {@code RateLimitFilter} sends none either.
+     *
+     * @return the writer
+     */
+    static RateLimitResponses meteredResponses() {
+        return RateLimitResponses.builder()
+                .header(HeaderFamily.X_RATELIMIT, false)
+                .header(HeaderFamily.OPENAI, true)
+                .openAiErrors(true)
+                .eachUnit(true)
+                .build();
+    }
+
+    /**
      * Admits a request and sets its rate-limit headers, or answers it: 429 with OpenAI's error body
      * naming the window that tripped, 400 for a request larger than a token window could ever hold,
-     * or 503 when a fail-closed limiter cannot reach its store.
+     * or 503 when a fail-closed limiter ({@code limits.fail-open: false}) cannot reach its store.
      *
      * @return the ticket to settle, or {@code null} when the request was answered
      */
@@ -43,46 +66,44 @@ record Gateway(
             @Nullable ModelCap cap,
             long estimatedTokens)
             throws IOException {
+        Tier tier = account.tier().tier();
         Admission.Ticket ticket;
         try {
             ticket = admission.admit(account.tenant(), account.tier(), cap, estimatedTokens);
         } catch (RateLimiterUnavailableException e) {
-            response.setHeader("Retry-After", "5");
             metrics.refused(endpoint, 503, "rate_limiter_unavailable");
-            OpenAi.error(
-                    response,
-                    503,
-                    "server_error",
-                    "rate_limiter_unavailable",
-                    null,
-                    "The rate limiter cannot reach its store and refuses requests until it can; retry in 5 seconds.");
+            send(response, responses.unavailable(tier, response::setHeader));
             return null;
         }
-        headers.write(response, account.tier().tier(), ticket);
-        Rejection rejection = ticket.rejection();
-        if (rejection == null) {
+        Decision decision = ticket.decision();
+        if (decision == null) {
+            metrics.refused(endpoint, 429, "concurrency");
+            send(
+                    response,
+                    responses.concurrencyLimited(
+                            tier,
+                            ticket.windows(),
+                            account.tier().maxConcurrent(),
+                            Admission.CONCURRENCY_RETRY,
+                            response::setHeader));
+            return null;
+        }
+        if (ticket.allowed()) {
+            responses.allowed(tier, decision, response::setHeader);
             return ticket;
         }
-        if (rejection.tooLarge()) {
+        if (decision.tooLarge()) {
             metrics.refused(endpoint, 400, "request_too_large");
-            ObjectNode error = OpenAi.errorBody(
-                    "invalid_request_error",
-                    "request_too_large",
-                    null,
-                    rejection.tooLargeMessage(ticket.estimatedTokens()));
-            ((ObjectNode) error.get("error")).put("window", rejection.window());
-            OpenAi.json(response, 400, error);
+            String message = Rejection.tooLargeMessage(decision, estimatedTokens);
+            send(response, responses.rejected(tier, decision, message, response::setHeader));
             return null;
         }
-        boolean concurrency = rejection.unit().equals(Rejection.CONCURRENCY);
-        metrics.refused(endpoint, 429, rejection.unit());
-        ObjectNode error = OpenAi.errorBody(
-                concurrency ? "requests" : rejection.unit(),
-                concurrency ? "concurrency_limit_exceeded" : "rate_limit_exceeded",
-                null,
-                rejection.message());
-        ((ObjectNode) error.get("error")).put("window", rejection.window());
-        OpenAi.json(response, 429, error);
+        metrics.refused(endpoint, 429, Rejection.unit(decision));
+        send(response, responses.rejected(tier, decision, Rejection.message(decision), response::setHeader));
         return null;
+    }
+
+    private static void send(HttpServletResponse response, Refusal refusal) throws IOException {
+        OpenAi.write(response, refusal.status(), Refusal.CONTENT_TYPE, refusal.bytes());
     }
 }

@@ -36,7 +36,7 @@ import org.jspecify.annotations.Nullable;
  * @param keys the API keys, in file order
  * @param tiers the tiers by name
  * @param models the upstream caps by model name
- * @param limits body size, token default, timeouts and the slot lease
+ * @param limits body size, token default, timeouts, the slot lease and fail-open
  * @param source where the configuration came from, for messages
  */
 record GatewayConfig(
@@ -95,6 +95,7 @@ record GatewayConfig(
      * @param firstByteTimeout the wait for the upstream's response headers
      * @param idleTimeout the longest silence within an upstream response
      * @param slotLease how long an in-flight slot lives without renewal
+     * @param failOpen whether requests pass (marked degraded) while the store is down, or get 503
      */
     record Limits(
             int maxBodyBytes,
@@ -102,7 +103,8 @@ record GatewayConfig(
             Duration connectTimeout,
             Duration firstByteTimeout,
             Duration idleTimeout,
-            Duration slotLease) {}
+            Duration slotLease,
+            boolean failOpen) {}
 
     /** The file's shape, as Jackson reads it; validated into a {@link GatewayConfig}. */
     record RawConfig(
@@ -127,7 +129,8 @@ record GatewayConfig(
             @Nullable Integer upstreamConnectTimeoutMs,
             @Nullable Integer upstreamFirstByteTimeoutMs,
             @Nullable Integer upstreamIdleTimeoutMs,
-            @Nullable Integer slotLeaseSeconds) {}
+            @Nullable Integer slotLeaseSeconds,
+            @Nullable Boolean failOpen) {}
 
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory())
             .setPropertyNamingStrategy(PropertyNamingStrategies.KEBAB_CASE)
@@ -286,7 +289,7 @@ record GatewayConfig(
     }
 
     private static Limits limits(@Nullable RawLimits raw) {
-        RawLimits limits = raw == null ? new RawLimits(null, null, null, null, null, null) : raw;
+        RawLimits limits = raw == null ? new RawLimits(null, null, null, null, null, null, null) : raw;
         return new Limits(
                 (int) positiveOr(limits.maxBodyBytes(), 1_048_576, "limits.max-body-bytes"),
                 positiveOr(limits.defaultMaxCompletionTokens(), 1_024, "limits.default-max-completion-tokens"),
@@ -296,7 +299,8 @@ record GatewayConfig(
                         limits.upstreamFirstByteTimeoutMs(), 60_000, "limits.upstream-first-byte-timeout-ms")),
                 Duration.ofMillis(
                         positiveOr(limits.upstreamIdleTimeoutMs(), 30_000, "limits.upstream-idle-timeout-ms")),
-                Duration.ofSeconds(positiveOr(limits.slotLeaseSeconds(), 60, "limits.slot-lease-seconds")));
+                Duration.ofSeconds(positiveOr(limits.slotLeaseSeconds(), 60, "limits.slot-lease-seconds")),
+                limits.failOpen() == null || limits.failOpen());
     }
 
     private static long positiveOr(@Nullable Number value, long otherwise, String at) {

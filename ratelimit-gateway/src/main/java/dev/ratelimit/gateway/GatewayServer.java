@@ -100,11 +100,12 @@ public final class GatewayServer {
         opened.add(store);
         try {
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-            boolean disabled = killSwitch(environment);
+            boolean disabled = SlidingWindowRateLimiter.disabledBy(environment);
             SlidingWindowRateLimiter.Builder limiterBuilder = SlidingWindowRateLimiter.builder(store.store())
                     .meterRegistry(registry)
                     .name("gateway")
-                    .disabled(disabled);
+                    .disabled(disabled)
+                    .failOpen(config.limits().failOpen());
             if (clock != null) {
                 limiterBuilder.clock(clock);
             }
@@ -133,7 +134,7 @@ public final class GatewayServer {
                     config,
                     tokens,
                     new Admission(limiter, slots, metrics),
-                    new RateLimitHeaders(),
+                    Gateway.meteredResponses(),
                     metrics,
                     upstream,
                     slots,
@@ -266,16 +267,6 @@ public final class GatewayServer {
             gateway.slots().close();
             store.close();
         }
-    }
-
-    /** The core's rule, applied to the given environment: the system property wins over the variable. */
-    private static boolean killSwitch(Map<String, String> environment) {
-        String property = System.getProperty(SlidingWindowRateLimiter.DISABLED_PROPERTY);
-        if (property != null) {
-            return Boolean.parseBoolean(property.trim());
-        }
-        String variable = environment.get(SlidingWindowRateLimiter.DISABLED_ENVIRONMENT_VARIABLE);
-        return variable != null && Boolean.parseBoolean(variable.trim());
     }
 
     private static @Nullable URI upstreamUrl(@Nullable String value) {

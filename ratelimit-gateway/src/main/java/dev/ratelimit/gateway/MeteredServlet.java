@@ -90,7 +90,7 @@ final class MeteredServlet extends HttpServlet {
         ModelCap cap = config.models().get(model);
         Admission.Ticket ticket = gateway.admit(response, kind.metric, account, cap, estimate);
         if (ticket == null) {
-            return; // answered: 429 or 503
+            return; // answered: 429, 400 or 503
         }
         try {
             forward(request, response, body, chat, model, promptTokens, ticket);

@@ -1,6 +1,6 @@
 package dev.ratelimit.gateway;
 
-import dev.ratelimit.core.internal.ThrottledWarning;
+import dev.ratelimit.core.ThrottledWarning;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;

@@ -1,43 +1,40 @@
 package dev.ratelimit.gateway;
 
-import java.time.Duration;
-import org.jspecify.annotations.Nullable;
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.Window;
 
 /**
- * Why a request was refused with 429.
- *
- * @param window the window that tripped ({@code concurrent} for the concurrency cap)
- * @param unit {@code requests}, {@code tokens} or {@code concurrency}
- * @param budget {@code null} when the tenant's own window tripped, else the upstream cap's name
- * @param limit that window's limit
- * @param retryAfter when a retry can first succeed; zero when it never can
- * @param tooLarge the request alone asks for more tokens than the window's limit: no retry helps
+ * How the metered endpoints word a refusal by a window, in the message that OpenAI's clients raise:
+ * the tenant's own limit, or the upstream's cap that all tenants share. Headers, status and body
+ * shape are the library's ({@code RateLimitResponses}).
  */
-record Rejection(
-        String window, String unit, @Nullable String budget, long limit, Duration retryAfter, boolean tooLarge) {
+final class Rejection {
 
-    static final String CONCURRENCY = "concurrency";
+    private Rejection() {}
 
-    /** Retry-After in whole seconds, rounded up, at least 1. */
-    long retryAfterSeconds() {
-        return Math.max(1, RateLimitHeaders.ceilSeconds(retryAfter));
+    /** The unit a refusal is counted under in {@code gateway_refusals_total}. */
+    static String unit(Decision decision) {
+        return decision.window().isTokens() ? "tokens" : "requests";
     }
 
     /** The message of a request that can never fit, with its estimate. */
-    String tooLargeMessage(long estimatedTokens) {
-        String subject = budget == null ? "your" : "the upstream's shared (" + budget + ")";
+    static String tooLargeMessage(Decision decision, long estimatedTokens) {
+        Window window = decision.window();
         return "This request needs an estimated " + estimatedTokens + " tokens (prompt plus the completion tokens it"
-                + " allows), more than " + subject + " limit of " + limit + " tokens per window '" + window
-                + "'; lower max_completion_tokens (or max_tokens) or shorten the prompt.";
+                + " allows), more than " + subject(decision) + " limit of " + window.limit() + " tokens per window '"
+                + window.name() + "'; lower max_completion_tokens (or max_tokens) or shorten the prompt.";
     }
 
-    String message() {
-        String subject = budget == null ? "your" : "the upstream's shared (" + budget + ")";
-        String what = unit.equals(CONCURRENCY)
-                ? "Too many concurrent requests: " + subject + " limit of " + limit + " requests in flight is reached"
-                : "Rate limit reached: " + subject + " limit of " + limit + " " + unit + " per window '" + window
-                        + "' is used up";
-        long seconds = retryAfterSeconds();
-        return what + "; retry in " + seconds + (seconds == 1 ? " second." : " seconds.");
+    /** The message of a request a used-up window refused. */
+    static String message(Decision decision) {
+        Window window = decision.window();
+        long seconds = decision.retryAfterSeconds();
+        return "Rate limit reached: " + subject(decision) + " limit of " + window.limit() + " " + unit(decision)
+                + " per window '" + window.name() + "' is used up; retry in " + seconds
+                + (seconds == 1 ? " second." : " seconds.");
+    }
+
+    private static String subject(Decision decision) {
+        return decision.budget() == null ? "your" : "the upstream's shared (" + decision.budget() + ")";
     }
 }

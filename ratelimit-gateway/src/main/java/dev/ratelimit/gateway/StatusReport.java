@@ -120,7 +120,7 @@ final class StatusReport {
                         w.putNull("resetSeconds");
                     } else {
                         w.put("used", state.used());
-                        w.put("resetSeconds", RateLimitHeaders.ceilSeconds(state.resetAfter()));
+                        w.put("resetSeconds", (state.resetAfter().toNanos() + 999_999_999) / 1_000_000_000);
                     }
                 });
     }

@@ -80,6 +80,17 @@ class GatewayConfigTest {
         assertThat(config.limits().defaultMaxCompletionTokens()).isEqualTo(1_024);
     }
 
+    @Test
+    @DisplayName("limits.fail-open: true by default, false when set, anything but a boolean refused by name")
+    void failOpen() throws Exception {
+        assertThat(parse(VALID).limits().failOpen()).isTrue();
+        assertThat(parse(VALID + "limits:\n  fail-open: false\n").limits().failOpen())
+                .isFalse();
+        assertThatThrownBy(() -> parse(VALID + "limits:\n  fail-open: sometimes\n"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("test.yaml: limits.fail-open: ");
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource(
             delimiter = '|',

@@ -5,9 +5,10 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
-import dev.ratelimit.servlet.internal.Keys;
-import dev.ratelimit.servlet.internal.RateLimitResponses;
-import dev.ratelimit.servlet.internal.ServletResponses;
+import dev.ratelimit.http.CallerKeys;
+import dev.ratelimit.http.HeaderFamily;
+import dev.ratelimit.http.RateLimitResponses;
+import dev.ratelimit.http.Refusal;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -17,6 +18,7 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Objects;
@@ -103,7 +105,7 @@ public final class RateLimitFilter implements Filter {
     public static final String DECISION_ATTRIBUTE = "ratelimit.decision";
 
     /** The prefix of the budget key of an anonymous request, followed by the client address. */
-    public static final String ANONYMOUS_PREFIX = Keys.ANONYMOUS_PREFIX;
+    public static final String ANONYMOUS_PREFIX = CallerKeys.ANONYMOUS_PREFIX;
 
     private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
 
@@ -144,12 +146,7 @@ public final class RateLimitFilter implements Filter {
         this.prefixExemptions = Set.copyOf(prefixes);
         this.exemptMethods = Set.copyOf(builder.exemptMethods);
         this.enforce = builder.enforce;
-        this.writer = new RateLimitResponses(
-                builder.rateLimitHeaders,
-                builder.draftHeaders,
-                builder.openAiHeaders,
-                builder.openAiErrors,
-                builder.unavailableRetryAfter.toSeconds());
+        this.writer = builder.responses.build();
     }
 
     /**
@@ -185,9 +182,9 @@ public final class RateLimitFilter implements Filter {
             return;
         }
         IdentityResolver.Identity identity = identityResolver.resolve(request);
-        Keys.Subject subject = identity == null
-                ? Keys.subject(null, null, request.getRemoteAddr(), tiers)
-                : Keys.subject(identity.userId(), identity.tier(), request.getRemoteAddr(), tiers);
+        CallerKeys.Subject subject = identity == null
+                ? CallerKeys.subject(null, null, request.getRemoteAddr(), tiers)
+                : CallerKeys.subject(identity.userId(), identity.tier(), request.getRemoteAddr(), tiers);
         String userId = subject.key();
         Tier tier = subject.tier();
         Decision decision;
@@ -195,12 +192,12 @@ public final class RateLimitFilter implements Filter {
             decision = limiter.check(userId, tier);
         } catch (RateLimiterUnavailableException e) {
             LOG.log(System.Logger.Level.DEBUG, "Rate limiter unavailable, answering 503: {0}", e.getMessage());
-            ServletResponses.writeJson(response, writer.unavailable(ServletResponses.target(response), tier));
+            send(response, writer.unavailable(tier, response::setHeader));
             return;
         }
         request.setAttribute(DECISION_ATTRIBUTE, decision);
         if (decision.allowed()) {
-            writer.allowed(ServletResponses.target(response), tier, decision);
+            writer.allowed(tier, decision, response::setHeader);
             chain.doFilter(request, response);
         } else if (!enforce) {
             // Shadow mode: the rejection is counted in the metrics and left in the request attribute,
@@ -212,7 +209,27 @@ public final class RateLimitFilter implements Filter {
                     decision.window().name());
             chain.doFilter(request, response);
         } else {
-            ServletResponses.writeJson(response, writer.rejected(ServletResponses.target(response), tier, decision));
+            send(response, writer.rejected(tier, decision, response::setHeader));
+        }
+    }
+
+    /**
+     * Sends a refusal whose headers are set, such as {@link RateLimitResponses#rejected}'s: its
+     * status and JSON body with its length, completing the response; for servlet components that
+     * answer with the filter's contract (Spring MVC's {@code @RateLimited} interceptor).
+     *
+     * @param response the response
+     * @param refusal the status and body
+     * @throws IOException if writing fails
+     */
+    public static void send(HttpServletResponse response, Refusal refusal) throws IOException {
+        byte[] body = refusal.bytes();
+        response.setStatus(refusal.status());
+        response.setContentType(Refusal.CONTENT_TYPE);
+        response.setCharacterEncoding("UTF-8");
+        response.setContentLength(body.length);
+        try (OutputStream out = response.getOutputStream()) {
+            out.write(body);
         }
     }
 
@@ -251,11 +268,7 @@ public final class RateLimitFilter implements Filter {
         private final TierPolicy tiers;
         private IdentityResolver identityResolver = IdentityResolver.requestAttributes();
         private final Set<String> exemptPaths = new LinkedHashSet<>();
-        private boolean rateLimitHeaders = true;
-        private boolean draftHeaders = true;
-        private boolean openAiHeaders;
-        private boolean openAiErrors;
-        private Duration unavailableRetryAfter = Duration.ofSeconds(5);
+        private final RateLimitResponses.Builder responses = RateLimitResponses.builder();
         private final Set<String> exemptMethods = new LinkedHashSet<>(Set.of("OPTIONS"));
         private boolean enforce = true;
 
@@ -347,7 +360,7 @@ public final class RateLimitFilter implements Filter {
          * @return this builder
          */
         public Builder rateLimitHeaders(boolean enabled) {
-            this.rateLimitHeaders = enabled;
+            responses.header(HeaderFamily.X_RATELIMIT, enabled);
             return this;
         }
 
@@ -359,7 +372,7 @@ public final class RateLimitFilter implements Filter {
          * @return this builder
          */
         public Builder draftHeaders(boolean enabled) {
-            this.draftHeaders = enabled;
+            responses.header(HeaderFamily.IETF, enabled);
             return this;
         }
 
@@ -374,7 +387,7 @@ public final class RateLimitFilter implements Filter {
          * @return this builder
          */
         public Builder openAiHeaders(boolean enabled) {
-            this.openAiHeaders = enabled;
+            responses.header(HeaderFamily.OPENAI, enabled);
             return this;
         }
 
@@ -390,7 +403,7 @@ public final class RateLimitFilter implements Filter {
          * @return this builder
          */
         public Builder openAiErrors(boolean enabled) {
-            this.openAiErrors = enabled;
+            responses.openAiErrors(enabled);
             return this;
         }
 
@@ -402,14 +415,8 @@ public final class RateLimitFilter implements Filter {
          * @return this builder
          */
         public Builder unavailableRetryAfter(Duration unavailableRetryAfter) {
-            Duration retryAfter =
-                    Objects.requireNonNull(unavailableRetryAfter, "unavailableRetryAfter must not be null");
-            if (retryAfter.compareTo(Duration.ofSeconds(1)) < 0) {
-                throw new IllegalArgumentException(
-                        "unavailableRetryAfter must be at least one second, was " + retryAfter);
-            }
-            long seconds = retryAfter.getSeconds() + (retryAfter.getNano() > 0 ? 1 : 0);
-            this.unavailableRetryAfter = Duration.ofSeconds(seconds);
+            responses.unavailableRetryAfter(
+                    Objects.requireNonNull(unavailableRetryAfter, "unavailableRetryAfter must not be null"));
             return this;
         }
 

@@ -25,6 +25,7 @@ class HexagonArchitectureTest {
     private static final String REDIS = "dev.ratelimit.redis..";
     private static final String LETTUCE = "dev.ratelimit.redis.lettuce..";
     private static final String JEDIS = "dev.ratelimit.redis.jedis..";
+    private static final String HTTP = "dev.ratelimit.http..";
     private static final String SERVLET = "dev.ratelimit.servlet..";
     private static final String GATEWAY = "dev.ratelimit.gateway..";
     private static final String SPRING = "dev.ratelimit.spring..";
@@ -52,6 +53,7 @@ class HexagonArchitectureTest {
         assertThat(classes.containPackage("dev.ratelimit.core")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.inmemory")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.testkit")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.http")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.servlet")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.redis.internal")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.redis.lettuce")).isTrue();
@@ -65,7 +67,7 @@ class HexagonArchitectureTest {
     void springBootIsAnOuterLayer() {
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, GATEWAY, TESTKIT)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, GATEWAY, TESTKIT)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage(SPRING)
@@ -102,6 +104,18 @@ class HexagonArchitectureTest {
                 .resideInAnyPackage(
                         API, CORE, "java..", "org.jspecify..", "io.github.resilience4j..", "io.micrometer..");
         rule.check(classes);
+    }
+
+    @Test
+    @DisplayName("the HTTP rules depend on api only: no core, no servlet, no web framework")
+    void httpRulesStandAlone() {
+        classes()
+                .that()
+                .resideInAPackage(HTTP)
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage(API, HTTP, "java..", "org.jspecify..")
+                .check(classes);
     }
 
     @Test
@@ -142,14 +156,14 @@ class HexagonArchitectureTest {
     void nothingDependsOnGatewayOrKit() {
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, SPRING, TESTKIT)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, SPRING, TESTKIT)
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(GATEWAY, TESTSUPPORT)
                 .check(classes);
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, SPRING)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, SPRING)
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(TESTKIT)
@@ -234,7 +248,7 @@ class HexagonArchitectureTest {
     void noWallClockOnTheDecisionPath() {
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, SPRING)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, SPRING)
                 .should()
                 .callMethod(System.class, "currentTimeMillis")
                 .orShould()
@@ -245,7 +259,7 @@ class HexagonArchitectureTest {
         // Only the in-memory store owns a clock (its default is the system clock); everyone else is given one.
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, REDIS, SERVLET)
+                .resideInAnyPackage(API, CORE, REDIS, HTTP, SERVLET)
                 .should()
                 .callMethod(java.time.Clock.class, "systemUTC")
                 .orShould()

@@ -28,9 +28,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Backs the promise of every {@code internal} package's documentation ({@code
- * dev.ratelimit.redis.internal}, {@code dev.ratelimit.core.internal}, {@code
- * dev.ratelimit.servlet.internal}): nothing of it appears in a public signature, so it can change in
- * any release without breaking a user.
+ * dev.ratelimit.redis.internal}, {@code dev.ratelimit.spring.boot.web.internal}): nothing of it
+ * appears in a public signature, so it can change in any release without breaking a user; and no
+ * other module imports it, so what several modules share has a public, documented home instead
+ * (such as {@code ratelimit-http}).
  */
 public class InternalPackageTest {
 
@@ -44,15 +45,38 @@ public class InternalPackageTest {
             .should(exposeNoInternalType())
             .as("no type of an internal package appears in a public signature of a public type outside it");
 
+    /**
+     * An internal package {@code x.internal} serves the package tree {@code x} it belongs to: {@code
+     * dev.ratelimit.redis.internal} (ratelimit-redis-common) the Redis adapters {@code
+     * dev.ratelimit.redis.lettuce} and {@code .jedis}, {@code dev.ratelimit.spring.boot.web.internal}
+     * the Spring web stacks. Any other module reaching into it is a rule written in one module and
+     * borrowed by another.
+     */
+    static final ArchRule NO_MODULE_IMPORTS_ANOTHER_MODULES_INTERNAL_PACKAGE = classes()
+            .that()
+            .resideInAPackage(INTERNAL)
+            .should(beUsedOnlyWithinTheirOwnTree())
+            .as("an internal package is used only within the package tree it belongs to");
+
+    @Test
+    @DisplayName("no module imports another module's internal package")
+    void internalPackagesStayInTheirModule() {
+        NO_MODULE_IMPORTS_ANOTHER_MODULES_INTERNAL_PACKAGE.check(production());
+    }
+
+    @Test
+    @DisplayName("the rule catches a class outside the tree that uses an internal type")
+    void ruleCatchesAForeignUser() {
+        assertThatThrownBy(() -> NO_MODULE_IMPORTS_ANOTHER_MODULES_INTERNAL_PACKAGE.check(
+                        new ClassFileImporter().importClasses(Borrower.class, KeySpace.class)))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining(KeySpace.class.getName() + " is used by " + Borrower.class.getName());
+    }
+
     @Test
     @DisplayName("no type of an internal package appears in a public signature outside that package")
     void internalTypesStayOutOfPublicSignatures() {
-        JavaClasses classes = new ClassFileImporter()
-                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-                .importPackages("dev.ratelimit");
-        assertThat(classes.containPackage("dev.ratelimit.core.internal")).isTrue();
-        assertThat(classes.containPackage("dev.ratelimit.servlet.internal")).isTrue();
-        NO_INTERNAL_TYPE_IN_A_PUBLIC_SIGNATURE.check(classes);
+        NO_INTERNAL_TYPE_IN_A_PUBLIC_SIGNATURE.check(production());
     }
 
     @Test
@@ -102,6 +126,16 @@ public class InternalPackageTest {
         private static final long serialVersionUID = 1L;
     }
 
+    /** Borrows another module's internal type, as a module outside its package tree. */
+    static final class Borrower {
+
+        private Borrower() {}
+
+        static int borrow(KeySpace keys) {
+            return keys.hashCode();
+        }
+    }
+
     /** Uses internal types only where no user sees them. */
     public static final class Hidden {
 
@@ -112,6 +146,17 @@ public class InternalPackageTest {
         static int count() {
             return IDS.size();
         }
+    }
+
+    /** Every module's production classes, with the internal packages the rules are about. */
+    private static JavaClasses production() {
+        JavaClasses classes = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages("dev.ratelimit");
+        assertThat(classes.containPackage("dev.ratelimit.redis.internal")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.spring.boot.web.internal"))
+                .isTrue();
+        return classes;
     }
 
     private static DescribedPredicate<JavaClass> exported() {
@@ -145,6 +190,24 @@ public class InternalPackageTest {
                     unit.getParameterTypes().forEach(type -> report(events, javaClass, type, "parameter of " + where));
                     unit.getExceptionTypes().forEach(type -> report(events, javaClass, type, "exception of " + where));
                 }
+            }
+        };
+    }
+
+    private static ArchCondition<JavaClass> beUsedOnlyWithinTheirOwnTree() {
+        return new ArchCondition<>("be used only within the package tree their internal package belongs to") {
+            @Override
+            public void check(JavaClass internal, ConditionEvents events) {
+                String packageName = internal.getPackageName();
+                String tree = packageName.substring(0, packageName.indexOf(".internal"));
+                internal.getDirectDependenciesToSelf().stream()
+                        .map(dependency -> dependency.getOriginClass())
+                        .filter(origin -> !origin.getPackageName().equals(tree)
+                                && !origin.getPackageName().startsWith(tree + "."))
+                        .map(JavaClass::getName)
+                        .distinct()
+                        .forEach(origin -> events.add(SimpleConditionEvent.violated(
+                                internal, internal.getName() + " is used by " + origin + ", outside " + tree)));
             }
         };
     }

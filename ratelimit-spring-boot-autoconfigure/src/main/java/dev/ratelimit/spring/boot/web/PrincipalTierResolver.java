@@ -2,6 +2,7 @@ package dev.ratelimit.spring.boot.web;
 
 import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.TierResolver;
+import dev.ratelimit.spring.boot.web.internal.SecurityTiers;
 import java.security.Principal;
 import org.jspecify.annotations.Nullable;
 import org.springframework.util.ClassUtils;

@@ -1,9 +1,12 @@
 package dev.ratelimit.spring.boot.web.internal;
 
-import dev.ratelimit.servlet.internal.RateLimitResponses;
+import dev.ratelimit.http.HeaderFamily;
+import dev.ratelimit.http.RateLimitResponses;
+import dev.ratelimit.http.RetryAfter;
 import dev.ratelimit.spring.boot.RateLimitProperties;
+import java.time.Duration;
 
-/** The 429 contract's writer as {@code ratelimit.headers.*} configures it, for both web stacks. Not API. */
+/** The HTTP contract's writer as {@code ratelimit.headers.*} configures it, for both web stacks. Not API. */
 public final class ContractResponses {
 
     private ContractResponses() {}
@@ -16,9 +19,13 @@ public final class ContractResponses {
      */
     public static RateLimitResponses of(RateLimitProperties properties) {
         RateLimitProperties.Headers headers = properties.getHeaders();
-        long millis = properties.getUnavailableRetryAfter().toMillis();
-        long retryAfter = Math.max(1, millis / 1000 + (millis % 1000 > 0 ? 1 : 0));
-        return new RateLimitResponses(
-                headers.isClassic(), headers.isIetf(), headers.isOpenai(), headers.isOpenaiErrors(), retryAfter);
+        return RateLimitResponses.builder()
+                .header(HeaderFamily.X_RATELIMIT, headers.isClassic())
+                .header(HeaderFamily.IETF, headers.isIetf())
+                .header(HeaderFamily.OPENAI, headers.isOpenai())
+                .openAiErrors(headers.isOpenaiErrors())
+                // at least a second, as the servlet filter's builder requires
+                .unavailableRetryAfter(Duration.ofSeconds(RetryAfter.seconds(properties.getUnavailableRetryAfter())))
+                .build();
     }
 }

@@ -2,29 +2,21 @@ package dev.ratelimit.spring.boot.web.reactive;
 
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
-import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
+import dev.ratelimit.http.CallerKeys;
 import dev.ratelimit.servlet.RateLimitFilter;
-import dev.ratelimit.servlet.internal.Keys;
-import dev.ratelimit.servlet.internal.RateLimitResponses;
 import dev.ratelimit.spring.boot.RateLimitProperties;
-import dev.ratelimit.spring.boot.web.PathPatterns;
-import dev.ratelimit.spring.boot.web.internal.ContractResponses;
-import java.net.InetSocketAddress;
+import dev.ratelimit.spring.boot.web.internal.PathPatterns;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletionException;
 import java.util.stream.Collectors;
-import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * The WebFlux filter with {@link RateLimitFilter}'s contract: one {@link
@@ -39,15 +31,10 @@ import reactor.core.scheduler.Schedulers;
  */
 public final class RateLimitWebFilter implements WebFilter, Ordered {
 
-    private final RateLimiter limiter;
-    private final TierPolicy policy;
-    private final ReactiveIdentityResolver identities;
+    private final ReactiveLimiting limiting;
     private final PathPatterns paths;
     private final PathPatterns exclusions;
     private final Set<String> exemptMethods;
-    private final boolean enforce;
-    private final boolean offload;
-    private final RateLimitResponses responses;
     private final int order;
 
     /**
@@ -65,17 +52,12 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
             ReactiveIdentityResolver identities,
             RateLimitProperties properties,
             boolean offload) {
-        this.limiter = limiter;
-        this.policy = policy;
-        this.identities = identities;
+        this.limiting = new ReactiveLimiting(limiter, policy, identities, properties, offload);
         this.paths = PathPatterns.of(properties.getPaths(), "ratelimit.paths");
         this.exclusions = PathPatterns.of(properties.getExcludePaths(), "ratelimit.exclude-paths");
         this.exemptMethods = properties.getExemptMethods().stream()
                 .map(method -> method.trim().toUpperCase(Locale.ROOT))
                 .collect(Collectors.toUnmodifiableSet());
-        this.enforce = !properties.isShadowMode();
-        this.offload = offload;
-        this.responses = ContractResponses.of(properties);
         this.order = properties.getFilter().getOrder();
     }
 
@@ -97,71 +79,30 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
                 || exclusions.matches(path)) {
             return chain.filter(exchange);
         }
-        return identities
-                .resolve(exchange)
-                .map(Optional::of)
-                .defaultIfEmpty(Optional.empty())
-                .flatMap(caller -> {
-                    Keys.Subject subject = caller.isPresent()
-                            ? Keys.subject(caller.get().userId(), caller.get().tier(), address(request), policy)
-                            : Keys.subject(null, null, address(request), policy);
-                    String user = subject.key();
-                    Tier tier = subject.tier();
-                    return checkOrUnavailable(limiter, user, tier, offload)
-                            .flatMap(decision -> decision.isPresent()
-                                    ? decided(exchange, chain, tier, decision.get())
-                                    : ReactiveResponses.writeJson(
-                                            exchange.getResponse(),
-                                            responses.unavailable(
-                                                    ReactiveResponses.target(exchange.getResponse()), tier)));
-                });
+        return limiting.caller(exchange).flatMap(caller -> {
+            CallerKeys.Subject subject = limiting.subject(exchange, caller);
+            Tier tier = subject.tier();
+            return limiting.check(subject.key(), tier)
+                    .flatMap(decision -> decision.isPresent()
+                            ? decided(exchange, chain, tier, decision.get())
+                            : limiting.unavailable(exchange, tier));
+        });
     }
 
     private Mono<Void> decided(ServerWebExchange exchange, WebFilterChain chain, Tier tier, Decision decision) {
         exchange.getAttributes().put(RateLimitFilter.DECISION_ATTRIBUTE, decision);
         if (decision.allowed()) {
-            responses.allowed(ReactiveResponses.target(exchange.getResponse()), tier, decision);
+            limiting.allowed(exchange, tier, decision);
             return chain.filter(exchange);
         }
-        if (!enforce) {
+        if (!limiting.enforce()) {
             return chain.filter(exchange);
         }
-        return ReactiveResponses.writeJson(
-                exchange.getResponse(),
-                responses.rejected(ReactiveResponses.target(exchange.getResponse()), tier, decision));
-    }
-
-    /**
-     * One asynchronous check, on the bounded-elastic scheduler when the store's calls block; empty
-     * when a fail-closed limiter cannot reach its store.
-     */
-    static Mono<Optional<Decision>> checkOrUnavailable(RateLimiter limiter, String user, Tier tier, boolean offload) {
-        Mono<Decision> decision = Mono.defer(() -> Mono.fromCompletionStage(limiter.checkAsync(user, tier)));
-        return (offload ? decision.subscribeOn(Schedulers.boundedElastic()) : decision)
-                .map(Optional::of)
-                .onErrorResume(RateLimitWebFilter::unavailable, e -> Mono.just(Optional.empty()));
-    }
-
-    /** Whether a failure means a fail-closed limiter could not reach its store. */
-    static boolean unavailable(Throwable failure) {
-        Throwable cause = failure;
-        while (cause instanceof CompletionException && cause.getCause() != null) {
-            cause = cause.getCause();
-        }
-        return cause instanceof RateLimiterUnavailableException;
-    }
-
-    static @Nullable String address(ServerHttpRequest request) {
-        InetSocketAddress remote = request.getRemoteAddress();
-        if (remote == null) {
-            return null;
-        }
-        return remote.getAddress() != null ? remote.getAddress().getHostAddress() : remote.getHostString();
+        return limiting.rejected(exchange, tier, decision);
     }
 
     @Override
     public String toString() {
-        return "RateLimitWebFilter{limiter=" + limiter + ", offload=" + offload + (enforce ? "" : ", SHADOW MODE")
-                + "}";
+        return "RateLimitWebFilter{" + limiting + "}";
     }
 }

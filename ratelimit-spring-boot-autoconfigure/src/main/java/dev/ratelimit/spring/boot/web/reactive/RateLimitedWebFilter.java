@@ -3,13 +3,10 @@ package dev.ratelimit.spring.boot.web.reactive;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
-import dev.ratelimit.servlet.internal.Keys;
-import dev.ratelimit.servlet.internal.RateLimitResponses;
+import dev.ratelimit.http.CallerKeys;
 import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.RateLimited;
-import dev.ratelimit.spring.boot.web.Caller;
-import dev.ratelimit.spring.boot.web.RateLimitedSupport;
-import dev.ratelimit.spring.boot.web.internal.ContractResponses;
+import dev.ratelimit.spring.boot.web.internal.RateLimitedSupport;
 import java.util.Map;
 import java.util.Optional;
 import org.springframework.core.Ordered;
@@ -29,14 +26,9 @@ import reactor.core.publisher.Mono;
  */
 public final class RateLimitedWebFilter implements WebFilter, Ordered {
 
-    private final RateLimiter limiter;
-    private final TierPolicy policy;
-    private final ReactiveIdentityResolver identities;
+    private final ReactiveLimiting limiting;
     private final RequestMappingHandlerMapping handlers;
     private final RateLimitedSupport support;
-    private final RateLimitResponses responses;
-    private final boolean enforce;
-    private final boolean offload;
     private final int order;
 
     /**
@@ -56,14 +48,9 @@ public final class RateLimitedWebFilter implements WebFilter, Ordered {
             RequestMappingHandlerMapping handlers,
             RateLimitProperties properties,
             boolean offload) {
-        this.limiter = limiter;
-        this.policy = policy;
-        this.identities = identities;
+        this.limiting = new ReactiveLimiting(limiter, policy, identities, properties, offload);
         this.handlers = handlers;
         this.support = new RateLimitedSupport(policy);
-        this.responses = ContractResponses.of(properties);
-        this.enforce = !properties.isShadowMode();
-        this.offload = offload;
         this.order = properties.getFilter().getOrder() + 1;
     }
 
@@ -80,11 +67,7 @@ public final class RateLimitedWebFilter implements WebFilter, Ordered {
                 .defaultIfEmpty(Optional.empty())
                 .flatMap(budget -> budget.isEmpty()
                         ? chain.filter(exchange)
-                        : identities
-                                .resolve(exchange)
-                                .map(Optional::of)
-                                .defaultIfEmpty(Optional.empty())
-                                .flatMap(caller -> limit(exchange, chain, budget.get(), caller)));
+                        : limiting.caller(exchange).flatMap(caller -> limit(exchange, chain, budget.get(), caller)));
     }
 
     private Mono<Void> limit(
@@ -92,29 +75,20 @@ public final class RateLimitedWebFilter implements WebFilter, Ordered {
             WebFilterChain chain,
             RateLimitedSupport.Budget budget,
             Optional<Caller> caller) {
-        String address = RateLimitWebFilter.address(exchange.getRequest());
-        Keys.Subject subject = caller.isPresent()
-                ? Keys.subject(caller.get().userId(), caller.get().tier(), address, policy)
-                : Keys.subject(null, null, address, policy);
-        String user = subject.key();
+        CallerKeys.Subject subject = limiting.subject(exchange, caller);
         Tier tier = budget.tierFor(subject.tier());
         Map<String, String> variables = exchange.getAttributeOrDefault(
                 HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE, Map.<String, String>of());
         String key = budget.keyFor(new RateLimitedSupport.KeyRoot(
-                exchange.getRequest(), caller.map(Caller::principal).orElse(null), user, variables));
-        return RateLimitWebFilter.checkOrUnavailable(limiter, key, tier, offload)
-                .flatMap(decision -> {
-                    if (decision.isEmpty()) {
-                        return ReactiveResponses.writeJson(
-                                exchange.getResponse(),
-                                responses.unavailable(ReactiveResponses.target(exchange.getResponse()), tier));
-                    }
-                    if (decision.get().allowed() || !enforce) {
-                        return chain.filter(exchange);
-                    }
-                    return ReactiveResponses.writeJson(
-                            exchange.getResponse(),
-                            responses.rejected(ReactiveResponses.target(exchange.getResponse()), tier, decision.get()));
-                });
+                exchange.getRequest(), caller.map(Caller::principal).orElse(null), subject.key(), variables));
+        return limiting.check(key, tier).flatMap(decision -> {
+            if (decision.isEmpty()) {
+                return limiting.unavailable(exchange, tier);
+            }
+            if (decision.get().allowed() || !limiting.enforce()) {
+                return chain.filter(exchange);
+            }
+            return limiting.rejected(exchange, tier, decision.get());
+        });
     }
 }

@@ -1,8 +1,7 @@
 package dev.ratelimit.spring.boot.web.reactive;
 
 import dev.ratelimit.spring.boot.TierResolver;
-import dev.ratelimit.spring.boot.web.Caller;
-import dev.ratelimit.spring.boot.web.Callers;
+import dev.ratelimit.spring.boot.web.internal.Callers;
 import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
 

@@ -6,7 +6,7 @@ import dev.ratelimit.spring.boot.RateLimitAutoConfiguration;
 import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.RateLimitStoreInfo;
 import dev.ratelimit.spring.boot.TierResolver;
-import dev.ratelimit.spring.boot.web.PrincipalTierResolver;
+import dev.ratelimit.spring.boot.web.TierResolverConfiguration;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -17,6 +17,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.server.WebFilter;
 import reactor.core.publisher.Mono;
@@ -31,22 +32,11 @@ import reactor.core.publisher.Mono;
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 @ConditionalOnClass({WebFilter.class, Mono.class})
 @ConditionalOnBean(RateLimiter.class)
+@Import(TierResolverConfiguration.class)
 public class ReactiveRateLimitAutoConfiguration {
 
     /** Creates the auto-configuration; Spring calls it. */
     public ReactiveRateLimitAutoConfiguration() {}
-
-    /**
-     * Finds a caller's tier on the authenticated principal.
-     *
-     * @param properties the settings
-     * @return the resolver
-     */
-    @Bean
-    @ConditionalOnMissingBean
-    public TierResolver rateLimitTierResolver(RateLimitProperties properties) {
-        return new PrincipalTierResolver(properties.getIdentity());
-    }
 
     /**
      * Finds the caller: the exchange's authenticated principal, or anonymous.

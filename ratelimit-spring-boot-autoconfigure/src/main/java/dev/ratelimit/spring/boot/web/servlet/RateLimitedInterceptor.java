@@ -5,15 +5,15 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
+import dev.ratelimit.http.CallerKeys;
+import dev.ratelimit.http.RateLimitResponses;
 import dev.ratelimit.servlet.IdentityResolver;
-import dev.ratelimit.servlet.internal.Keys;
-import dev.ratelimit.servlet.internal.RateLimitResponses;
-import dev.ratelimit.servlet.internal.ServletResponses;
+import dev.ratelimit.servlet.RateLimitFilter;
 import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.RateLimited;
-import dev.ratelimit.spring.boot.web.Callers;
-import dev.ratelimit.spring.boot.web.RateLimitedSupport;
+import dev.ratelimit.spring.boot.web.internal.Callers;
 import dev.ratelimit.spring.boot.web.internal.ContractResponses;
+import dev.ratelimit.spring.boot.web.internal.RateLimitedSupport;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -27,7 +27,7 @@ import org.springframework.web.servlet.HandlerMapping;
  * before the handler runs; a rejection is answered 429 (503 while a fail-closed limiter cannot reach
  * its store) with the filter's headers and body.
  */
-public final class RateLimitedInterceptor implements HandlerInterceptor {
+final class RateLimitedInterceptor implements HandlerInterceptor {
 
     private static final System.Logger LOG = System.getLogger(RateLimitedInterceptor.class.getName());
 
@@ -46,7 +46,7 @@ public final class RateLimitedInterceptor implements HandlerInterceptor {
      * @param identities finds the caller
      * @param properties the settings: shadow mode, headers
      */
-    public RateLimitedInterceptor(
+    RateLimitedInterceptor(
             RateLimiter limiter, TierPolicy policy, IdentityResolver identities, RateLimitProperties properties) {
         this.limiter = limiter;
         this.policy = policy;
@@ -67,9 +67,9 @@ public final class RateLimitedInterceptor implements HandlerInterceptor {
             return true;
         }
         IdentityResolver.Identity identity = identities.resolve(request);
-        Keys.Subject subject = identity == null
-                ? Keys.subject(null, null, request.getRemoteAddr(), policy)
-                : Keys.subject(identity.userId(), identity.tier(), request.getRemoteAddr(), policy);
+        CallerKeys.Subject subject = identity == null
+                ? CallerKeys.subject(null, null, request.getRemoteAddr(), policy)
+                : CallerKeys.subject(identity.userId(), identity.tier(), request.getRemoteAddr(), policy);
         String user = subject.key();
         Tier tier = budget.tierFor(subject.tier());
         @SuppressWarnings("unchecked")
@@ -81,7 +81,7 @@ public final class RateLimitedInterceptor implements HandlerInterceptor {
         try {
             decision = limiter.check(key, tier);
         } catch (RateLimiterUnavailableException e) {
-            ServletResponses.writeJson(response, responses.unavailable(ServletResponses.target(response), tier));
+            RateLimitFilter.send(response, responses.unavailable(tier, response::setHeader));
             return false;
         }
         if (decision.allowed()) {
@@ -91,7 +91,7 @@ public final class RateLimitedInterceptor implements HandlerInterceptor {
             LOG.log(System.Logger.Level.DEBUG, "Shadow mode: would have answered 429 to ''{0}''", key);
             return true;
         }
-        ServletResponses.writeJson(response, responses.rejected(ServletResponses.target(response), tier, decision));
+        RateLimitFilter.send(response, responses.rejected(tier, decision, response::setHeader));
         return false;
     }
 }

@@ -2,7 +2,7 @@ package dev.ratelimit.spring.boot.web.servlet;
 
 import dev.ratelimit.servlet.IdentityResolver;
 import dev.ratelimit.spring.boot.TierResolver;
-import dev.ratelimit.spring.boot.web.Callers;
+import dev.ratelimit.spring.boot.web.internal.Callers;
 import jakarta.servlet.http.HttpServletRequest;
 import java.security.Principal;
 import org.jspecify.annotations.Nullable;

@@ -7,7 +7,7 @@ import dev.ratelimit.servlet.RateLimitFilter;
 import dev.ratelimit.spring.boot.RateLimitAutoConfiguration;
 import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.TierResolver;
-import dev.ratelimit.spring.boot.web.PrincipalTierResolver;
+import dev.ratelimit.spring.boot.web.TierResolverConfiguration;
 import jakarta.servlet.DispatcherType;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -18,6 +18,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
@@ -31,22 +32,11 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass({RateLimitFilter.class, jakarta.servlet.Filter.class, FilterRegistrationBean.class})
 @ConditionalOnBean(RateLimiter.class)
+@Import(TierResolverConfiguration.class)
 public class ServletRateLimitAutoConfiguration {
 
     /** Creates the auto-configuration; Spring calls it. */
     public ServletRateLimitAutoConfiguration() {}
-
-    /**
-     * Finds a caller's tier on the authenticated principal.
-     *
-     * @param properties the settings
-     * @return the resolver
-     */
-    @Bean
-    @ConditionalOnMissingBean
-    public TierResolver rateLimitTierResolver(RateLimitProperties properties) {
-        return new PrincipalTierResolver(properties.getIdentity());
-    }
 
     /**
      * Finds the caller: the authenticated principal's name and tier, or anonymous.

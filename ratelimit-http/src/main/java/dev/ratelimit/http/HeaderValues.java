@@ -1,4 +1,4 @@
-package dev.ratelimit.servlet.internal;
+package dev.ratelimit.http;
 
 import dev.ratelimit.api.Window;
 import java.time.Duration;
@@ -9,11 +9,10 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Formats the values of the rate-limit headers, so that {@code RateLimitFilter} and the gateway
- * write them alike: OpenAI's durations, the IETF draft's structured fields, plain header tokens and
- * the exact delay of {@code retry-after-ms}. Not API: it may change in any release.
+ * Formats the values of the rate-limit headers: OpenAI's durations, the IETF draft's structured
+ * fields and plain header tokens.
  */
-public final class HeaderValues {
+final class HeaderValues {
 
     private HeaderValues() {}
 
@@ -24,7 +23,7 @@ public final class HeaderValues {
      * @param duration the duration; a negative one counts as zero
      * @return the text, to the millisecond
      */
-    public static String goDuration(Duration duration) {
+    static String goDuration(Duration duration) {
         long millis = Math.max(0, duration.toMillis());
         if (millis < 1_000) {
             return millis + "ms";
@@ -54,7 +53,7 @@ public final class HeaderValues {
      * @param windows the windows, such as a tier's
      * @return the header value
      */
-    public static String policy(Collection<Window> windows) {
+    static String policy(Collection<Window> windows) {
         List<Window> sorted = new ArrayList<>(windows);
         sorted.sort(Comparator.comparing(Window::length));
         StringBuilder header = new StringBuilder();
@@ -79,7 +78,7 @@ public final class HeaderValues {
      * @param resetSeconds the seconds until its budget grows again
      * @return the item
      */
-    public static String rateLimitItem(String window, long remaining, long resetSeconds) {
+    static String rateLimitItem(String window, long remaining, long resetSeconds) {
         return sfString(window) + ";r=" + remaining + ";t=" + resetSeconds;
     }
 
@@ -90,7 +89,7 @@ public final class HeaderValues {
      * @param value the text
      * @return the quoted string
      */
-    public static String sfString(String value) {
+    static String sfString(String value) {
         StringBuilder quoted = new StringBuilder(value.length() + 2).append('"');
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
@@ -112,25 +111,12 @@ public final class HeaderValues {
      * @param value the text
      * @return the text with any other character replaced by {@code _}
      */
-    public static String token(String value) {
+    static String token(String value) {
         StringBuilder clean = new StringBuilder(value.length());
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
             clean.append(c < 0x20 || c > 0x7e ? '_' : c);
         }
         return clean.toString();
-    }
-
-    /**
-     * Returns the value of {@code retry-after-ms}, which OpenAI's SDKs read before {@code
-     * Retry-After} to wait to the millisecond: the delay rounded up to whole milliseconds, at least
-     * 1.
-     *
-     * @param retryAfter the delay
-     * @return the milliseconds
-     */
-    public static long retryAfterMillis(Duration retryAfter) {
-        long millis = retryAfter.toMillis() + (retryAfter.toNanosPart() % 1_000_000 > 0 ? 1 : 0);
-        return Math.max(1, millis);
     }
 }

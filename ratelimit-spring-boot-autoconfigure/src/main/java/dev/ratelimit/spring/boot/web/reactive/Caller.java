@@ -1,4 +1,4 @@
-package dev.ratelimit.spring.boot.web;
+package dev.ratelimit.spring.boot.web.reactive;
 
 import java.security.Principal;
 import java.util.Objects;

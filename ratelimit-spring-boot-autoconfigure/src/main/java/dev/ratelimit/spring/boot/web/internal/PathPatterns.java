@@ -1,11 +1,11 @@
-package dev.ratelimit.spring.boot.web;
+package dev.ratelimit.spring.boot.web.internal;
 
 import java.util.List;
 
 /**
  * Servlet-style URL patterns for the WebFlux filter, so {@code ratelimit.paths} and {@code
  * ratelimit.exclude-paths} mean the same on both stacks: {@code /*} everything, {@code /api/*} that
- * path and everything below it, anything else exactly that path.
+ * path and everything below it, anything else exactly that path. Not API.
  */
 public final class PathPatterns {
 

@@ -1,4 +1,4 @@
-package dev.ratelimit.spring.boot.web;
+package dev.ratelimit.spring.boot.web.internal;
 
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
@@ -17,7 +17,7 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.expression.spel.support.SimpleEvaluationContext;
 import org.springframework.web.method.HandlerMethod;
 
-/** Reads {@link RateLimited} off handler methods and computes their budgets, for both web stacks. */
+/** Reads {@link RateLimited} off handler methods and computes their budgets, for both web stacks. Not API. */
 public final class RateLimitedSupport {
 
     private final TierPolicy policy;

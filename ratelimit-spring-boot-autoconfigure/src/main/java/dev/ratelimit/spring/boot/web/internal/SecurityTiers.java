@@ -1,4 +1,4 @@
-package dev.ratelimit.spring.boot.web;
+package dev.ratelimit.spring.boot.web.internal;
 
 import java.security.Principal;
 import java.util.Map;
@@ -8,8 +8,8 @@ import org.springframework.security.core.Authentication;
 import org.springframework.security.core.GrantedAuthority;
 import org.springframework.util.ClassUtils;
 
-/** What Spring Security knows of a caller; loaded only when Spring Security is on the class path. */
-final class SecurityTiers {
+/** What Spring Security knows of a caller; loaded only when Spring Security is on the class path. Not API. */
+public final class SecurityTiers {
 
     private static final boolean OAUTH2 = ClassUtils.isPresent(
             "org.springframework.security.oauth2.core.ClaimAccessor", SecurityTiers.class.getClassLoader());
@@ -35,7 +35,16 @@ final class SecurityTiers {
         return authenticated(authentication) ? authentication : null;
     }
 
-    static @Nullable String tier(Principal principal, String claim, String authorityPrefix) {
+    /**
+     * Returns the tier a principal names: its claim {@code claim} (JWT or OAuth2), else the first
+     * granted authority starting with {@code authorityPrefix}, less the prefix.
+     *
+     * @param principal the principal
+     * @param claim the claim's name; empty: none
+     * @param authorityPrefix the authorities' prefix; empty: none
+     * @return the tier's name, or {@code null}
+     */
+    public static @Nullable String tier(Principal principal, String claim, String authorityPrefix) {
         if (!(principal instanceof Authentication authentication)) {
             return null;
         }

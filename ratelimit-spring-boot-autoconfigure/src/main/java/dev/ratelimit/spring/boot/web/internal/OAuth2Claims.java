@@ -1,4 +1,4 @@
-package dev.ratelimit.spring.boot.web;
+package dev.ratelimit.spring.boot.web.internal;
 
 import java.util.Map;
 import org.springframework.security.core.Authentication;

@@ -1,4 +1,4 @@
-package dev.ratelimit.core.internal;
+package dev.ratelimit.core;
 
 import java.time.Duration;
 import java.util.Objects;
@@ -7,8 +7,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A WARNING that is logged at most once per interval, however many threads hit the failure it
  * reports: a store that fails on every request must be loud in the log, not flood it. Used by the
- * limiter for its store and by the gateway for its concurrency slots. Not API: it may change in any
- * release.
+ * limiter for its store and by the gateway for its concurrency slots; for any adapter whose
+ * failures should be reported the same way.
  */
 public final class ThrottledWarning {
 

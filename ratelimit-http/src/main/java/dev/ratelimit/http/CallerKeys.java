@@ -1,20 +1,21 @@
-package dev.ratelimit.servlet.internal;
+package dev.ratelimit.http;
 
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The budget keys of callers, so that every web stack keys them alike: anonymous callers by address
- * ({@code ip:<address>}), authenticated ones by id, escaped out of the anonymous namespace. Not API:
- * it may change in any release.
+ * The budget keys of callers, so that every web stack keys them alike: anonymous callers by the
+ * client address the server reports ({@code ip:<address>}), authenticated ones by id, escaped out
+ * of the anonymous namespace so that no user can spend an address's budget.
  */
-public final class Keys {
+public final class CallerKeys {
 
     /** The prefix of the budget key of an anonymous request, followed by the client address. */
     public static final String ANONYMOUS_PREFIX = "ip:";
 
-    private Keys() {}
+    private CallerKeys() {}
 
     /**
      * Returns an authenticated caller's key: the id, with a leading backslash when it starts with
@@ -25,6 +26,7 @@ public final class Keys {
      * @return the key
      */
     public static String authenticated(String userId) {
+        Objects.requireNonNull(userId, "userId must not be null");
         return userId.startsWith(ANONYMOUS_PREFIX) || userId.startsWith("\\") ? "\\" + userId : userId;
     }
 
@@ -50,6 +52,7 @@ public final class Keys {
      */
     public static Subject subject(
             @Nullable String userId, @Nullable String tier, @Nullable String address, TierPolicy policy) {
+        Objects.requireNonNull(policy, "policy must not be null");
         return userId == null
                 ? new Subject(anonymous(address), policy.defaultTier())
                 : new Subject(authenticated(userId), policy.resolve(tier));
@@ -61,5 +64,16 @@ public final class Keys {
      * @param key the budget key
      * @param tier the caller's tier
      */
-    public record Subject(String key, Tier tier) {}
+    public record Subject(String key, Tier tier) {
+
+        /**
+         * Validates the components.
+         *
+         * @throws NullPointerException if either is {@code null}
+         */
+        public Subject {
+            Objects.requireNonNull(key, "key must not be null");
+            Objects.requireNonNull(tier, "tier must not be null");
+        }
+    }
 }

@@ -1,10 +1,10 @@
-package dev.ratelimit.spring.boot.web;
+package dev.ratelimit.spring.boot.web.internal;
 
 import java.security.Principal;
 import org.jspecify.annotations.Nullable;
 import org.springframework.util.ClassUtils;
 
-/** Finds the authenticated caller without a hard dependency on Spring Security. */
+/** Finds the authenticated caller without a hard dependency on Spring Security. Not API. */
 public final class Callers {
 
     private static final boolean SECURITY = ClassUtils.isPresent(

@@ -1,6 +1,6 @@
-package dev.ratelimit.servlet.internal;
+package dev.ratelimit.http;
 
-/** The little JSON the filter writes: string quoting. */
+/** The little JSON the bodies need: string quoting. */
 final class Json {
 
     private Json() {}

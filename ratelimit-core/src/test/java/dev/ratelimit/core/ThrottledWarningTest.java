@@ -1,4 +1,4 @@
-package dev.ratelimit.core.internal;
+package dev.ratelimit.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

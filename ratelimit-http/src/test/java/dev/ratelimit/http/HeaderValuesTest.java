@@ -1,4 +1,4 @@
-package dev.ratelimit.servlet.internal;
+package dev.ratelimit.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,7 +8,7 @@ import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** The header values the filter and the gateway share. */
+/** The header values every front writes. */
 class HeaderValuesTest {
 
     @Test
@@ -47,8 +47,8 @@ class HeaderValuesTest {
     @Test
     @DisplayName("retry-after-ms rounds up to the millisecond, at least 1")
     void retryAfterMillis() {
-        assertThat(HeaderValues.retryAfterMillis(Duration.ofMillis(44_500))).isEqualTo(44_500);
-        assertThat(HeaderValues.retryAfterMillis(Duration.ofNanos(1_000_001))).isEqualTo(2);
-        assertThat(HeaderValues.retryAfterMillis(Duration.ZERO)).isEqualTo(1);
+        assertThat(RetryAfter.millis(Duration.ofMillis(44_500))).isEqualTo(44_500);
+        assertThat(RetryAfter.millis(Duration.ofNanos(1_000_001))).isEqualTo(2);
+        assertThat(RetryAfter.millis(Duration.ZERO)).isEqualTo(1);
     }
 }

@@ -1,0 +1,59 @@
+package dev.ratelimit.http;
+
+import dev.ratelimit.api.Window;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The JSON bodies of refusals, plain or in OpenAI's error shape {@code
+ * {"error":{"message","type","param","code"}}} (OpenAI's SDKs put {@code error.message} into the
+ * exception they raise), plus {@code window} naming what tripped.
+ */
+final class ErrorBodies {
+
+    private ErrorBodies() {}
+
+    /** A 429's: type {@code requests} or {@code tokens}, and the window that tripped. */
+    static String rateLimited(boolean openAi, Window window, long retryAfterSeconds, String message) {
+        return openAi
+                ? openAi(message, unit(window), "rate_limit_exceeded", window.name())
+                : plain("rate_limited", window.name(), window.limit(), retryAfterSeconds, message);
+    }
+
+    /** A 429 of a concurrency cap: the requests in flight. */
+    static String concurrencyLimited(boolean openAi, long limit, long retryAfterSeconds, String message) {
+        return openAi
+                ? openAi(message, "requests", "concurrency_limit_exceeded", RateLimitResponses.CONCURRENT)
+                : plain("concurrency_limited", RateLimitResponses.CONCURRENT, limit, retryAfterSeconds, message);
+    }
+
+    /** A 400's: the request alone asks for more than the window can ever hold. */
+    static String tooLarge(boolean openAi, Window window, String message) {
+        return openAi
+                ? openAi(message, "invalid_request_error", "request_too_large", window.name())
+                : "{\"error\":\"request_too_large\",\"window\":" + Json.quote(window.name()) + ",\"limit\":"
+                        + window.limit() + ",\"message\":" + Json.quote(message) + "}";
+    }
+
+    /** A 503's, while a fail-closed limiter cannot reach its store. */
+    static String unavailable(boolean openAi, long retryAfterSeconds, String message) {
+        return openAi
+                ? openAi(message, "server_error", "rate_limiter_unavailable", null)
+                : "{\"error\":\"rate_limiter_unavailable\",\"retry_after_seconds\":" + retryAfterSeconds
+                        + ",\"message\":" + Json.quote(message) + "}";
+    }
+
+    static String unit(Window window) {
+        return window.isTokens() ? "tokens" : "requests";
+    }
+
+    private static String plain(String error, String window, long limit, long retryAfterSeconds, String message) {
+        return "{\"error\":" + Json.quote(error) + ",\"window\":" + Json.quote(window) + ",\"limit\":" + limit
+                + ",\"retry_after_seconds\":" + retryAfterSeconds + ",\"message\":" + Json.quote(message) + "}";
+    }
+
+    private static String openAi(String message, String type, String code, @Nullable String window) {
+        return "{\"error\":{\"message\":" + Json.quote(message) + ",\"type\":" + Json.quote(type)
+                + ",\"param\":null,\"code\":" + Json.quote(code)
+                + (window == null ? "" : ",\"window\":" + Json.quote(window)) + "}}";
+    }
+}

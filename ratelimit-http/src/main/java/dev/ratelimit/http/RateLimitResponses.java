@@ -1,0 +1,496 @@
+package dev.ratelimit.http;
+
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.Tier;
+import dev.ratelimit.api.Window;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Writes the rate-limit headers of a decision and the refusals of the HTTP contract, the same for
+ * every front: the servlet filter, Spring MVC and WebFlux, the gateway. Headers go to a {@code
+ * BiConsumer<String, String>} of name and value that replaces any earlier value, such as {@code
+ * response::setHeader}; a refusal's status and body come back as a {@link Refusal}.
+ *
+ * <pre>{@code
+ * RateLimitResponses responses = RateLimitResponses.builder()
+ *         .header(HeaderFamily.OPENAI, true)
+ *         .openAiErrors(true)
+ *         .build();
+ * if (decision.allowed()) {
+ *     responses.allowed(tier, decision, response::setHeader);
+ * } else {
+ *     Refusal refusal = responses.rejected(tier, decision, response::setHeader);
+ *     // send refusal.status() and refusal.bytes() as Refusal.CONTENT_TYPE
+ * }
+ * }</pre>
+ *
+ * <h2>What is reported</h2>
+ *
+ * <p>By default the deciding window ({@link Decision#window()}): the window with the least remaining
+ * of an allowed request, the rejecting one of a refused request. With {@link Builder#eachUnit} the
+ * tightest known window of each unit, requests and tokens, of the caller's own windows (shared
+ * budgets are not the caller's), as OpenAI's {@code -requests} and {@code -tokens} families expect.
+ * A window the store did not evaluate is unknown: a rejected decision's {@link Decision#usage()}
+ * leaves out the windows after the rejecting one, and no count of theirs is claimed; a unit is
+ * reported only when all its windows are known, or when its window rejected the request (none
+ * evaluated can have less left). {@code RateLimit-Policy} always lists every window of the tier.
+ *
+ * <p>{@code Retry-After} is never earlier than the IETF {@code RateLimit} header's {@code t}, and
+ * both are rounded up, as is {@code retry-after-ms} ({@link RetryAfter}). Instances are immutable
+ * and thread-safe.
+ */
+public final class RateLimitResponses {
+
+    /** {@link HeaderFamily#X_RATELIMIT}'s limit of the reported window. */
+    public static final String LIMIT = "X-RateLimit-Limit";
+
+    /** {@link HeaderFamily#X_RATELIMIT}'s remaining of the reported window. */
+    public static final String REMAINING = "X-RateLimit-Remaining";
+
+    /** {@link HeaderFamily#X_RATELIMIT}'s name of the reported window. */
+    public static final String WINDOW = "X-RateLimit-Window";
+
+    /** {@code true} while the limiter fails open: no counts are claimed, they are unknown. */
+    public static final String DEGRADED = "X-RateLimit-Degraded";
+
+    /** The IETF draft's remaining and reset per reported window. */
+    public static final String RATE_LIMIT = "RateLimit";
+
+    /** The IETF draft's list of the tier's windows. */
+    public static final String RATE_LIMIT_POLICY = "RateLimit-Policy";
+
+    /** RFC 9110's delay, in whole seconds. */
+    public static final String RETRY_AFTER = "Retry-After";
+
+    /** The delay to the millisecond, which OpenAI's SDKs read before {@code Retry-After}. */
+    public static final String RETRY_AFTER_MS = "retry-after-ms";
+
+    /** The name of the window that tripped, in {@link HeaderFamily#OPENAI}'s lower-case style. */
+    public static final String OPENAI_WINDOW = "x-ratelimit-window";
+
+    /** The window name a concurrency cap's refusal reports. */
+    public static final String CONCURRENT = "concurrent";
+
+    private static final int TOO_MANY_REQUESTS = 429;
+    private static final int BAD_REQUEST = 400;
+    private static final int SERVICE_UNAVAILABLE = 503;
+
+    private final boolean xRateLimit;
+    private final boolean ietf;
+    private final boolean openAi;
+    private final boolean openAiErrors;
+    private final boolean eachUnit;
+    private final long unavailableRetryAfterSeconds;
+    private final ConcurrentMap<Tier, String> policies = new ConcurrentHashMap<>();
+
+    private RateLimitResponses(Builder builder) {
+        this.xRateLimit = builder.families.contains(HeaderFamily.X_RATELIMIT);
+        this.ietf = builder.families.contains(HeaderFamily.IETF);
+        this.openAi = builder.families.contains(HeaderFamily.OPENAI);
+        this.openAiErrors = builder.openAiErrors;
+        this.eachUnit = builder.eachUnit;
+        this.unavailableRetryAfterSeconds = builder.unavailableRetryAfterSeconds;
+    }
+
+    /**
+     * Returns a builder with the defaults: {@link HeaderFamily#X_RATELIMIT} and {@link
+     * HeaderFamily#IETF}, plain bodies, the deciding window, and a 503's {@code Retry-After} of 5
+     * seconds.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Writes the headers of an allowed (or degraded) request; never {@code Retry-After}.
+     *
+     * @param tier the caller's tier
+     * @param decision the decision
+     * @param headers receives each header's name and value
+     * @throws NullPointerException if an argument is {@code null}
+     */
+    public void allowed(Tier tier, Decision decision, BiConsumer<String, String> headers) {
+        Objects.requireNonNull(decision, "decision must not be null");
+        policy(tier, headers);
+        if (decision.degraded()) {
+            // the store was not consulted: remaining counts are unknown, so none are claimed
+            if (xRateLimit || openAi) {
+                headers.accept(DEGRADED, "true");
+            }
+            return;
+        }
+        if (xRateLimit) {
+            headers.accept(LIMIT, Long.toString(decision.limit()));
+            headers.accept(REMAINING, Long.toString(decision.remaining()));
+            headers.accept(WINDOW, HeaderValues.token(decision.window().name()));
+        }
+        counts(reported(tier, decision), headers);
+    }
+
+    /**
+     * Writes a rejected request's headers and returns its 429 (or, when it alone asks for more than
+     * a window can ever hold, 400) with the library's message.
+     *
+     * @param tier the caller's tier
+     * @param decision the rejection
+     * @param headers receives each header's name and value
+     * @return the status and body
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException if the decision allowed the request
+     */
+    public Refusal rejected(Tier tier, Decision decision, BiConsumer<String, String> headers) {
+        return rejected(tier, decision, message(decision), headers);
+    }
+
+    /**
+     * Writes a rejected request's headers and returns its 429 (or 400) with a message of the
+     * front's own, for protocols that word their refusals themselves.
+     *
+     * @param tier the caller's tier
+     * @param decision the rejection
+     * @param message the body's message
+     * @param headers receives each header's name and value
+     * @return the status and body
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException if the decision allowed the request
+     */
+    public Refusal rejected(Tier tier, Decision decision, String message, BiConsumer<String, String> headers) {
+        Objects.requireNonNull(decision, "decision must not be null");
+        Objects.requireNonNull(message, "message must not be null");
+        if (decision.allowed()) {
+            throw new IllegalArgumentException("decision must be a rejection, was " + decision);
+        }
+        Window window = decision.window();
+        policy(tier, headers);
+        if (xRateLimit) {
+            headers.accept(LIMIT, Long.toString(decision.limit()));
+            headers.accept(REMAINING, "0");
+            headers.accept(WINDOW, HeaderValues.token(window.name()));
+        }
+        counts(reported(tier, decision), headers);
+        if (decision.tooLarge()) {
+            // no retry can succeed: no delay is offered
+            return new Refusal(BAD_REQUEST, ErrorBodies.tooLarge(openAiErrors, window, message));
+        }
+        long retryAfter = decision.retryAfterSeconds();
+        retry(decision.retryAfter(), window.name(), headers);
+        return new Refusal(TOO_MANY_REQUESTS, ErrorBodies.rateLimited(openAiErrors, window, retryAfter, message));
+    }
+
+    /**
+     * Writes the headers of a request refused by a concurrency cap (too many of the caller's
+     * requests in flight) and returns its 429; the windows are reported from {@code usage}.
+     *
+     * @param tier the caller's tier
+     * @param usage the caller's windows now, read without charging; empty when unknown
+     * @param limit the cap
+     * @param retryAfter when a retry may succeed
+     * @param headers receives each header's name and value
+     * @return the status and body
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException if {@code limit} is not positive
+     */
+    public Refusal concurrencyLimited(
+            Tier tier,
+            List<Decision.Usage> usage,
+            long limit,
+            Duration retryAfter,
+            BiConsumer<String, String> headers) {
+        Objects.requireNonNull(usage, "usage must not be null");
+        Objects.requireNonNull(retryAfter, "retryAfter must not be null");
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be positive, was " + limit);
+        }
+        policy(tier, headers);
+        if (xRateLimit) {
+            headers.accept(LIMIT, Long.toString(limit));
+            headers.accept(REMAINING, "0");
+            headers.accept(WINDOW, CONCURRENT);
+        }
+        counts(eachUnit(tier, usage, null), headers);
+        retry(retryAfter, CONCURRENT, headers);
+        long seconds = RetryAfter.seconds(retryAfter);
+        String message = "Too many concurrent requests: the limit of " + limit
+                + " requests in flight is reached; retry in " + seconds + (seconds == 1 ? " second." : " seconds.");
+        return new Refusal(TOO_MANY_REQUESTS, ErrorBodies.concurrencyLimited(openAiErrors, limit, seconds, message));
+    }
+
+    /**
+     * Writes the headers of a request refused because a fail-closed limiter cannot reach its store,
+     * and returns its 503.
+     *
+     * @param tier the caller's tier
+     * @param headers receives each header's name and value
+     * @return the status and body
+     * @throws NullPointerException if an argument is {@code null}
+     */
+    public Refusal unavailable(Tier tier, BiConsumer<String, String> headers) {
+        headers.accept(RETRY_AFTER, Long.toString(unavailableRetryAfterSeconds));
+        policy(tier, headers);
+        String message = "The rate limiter cannot reach its store and refuses requests until it can; retry in "
+                + unavailableRetryAfterSeconds + " seconds.";
+        return new Refusal(
+                SERVICE_UNAVAILABLE, ErrorBodies.unavailable(openAiErrors, unavailableRetryAfterSeconds, message));
+    }
+
+    /**
+     * Returns the library's sentence for a rejection, naming the window (and shared budget) that
+     * tripped and the delay.
+     */
+    private static String message(Decision decision) {
+        Window window = decision.window();
+        String what = " of " + window.limit() + " " + ErrorBodies.unit(window) + " per "
+                + describe(window.lengthSeconds()) + " (window '" + window.name() + "')"
+                + (decision.budget() == null ? "" : " of the shared budget '" + decision.budget() + "'");
+        if (decision.tooLarge()) {
+            return "This request alone asks for more tokens than the limit" + what + " allows; no retry can succeed.";
+        }
+        long retryAfter = decision.retryAfterSeconds();
+        return "Too many requests: the limit" + what + " is used up; retry in " + retryAfter
+                + (retryAfter == 1 ? " second." : " seconds.");
+    }
+
+    /** {@code Retry-After} and, per family, the exact delay and the name of what tripped. */
+    private void retry(Duration retryAfter, String window, BiConsumer<String, String> headers) {
+        headers.accept(RETRY_AFTER, Long.toString(RetryAfter.seconds(retryAfter)));
+        if (openAi) {
+            headers.accept(RETRY_AFTER_MS, Long.toString(RetryAfter.millis(retryAfter)));
+            if (!xRateLimit) {
+                headers.accept(OPENAI_WINDOW, HeaderValues.token(window));
+            }
+        }
+    }
+
+    private void policy(Tier tier, BiConsumer<String, String> headers) {
+        Objects.requireNonNull(tier, "tier must not be null");
+        Objects.requireNonNull(headers, "headers must not be null");
+        if (!ietf) {
+            return;
+        }
+        String policy = policies.get(tier);
+        if (policy == null) {
+            policy = HeaderValues.policy(tier.windows());
+            if (policies.size() < 1_024) { // tiers are few; a caller building one per request must not grow this
+                policies.putIfAbsent(tier, policy);
+            }
+        }
+        headers.accept(RATE_LIMIT_POLICY, policy);
+    }
+
+    /** The per-window counts: the IETF {@code RateLimit} items and OpenAI's families. */
+    private void counts(List<Reported> reported, BiConsumer<String, String> headers) {
+        if (reported.isEmpty()) {
+            return;
+        }
+        if (ietf) {
+            StringBuilder items = new StringBuilder();
+            for (Reported window : reported) {
+                if (items.length() > 0) {
+                    items.append(", ");
+                }
+                items.append(HeaderValues.rateLimitItem(window.name(), window.remaining(), window.resetSeconds()));
+            }
+            headers.accept(RATE_LIMIT, items.toString());
+        }
+        if (openAi) {
+            for (Reported window : reported) {
+                String unit = window.tokens() ? "tokens" : "requests";
+                headers.accept("x-ratelimit-limit-" + unit, Long.toString(window.limit()));
+                headers.accept("x-ratelimit-remaining-" + unit, Long.toString(window.remaining()));
+                headers.accept("x-ratelimit-reset-" + unit, HeaderValues.goDuration(window.reset()));
+            }
+        }
+    }
+
+    private List<Reported> reported(Tier tier, Decision decision) {
+        if (eachUnit) {
+            List<Decision.Usage> usage = decision.usage();
+            if (usage.isEmpty()) { // a decision made without a usage list knows its deciding window only
+                Window window = decision.window();
+                usage = List.of(new Decision.Usage(
+                        window, decision.budget(), window.limit() - decision.remaining(), decision.resetAfter()));
+            }
+            return eachUnit(tier, usage, decision.allowed() || decision.budget() != null ? null : decision.window());
+        }
+        Window window = decision.window();
+        if (decision.allowed()) {
+            return List.of(
+                    new Reported(window, decision.remaining(), decision.resetAfter(), decision.resetAfterSeconds()));
+        }
+        // a rejection's budget grows again when the same request would fit: t and Retry-After agree
+        long seconds = Math.max(decision.retryAfterSeconds(), decision.resetAfterSeconds());
+        return List.of(new Reported(window, 0, decision.retryAfter(), seconds));
+    }
+
+    /**
+     * The tightest known window of each unit among the caller's own windows: least remaining, ties
+     * to the shortest. A unit with a window the store did not evaluate is left out, unless its
+     * window rejected the request.
+     */
+    private static List<Reported> eachUnit(Tier tier, List<Decision.Usage> usage, @Nullable Window rejecting) {
+        List<Reported> reported = new ArrayList<>(2);
+        for (boolean tokens : new boolean[] {false, true}) {
+            Decision.Usage tightest = null;
+            int known = 0;
+            for (Decision.Usage window : usage) {
+                if (window.budget() != null || window.window().isTokens() != tokens) {
+                    continue;
+                }
+                known++;
+                if (tightest == null
+                        || window.remaining() < tightest.remaining()
+                        || window.remaining() == tightest.remaining()
+                                && window.window()
+                                                .length()
+                                                .compareTo(tightest.window().length())
+                                        < 0) {
+                    tightest = window;
+                }
+            }
+            if (tightest == null) {
+                continue;
+            }
+            long windows = tier.windows().stream()
+                    .filter(window -> window.isTokens() == tokens)
+                    .count();
+            boolean rejectedHere = rejecting != null && rejecting.isTokens() == tokens;
+            if (known >= windows || rejectedHere) {
+                reported.add(new Reported(
+                        tightest.window(),
+                        tightest.remaining(),
+                        tightest.resetAfter(),
+                        RetryAfter.ceilSeconds(tightest.resetAfter())));
+            }
+        }
+        return reported;
+    }
+
+    /** Names a window length for a sentence: "minute", "day", or "90 seconds". */
+    private static String describe(long seconds) {
+        String name = Window.of(1, Duration.ofSeconds(seconds)).name(); // second, minute, hour, day, week or "90s"
+        return Character.isDigit(name.charAt(0)) ? seconds + " seconds" : name;
+    }
+
+    @Override
+    public String toString() {
+        return "RateLimitResponses{xRateLimit=" + xRateLimit + ", ietf=" + ietf + ", openAi=" + openAi
+                + ", openAiErrors=" + openAiErrors + ", eachUnit=" + eachUnit + ", unavailableRetryAfter="
+                + unavailableRetryAfterSeconds + "s}";
+    }
+
+    /** One window as the headers report it. */
+    private record Reported(Window window, long remaining, Duration reset, long resetSeconds) {
+
+        String name() {
+            return window.name();
+        }
+
+        long limit() {
+            return window.limit();
+        }
+
+        boolean tokens() {
+            return window.isTokens();
+        }
+    }
+
+    /** Builds a {@link RateLimitResponses}; not thread-safe. */
+    public static final class Builder {
+
+        private final Set<HeaderFamily> families = EnumSet.of(HeaderFamily.X_RATELIMIT, HeaderFamily.IETF);
+        private boolean openAiErrors;
+        private boolean eachUnit;
+        private long unavailableRetryAfterSeconds = 5;
+
+        private Builder() {}
+
+        /**
+         * Switches one header family on or off; by default {@link HeaderFamily#X_RATELIMIT} and
+         * {@link HeaderFamily#IETF} are on and {@link HeaderFamily#OPENAI} is off. With none on, a
+         * refusal carries {@code Retry-After} only.
+         *
+         * @param family the family
+         * @param enabled whether to write it
+         * @return this builder
+         * @throws NullPointerException if {@code family} is {@code null}
+         */
+        public Builder header(HeaderFamily family, boolean enabled) {
+            Objects.requireNonNull(family, "family must not be null");
+            if (enabled) {
+                families.add(family);
+            } else {
+                families.remove(family);
+            }
+            return this;
+        }
+
+        /**
+         * Switches the bodies to OpenAI's error shape (the default is off). A 429: {@code
+         * {"error":{"message":"...","type":"requests","param":null,"code":"rate_limit_exceeded",
+         * "window":"minute"}}}, {@code type} being {@code tokens} when a token window tripped; a
+         * 400: type {@code invalid_request_error}, code {@code request_too_large}; a 503: type
+         * {@code server_error}, code {@code rate_limiter_unavailable}. Plain bodies: {@code
+         * {"error":"rate_limited","window":"minute","limit":5,"retry_after_seconds":42,
+         * "message":"..."}}, {@code {"error":"rate_limiter_unavailable",...}}.
+         *
+         * @param enabled whether to answer in OpenAI's error shape
+         * @return this builder
+         */
+        public Builder openAiErrors(boolean enabled) {
+            this.openAiErrors = enabled;
+            return this;
+        }
+
+        /**
+         * Reports the tightest window of each unit, requests and tokens, instead of the deciding
+         * window only (the default is off): for fronts whose tiers meter tokens and whose clients
+         * read OpenAI's {@code -requests} and {@code -tokens} families side by side.
+         *
+         * @param enabled whether to report each unit
+         * @return this builder
+         */
+        public Builder eachUnit(boolean enabled) {
+            this.eachUnit = enabled;
+            return this;
+        }
+
+        /**
+         * Sets the {@code Retry-After} of a 503 answered while the limiter cannot reach its store;
+         * defaults to 5 seconds.
+         *
+         * @param unavailableRetryAfter the delay, rounded up to whole seconds, at least one second
+         * @return this builder
+         * @throws NullPointerException if {@code unavailableRetryAfter} is {@code null}
+         * @throws IllegalArgumentException if it is shorter than a second
+         */
+        public Builder unavailableRetryAfter(Duration unavailableRetryAfter) {
+            Objects.requireNonNull(unavailableRetryAfter, "unavailableRetryAfter must not be null");
+            if (unavailableRetryAfter.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new IllegalArgumentException(
+                        "unavailableRetryAfter must be at least one second, was " + unavailableRetryAfter);
+            }
+            this.unavailableRetryAfterSeconds = RetryAfter.seconds(unavailableRetryAfter);
+            return this;
+        }
+
+        /**
+         * Builds the writer.
+         *
+         * @return the writer
+         */
+        public RateLimitResponses build() {
+            return new RateLimitResponses(this);
+        }
+    }
+}

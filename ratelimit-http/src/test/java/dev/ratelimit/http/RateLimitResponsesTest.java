@@ -1,0 +1,175 @@
+package dev.ratelimit.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.Tier;
+import dev.ratelimit.api.Window;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The headers and refusals every front writes, on decisions made by hand. */
+class RateLimitResponsesTest {
+
+    private static final Window MINUTE = new Window("minute", 5, Duration.ofMinutes(1));
+    private static final Window DAY = new Window("day", 100, Duration.ofDays(1));
+    private static final Window TOKENS = Window.tokens("tokens-minute", 1_000, Duration.ofMinutes(1));
+    private static final Tier TIER = Tier.of("t", MINUTE, DAY, TOKENS);
+    private static final String POLICY = "\"minute\";q=5;w=60, \"tokens-minute\";q=1000;w=60, \"day\";q=100;w=86400";
+
+    private static final RateLimitResponses EACH_UNIT = RateLimitResponses.builder()
+            .header(HeaderFamily.X_RATELIMIT, false)
+            .header(HeaderFamily.OPENAI, true)
+            .openAiErrors(true)
+            .eachUnit(true)
+            .build();
+
+    private final Map<String, String> headers = new LinkedHashMap<>();
+
+    private static Decision.Usage usage(Window window, long used, long resetSeconds) {
+        return new Decision.Usage(window, null, used, Duration.ofSeconds(resetSeconds));
+    }
+
+    private static Decision rejection(Window window, Duration retryAfter, List<Decision.Usage> usage) {
+        return new Decision(false, window.limit(), 0, retryAfter, window, retryAfter, false, null, false, usage);
+    }
+
+    @Test
+    @DisplayName("a window the rejection did not evaluate is unknown: its unit is left out, the policy keeps it")
+    void unevaluatedWindowsAreUnknown() {
+        // the minute rejected; the day and the token window were never evaluated
+        Decision decision = rejection(MINUTE, Duration.ofMillis(41_500), List.of(usage(MINUTE, 5, 42)));
+
+        Refusal refusal = EACH_UNIT.rejected(TIER, decision, headers::put);
+
+        assertThat(refusal.status()).isEqualTo(429);
+        assertThat(headers)
+                .containsEntry("RateLimit-Policy", POLICY)
+                .containsEntry("RateLimit", "\"minute\";r=0;t=42")
+                .containsEntry("x-ratelimit-limit-requests", "5")
+                .containsEntry("x-ratelimit-remaining-requests", "0")
+                .containsEntry("Retry-After", "42")
+                .containsEntry("retry-after-ms", "41500")
+                .containsEntry("x-ratelimit-window", "minute")
+                .doesNotContainKeys("x-ratelimit-remaining-tokens", "x-ratelimit-limit-tokens", "X-RateLimit-Limit");
+        assertThat(refusal.body())
+                .isEqualTo("{\"error\":{\"message\":\"Too many requests: the limit of 5 requests per minute (window"
+                        + " 'minute') is used up; retry in 42 seconds.\",\"type\":\"requests\",\"param\":null,"
+                        + "\"code\":\"rate_limit_exceeded\",\"window\":\"minute\"}}");
+    }
+
+    @Test
+    @DisplayName("a token rejection reports its own unit; requests, with the day unknown, are left out")
+    void partlyKnownUnitIsLeftOut() {
+        Decision decision =
+                rejection(TOKENS, Duration.ofSeconds(30), List.of(usage(MINUTE, 1, 60), usage(TOKENS, 900, 20)));
+
+        EACH_UNIT.rejected(TIER, decision, "tokens used up", headers::put);
+
+        assertThat(headers)
+                .containsEntry("RateLimit", "\"tokens-minute\";r=100;t=20")
+                .containsEntry("x-ratelimit-remaining-tokens", "100")
+                .containsEntry("x-ratelimit-reset-tokens", "20s")
+                .containsEntry("x-ratelimit-window", "tokens-minute")
+                .doesNotContainKey("x-ratelimit-remaining-requests");
+    }
+
+    @Test
+    @DisplayName("an allowed decision reports the tightest window of each unit, ties to the shortest")
+    void eachUnitWhenAllowed() {
+        Decision decision = new Decision(
+                true,
+                5,
+                4,
+                Duration.ZERO,
+                MINUTE,
+                Duration.ofSeconds(60),
+                false,
+                null,
+                false,
+                List.of(usage(MINUTE, 1, 60), usage(TOKENS, 10, 60), usage(DAY, 96, 3_000)));
+
+        EACH_UNIT.allowed(TIER, decision, headers::put);
+
+        assertThat(headers)
+                .containsEntry("RateLimit", "\"minute\";r=4;t=60, \"tokens-minute\";r=990;t=60")
+                .containsEntry("x-ratelimit-limit-requests", "5")
+                .containsEntry("x-ratelimit-reset-requests", "1m0s")
+                .containsEntry("x-ratelimit-limit-tokens", "1000")
+                .doesNotContainKeys("Retry-After", "X-RateLimit-Degraded");
+    }
+
+    @Test
+    @DisplayName("the deciding window by default; degraded claims no counts; plain bodies")
+    void decidingWindowAndPlainBodies() {
+        RateLimitResponses responses = RateLimitResponses.builder().build();
+        responses.allowed(TIER, Decision.allow(DAY, 3, Duration.ofSeconds(10)), headers::put);
+        assertThat(headers)
+                .containsEntry("X-RateLimit-Limit", "100")
+                .containsEntry("X-RateLimit-Remaining", "3")
+                .containsEntry("X-RateLimit-Window", "day")
+                .containsEntry("RateLimit", "\"day\";r=3;t=10");
+
+        headers.clear();
+        responses.allowed(TIER, Decision.degraded(MINUTE), headers::put);
+        assertThat(headers).containsOnlyKeys("RateLimit-Policy", "X-RateLimit-Degraded");
+
+        headers.clear();
+        Refusal rejected = responses.rejected(TIER, Decision.reject(MINUTE, Duration.ofSeconds(1)), headers::put);
+        assertThat(rejected.body())
+                .isEqualTo("{\"error\":\"rate_limited\",\"window\":\"minute\",\"limit\":5,\"retry_after_seconds\":1,"
+                        + "\"message\":\"Too many requests: the limit of 5 requests per minute (window 'minute') is"
+                        + " used up; retry in 1 second.\"}");
+        assertThat(headers).containsEntry("RateLimit", "\"minute\";r=0;t=1").doesNotContainKey("retry-after-ms");
+    }
+
+    @Test
+    @DisplayName("too large: 400 without a retry; concurrency: 429 naming 'concurrent'; unavailable: 503")
+    void otherRefusals() {
+        Decision tooLarge =
+                new Decision(false, 1_000, 0, Duration.ZERO, TOKENS, Duration.ZERO, false, null, true, List.of());
+        Refusal refusal = EACH_UNIT.rejected(TIER, tooLarge, headers::put);
+        assertThat(refusal.status()).isEqualTo(400);
+        assertThat(refusal.body()).contains("\"code\":\"request_too_large\"", "no retry can succeed");
+        assertThat(headers).doesNotContainKeys("Retry-After", "x-ratelimit-window");
+
+        headers.clear();
+        Refusal concurrent = EACH_UNIT.concurrencyLimited(TIER, List.of(), 2, Duration.ofSeconds(1), headers::put);
+        assertThat(concurrent.status()).isEqualTo(429);
+        assertThat(concurrent.body()).contains("\"code\":\"concurrency_limit_exceeded\"", "2 requests in flight");
+        assertThat(headers)
+                .containsEntry("Retry-After", "1")
+                .containsEntry("retry-after-ms", "1000")
+                .containsEntry("x-ratelimit-window", "concurrent")
+                .doesNotContainKey("RateLimit");
+
+        headers.clear();
+        Refusal unavailable = RateLimitResponses.builder()
+                .unavailableRetryAfter(Duration.ofMillis(2_500))
+                .build()
+                .unavailable(TIER, headers::put);
+        assertThat(unavailable.status()).isEqualTo(503);
+        assertThat(headers).containsEntry("Retry-After", "3").containsEntry("RateLimit-Policy", POLICY);
+    }
+
+    @Test
+    @DisplayName("bad arguments are refused, naming them")
+    void badArguments() {
+        assertThatThrownBy(() -> EACH_UNIT.rejected(TIER, Decision.allow(MINUTE, 4, Duration.ZERO), headers::put))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("decision must be a rejection");
+        assertThatThrownBy(() -> RateLimitResponses.builder().unavailableRetryAfter(Duration.ofMillis(999)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unavailableRetryAfter");
+        assertThatThrownBy(() -> CallerKeys.authenticated(null))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("userId");
+        assertThat(CallerKeys.authenticated("ip:10.0.0.5")).isEqualTo("\\ip:10.0.0.5");
+        assertThat(RetryAfter.seconds(Duration.ofMillis(1))).isEqualTo(1);
+    }
+}
