@@ -441,7 +441,7 @@ public final class InMemoryWindowStore implements WindowStore {
             int capacity = times.length * 2;
             long[] newTimes = new long[capacity];
             long[] newWeights = new long[capacity];
-            String[] newIds = new String[capacity];
+            @Nullable String[] newIds = new String[capacity];
             for (int i = 0; i < size; i++) {
                 newTimes[i] = times[index(i)];
                 newWeights[i] = weights[index(i)];

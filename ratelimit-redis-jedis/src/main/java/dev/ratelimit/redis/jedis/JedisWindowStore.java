@@ -39,7 +39,7 @@ import redis.clients.jedis.exceptions.JedisDataException;
  *
  * <p>Building a store checks the deployment when Redis answers: that the client's credentials are
  * accepted, that its user may run every command of the script on the key prefix (the minimal ACL
- * rule is in the exception's message and the README), and that Redis runs the script (7.0 or
+ * rule is in the exception's message and docs/reliability.md), and that Redis runs the script (7.0 or
  * later); any of these failing throws {@link IllegalStateException} at once, naming what is
  * missing. It also logs a warning when Redis may evict keys ({@code maxmemory-policy} other than
  * {@code noeviction}, where {@code CONFIG GET} is permitted): an evicted window forgets its counts.

@@ -36,7 +36,7 @@ import redis.clients.jedis.JedisSentineled;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
- * The two drivers, each building stores the way the README recommends: a 500 ms command timeout,
+ * The two drivers, each building stores the way docs/redis-adapters.md recommends: a 500 ms command timeout,
  * Jedis pools bounded (64 connections, 200 ms wait) and cluster retries off.
  */
 enum Driver {

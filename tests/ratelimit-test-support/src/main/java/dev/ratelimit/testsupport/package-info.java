@@ -1,0 +1,8 @@
+/**
+ * What this repository's tests share beyond Redis: {@link dev.ratelimit.testsupport.RequiredTools}
+ * decides what a test does when a tool it drives is not installed. Not published.
+ */
+@NullMarked
+package dev.ratelimit.testsupport;
+
+import org.jspecify.annotations.NullMarked;
