@@ -5,12 +5,15 @@ import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.gateway.GatewayConfig.ModelCap;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The parts a request passes through, shared by the servlets.
  *
- * @param config the validated configuration
+ * @param configs the validated configuration in force, swapped whole by a reload
  * @param tokens the token counter
  * @param admission the doorway to the limiter and the concurrency slots
  * @param headers the rate-limit header writer
@@ -18,16 +21,25 @@ import org.jspecify.annotations.Nullable;
  * @param upstream the server behind the gateway
  * @param slots the concurrency slots
  * @param store what the budgets are kept in, for messages
+ * @param draining set once a shutdown began: metered requests are then refused
  */
 record Gateway(
-        GatewayConfig config,
+        AtomicReference<GatewayConfig> configs,
         TokenCounter tokens,
         Admission admission,
         RateLimitHeaders headers,
         GatewayMetrics metrics,
         Upstream upstream,
         Slots slots,
-        String store) {
+        String store,
+        AtomicBoolean draining) {
+
+    /**
+     * Returns the configuration in force now; a request reads it once and keeps it to the end.
+     */
+    GatewayConfig config() {
+        return Objects.requireNonNull(configs.get(), "configs holds a configuration from the start");
+    }
 
     /**
      * Admits a request and sets its rate-limit headers, or answers it: 429 with OpenAI's error body
@@ -43,6 +55,20 @@ record Gateway(
             @Nullable ModelCap cap,
             long estimatedTokens)
             throws IOException {
+        if (draining.get()) {
+            // a request on a connection kept alive from before the shutdown: no new work now
+            response.setHeader("Connection", "close");
+            response.setHeader("Retry-After", "1");
+            metrics.refused(endpoint, 503, "server_shutting_down");
+            OpenAi.error(
+                    response,
+                    503,
+                    "server_error",
+                    "server_shutting_down",
+                    null,
+                    "The gateway is shutting down; retry, another instance will answer.");
+            return null;
+        }
         Admission.Ticket ticket;
         try {
             ticket = admission.admit(account.tenant(), account.tier(), cap, estimatedTokens);
