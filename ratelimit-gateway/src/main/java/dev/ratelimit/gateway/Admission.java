@@ -8,6 +8,8 @@ import dev.ratelimit.gateway.GatewayConfig.ModelCap;
 import dev.ratelimit.gateway.GatewayConfig.TierConfig;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
@@ -27,6 +29,7 @@ final class Admission {
     private final RateLimiter limiter;
     private final Slots slots;
     private final GatewayMetrics metrics;
+    private final Set<Ticket> open = ConcurrentHashMap.newKeySet(); // admitted, not settled yet
 
     Admission(RateLimiter limiter, Slots slots, GatewayMetrics metrics) {
         this.limiter = limiter;
@@ -58,7 +61,31 @@ final class Admission {
             slot.release();
             return new Ticket(tenant, null, decision, decision.usage(), NO_SLOT, null);
         }
-        return new Ticket(tenant, cap, decision, decision.usage(), slot, reservation);
+        Ticket ticket = new Ticket(tenant, cap, decision, decision.usage(), slot, reservation);
+        open.add(ticket);
+        return ticket;
+    }
+
+    /** The admissions not settled yet: requests in flight, for the shutdown. */
+    int open() {
+        return open.size();
+    }
+
+    /**
+     * Cancels every admission not settled yet and frees its slot, for a shutdown whose requests
+     * outlived its deadline.
+     *
+     * @return how many were cancelled
+     */
+    int cancelOpen(String ending) {
+        int cancelled = 0;
+        for (Ticket ticket : List.copyOf(open)) {
+            if (!ticket.isSettled()) {
+                ticket.cancel(ending);
+                cancelled++;
+            }
+        }
+        return cancelled;
     }
 
     /**
@@ -137,6 +164,7 @@ final class Admission {
                     metrics.settled(tenant, cap == null ? null : cap.model(), "committed", ending, tokens);
                 } finally {
                     slot.release();
+                    open.remove(this); // last: a shutdown waiting for open() to drain then closes the store
                 }
             }
         }
@@ -156,6 +184,7 @@ final class Admission {
                     metrics.settled(tenant, cap == null ? null : cap.model(), "cancelled", ending, 0);
                 } finally {
                     slot.release();
+                    open.remove(this);
                 }
             }
         }

@@ -12,7 +12,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.security.MessageDigest;
-import java.util.List;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -30,11 +30,12 @@ final class ApiKeyFilter implements Filter {
     private static final String ACCOUNT = "gateway.account";
     private static final String BEARER = "bearer ";
 
-    private final List<ApiKey> keys;
+    private final Supplier<GatewayConfig> configs;
     private final GatewayMetrics metrics;
 
-    ApiKeyFilter(List<ApiKey> keys, GatewayMetrics metrics) {
-        this.keys = List.copyOf(keys);
+    /** The keys are those of the configuration in force when a request arrives (a reload swaps them). */
+    ApiKeyFilter(Supplier<GatewayConfig> configs, GatewayMetrics metrics) {
+        this.configs = configs;
         this.metrics = metrics;
     }
 
@@ -78,7 +79,7 @@ final class ApiKeyFilter implements Filter {
     private @Nullable ApiKey find(String presented) {
         byte[] digest = GatewayConfig.sha256(presented);
         ApiKey found = null;
-        for (ApiKey key : keys) { // every key is compared, whatever matched
+        for (ApiKey key : configs.get().keys()) { // every key is compared, whatever matched
             if (MessageDigest.isEqual(key.sha256(), digest)) {
                 found = key;
             }

@@ -9,12 +9,15 @@ import dev.ratelimit.http.RateLimitResponses;
 import dev.ratelimit.http.Refusal;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The parts a request passes through, shared by the servlets.
  *
- * @param config the validated configuration
+ * @param configs the validated configuration in force, swapped whole by a reload
  * @param tokens the token counter
  * @param admission the doorway to the limiter and the concurrency slots
  * @param responses the rate-limit headers and refusals of the metered endpoints
@@ -22,16 +25,25 @@ import org.jspecify.annotations.Nullable;
  * @param upstream the server behind the gateway
  * @param slots the concurrency slots
  * @param store what the budgets are kept in, for messages
+ * @param draining set once a shutdown began: metered requests are then refused
  */
 record Gateway(
-        GatewayConfig config,
+        AtomicReference<GatewayConfig> configs,
         TokenCounter tokens,
         Admission admission,
         RateLimitResponses responses,
         GatewayMetrics metrics,
         Upstream upstream,
         Slots slots,
-        String store) {
+        String store,
+        AtomicBoolean draining) {
+
+    /**
+     * Returns the configuration in force now; a request reads it once and keeps it to the end.
+     */
+    GatewayConfig config() {
+        return Objects.requireNonNull(configs.get(), "configs holds a configuration from the start");
+    }
 
     /**
      * Returns the metered endpoints' writer, set before a response's first byte: OpenAI's {@code
@@ -66,6 +78,20 @@ record Gateway(
             @Nullable ModelCap cap,
             long estimatedTokens)
             throws IOException {
+        if (draining.get()) {
+            // a request on a connection kept alive from before the shutdown: no new work now
+            response.setHeader("Connection", "close");
+            response.setHeader("Retry-After", "1");
+            metrics.refused(endpoint, 503, "server_shutting_down");
+            OpenAi.error(
+                    response,
+                    503,
+                    "server_error",
+                    "server_shutting_down",
+                    null,
+                    "The gateway is shutting down; retry, another instance will answer.");
+            return null;
+        }
         Tier tier = account.tier().tier();
         Admission.Ticket ticket;
         try {

@@ -1,11 +1,19 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonStreamContext;
+import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
-import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.databind.deser.DeserializationProblemHandler;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
@@ -21,10 +29,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
@@ -36,13 +47,20 @@ import org.jspecify.annotations.Nullable;
  * @param keys the API keys, in file order
  * @param tiers the tiers by name
  * @param models the upstream caps by model name
- * @param limits body size, token default, timeouts, the slot lease and fail-open
+ * @param limits body size, token default, timeouts, the slot lease and the store failure mode
+ * @param server where to listen and how long a shutdown waits for requests in flight
  * @param source where the configuration came from, for messages
  */
 record GatewayConfig(
-        List<ApiKey> keys, Map<String, TierConfig> tiers, Map<String, ModelCap> models, Limits limits, String source) {
+        List<ApiKey> keys,
+        Map<String, TierConfig> tiers,
+        Map<String, ModelCap> models,
+        Limits limits,
+        ServerSettings server,
+        String source) {
 
     static final String DEFAULT_RESOURCE = "default-gateway.yaml";
+    static final int DEFAULT_SHUTDOWN_SECONDS = 30;
 
     /**
      * One API key.
@@ -95,7 +113,7 @@ record GatewayConfig(
      * @param firstByteTimeout the wait for the upstream's response headers
      * @param idleTimeout the longest silence within an upstream response
      * @param slotLease how long an in-flight slot lives without renewal
-     * @param failOpen whether requests pass (marked degraded) while the store is down, or get 503
+     * @param failOpen whether requests pass (degraded) while the store cannot be reached, or get 503
      */
     record Limits(
             int maxBodyBytes,
@@ -106,15 +124,28 @@ record GatewayConfig(
             Duration slotLease,
             boolean failOpen) {}
 
+    /**
+     * The listener and the shutdown.
+     *
+     * @param host the address to listen on, or {@code null} for the environment's or the default
+     * @param port the port, or {@code null} for the environment's or the default
+     * @param shutdownTimeout how long a shutdown lets requests in flight finish before it ends them
+     * @param watchConfig whether a change of the file is reloaded by itself ({@code SIGHUP} always is)
+     */
+    record ServerSettings(
+            @Nullable String host, @Nullable Integer port, Duration shutdownTimeout, boolean watchConfig) {}
+
     /** The file's shape, as Jackson reads it; validated into a {@link GatewayConfig}. */
     record RawConfig(
             @Nullable List<RawKey> keys,
             @Nullable LinkedHashMap<String, RawTier> tiers,
             @Nullable LinkedHashMap<String, RawModel> models,
-            @Nullable RawLimits limits) {}
+            @Nullable RawLimits limits,
+            @Nullable RawServer server) {}
 
     record RawKey(
             @Nullable String key,
+            @Nullable String keySha256,
             @Nullable String tenant,
             @Nullable String tier) {}
 
@@ -132,6 +163,12 @@ record GatewayConfig(
             @Nullable Integer slotLeaseSeconds,
             @Nullable Boolean failOpen) {}
 
+    record RawServer(
+            @Nullable String host,
+            @Nullable Integer port,
+            @Nullable Integer shutdownTimeoutSeconds,
+            @Nullable Boolean watchConfig) {}
+
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory())
             .setPropertyNamingStrategy(PropertyNamingStrategies.KEBAB_CASE)
             .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
@@ -140,12 +177,12 @@ record GatewayConfig(
 
     /**
      * Loads the configuration from {@code GATEWAY_CONFIG}'s file, or the built-in default when it is
-     * unset.
+     * unset; {@code ${NAME}} in the file's values is replaced by the environment's variable.
      */
-    static GatewayConfig load(@Nullable String file) throws IOException {
+    static GatewayConfig load(@Nullable String file, Map<String, String> environment) throws IOException {
         if (file == null || file.isBlank()) {
             try (InputStream in = GatewayConfig.class.getResourceAsStream(DEFAULT_RESOURCE)) {
-                return parse(Objects.requireNonNull(in, DEFAULT_RESOURCE), "built-in " + DEFAULT_RESOURCE);
+                return parse(Objects.requireNonNull(in, DEFAULT_RESOURCE), "built-in " + DEFAULT_RESOURCE, environment);
             }
         }
         Path path = Path.of(file.trim());
@@ -153,114 +190,286 @@ record GatewayConfig(
             throw new IllegalArgumentException("GATEWAY_CONFIG names no readable file: " + path);
         }
         try (InputStream in = Files.newInputStream(path)) {
-            return parse(in, path.toString());
+            return parse(in, path.toString(), environment);
         }
     }
 
     static GatewayConfig parse(InputStream yaml, String source) throws IOException {
+        return parse(yaml, source, Map.of());
+    }
+
+    /**
+     * Reads and validates a whole file, reporting every error found at once (each names its entry,
+     * none prints a key); only a file that is not YAML at all, or a value of the wrong type, stops at
+     * the first.
+     */
+    static GatewayConfig parse(InputStream yaml, String source, Map<String, String> environment) throws IOException {
+        List<String> errors = new ArrayList<>();
         RawConfig raw;
         try {
-            raw = YAML.readValue(yaml, RawConfig.class);
-        } catch (UnrecognizedPropertyException e) {
-            String path = path(e);
-            String parent = path.endsWith("." + e.getPropertyName())
-                    ? path.substring(0, path.length() - e.getPropertyName().length() - 1)
-                    : path;
-            throw new IllegalArgumentException(source + ": " + parent + ": unknown entry '" + e.getPropertyName()
-                    + "'; known entries: "
-                    + e.getKnownPropertyIds().stream()
-                            .map(Object::toString)
-                            .sorted()
-                            .collect(Collectors.joining(", ")));
+            JsonNode tree = YAML.readTree(yaml);
+            if (tree == null || tree.isMissingNode() || tree.isNull()) {
+                throw new IllegalArgumentException(source + ": the file is empty");
+            }
+            substitute(tree, "", environment, errors);
+            raw = YAML.readerFor(RawConfig.class)
+                    .withHandler(new UnknownEntries(errors))
+                    .readValue(YAML.treeAsTokens(tree));
         } catch (JsonMappingException e) {
-            throw new IllegalArgumentException(source + ": " + path(e) + ": " + firstLine(e.getOriginalMessage()));
+            errors.add(path(e) + ": " + firstLine(e.getOriginalMessage()));
+            throw failure(source, errors);
         } catch (JacksonException e) {
             throw new IllegalArgumentException(source + ": not valid YAML: " + firstLine(e.getOriginalMessage()));
         }
         if (raw == null) {
             throw new IllegalArgumentException(source + ": the file is empty");
         }
-        try {
-            return validate(raw, source);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
+        GatewayConfig config = validate(raw, source, errors);
+        if (!errors.isEmpty()) {
+            throw failure(source, errors);
+        }
+        return config;
+    }
+
+    private static IllegalArgumentException failure(String source, List<String> errors) {
+        return new IllegalArgumentException(
+                errors.size() == 1
+                        ? source + ": " + errors.get(0)
+                        : source + ": " + errors.size() + " errors:\n  " + String.join("\n  ", errors));
+    }
+
+    /** Records an unknown entry and reads on, so one start reports all of them. */
+    private static final class UnknownEntries extends DeserializationProblemHandler {
+        private final List<String> errors;
+
+        UnknownEntries(List<String> errors) {
+            this.errors = errors;
+        }
+
+        @Override
+        public boolean handleUnknownProperty(
+                DeserializationContext context,
+                JsonParser parser,
+                JsonDeserializer<?> deserializer,
+                Object beanOrClass,
+                String propertyName)
+                throws IOException {
+            String known = deserializer.getKnownPropertyNames().stream()
+                    .map(Object::toString)
+                    .sorted()
+                    .collect(Collectors.joining(", "));
+            errors.add(parent(parser.getParsingContext()) + ": unknown entry '" + propertyName + "'; known entries: "
+                    + known);
+            parser.skipChildren();
+            return true;
+        }
+
+        private static String parent(JsonStreamContext context) {
+            List<String> parts = new ArrayList<>();
+            for (JsonStreamContext c = context.getParent(); c != null && !c.inRoot(); c = c.getParent()) {
+                if (c.inArray()) {
+                    parts.add(0, "[" + c.getCurrentIndex() + "]");
+                } else if (c.getCurrentName() != null) {
+                    parts.add(0, (c.getParent() != null && !c.getParent().inRoot() ? "." : "") + c.getCurrentName());
+                }
+            }
+            return parts.isEmpty() ? "(top level)" : String.join("", parts);
         }
     }
 
-    private static GatewayConfig validate(RawConfig raw, String source) {
-        if (raw.tiers() == null || raw.tiers().isEmpty()) {
-            throw new IllegalArgumentException("tiers: define at least one tier");
-        }
-        Map<String, TierConfig> tiers = new LinkedHashMap<>();
-        raw.tiers().forEach((name, tier) -> tiers.put(name, tier(name, tier)));
+    private static final Pattern VARIABLE = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?}");
 
-        if (raw.keys() == null || raw.keys().isEmpty()) {
-            throw new IllegalArgumentException("keys: define at least one API key");
-        }
-        List<ApiKey> keys = new ArrayList<>();
-        Map<String, String> tierOfTenant = new HashMap<>();
-        for (int i = 0; i < raw.keys().size(); i++) {
-            RawKey key = raw.keys().get(i);
-            String at = "keys[" + i + "]";
-            if (key == null) {
-                throw new IllegalArgumentException(at + ": empty entry");
-            }
-            if (key.key() == null || key.key().isBlank()) {
-                throw new IllegalArgumentException(at + ".key: missing");
-            }
-            if (!key.key().equals(key.key().strip()) || key.key().chars().anyMatch(c -> c <= ' ' || c > '~')) {
-                throw new IllegalArgumentException(at + ".key: must be printable ASCII without spaces");
-            }
-            String tenant = key.tenant();
-            if (tenant == null || tenant.isBlank()) {
-                throw new IllegalArgumentException(at + ".tenant: missing");
-            }
-            // the servlet filter keeps "ip:" ids for anonymous callers and escapes ids that look like them
-            if (tenant.startsWith("ip:") || tenant.startsWith("\\")) {
-                throw new IllegalArgumentException(
-                        at + ".tenant: must not start with 'ip:' or '\\', was '" + tenant + "'");
-            }
-            TierConfig tier = key.tier() == null ? null : tiers.get(key.tier());
-            if (tier == null) {
-                throw new IllegalArgumentException(
-                        at + ".tier: '" + key.tier() + "' is not one of the tiers " + tiers.keySet());
-            }
-            String earlier = tierOfTenant.putIfAbsent(tenant, tier.name());
-            if (earlier != null && !earlier.equals(tier.name())) {
-                throw new IllegalArgumentException(
-                        at + ".tier: tenant '" + tenant + "' already has tier '" + earlier + "' from an earlier key");
-            }
-            byte[] digest = sha256(key.key());
-            for (int j = 0; j < keys.size(); j++) {
-                if (MessageDigest.isEqual(keys.get(j).sha256(), digest)) {
-                    throw new IllegalArgumentException(at + ".key: the same key as keys[" + j + "]");
+    /**
+     * Replaces {@code ${NAME}} (or {@code ${NAME:-default}}) in every text value by the variable,
+     * after the YAML is read, so a secret's characters never change the file's structure; an unset
+     * variable without a default is an error naming the entry and the variable, never a value.
+     */
+    private static void substitute(JsonNode node, String at, Map<String, String> environment, List<String> errors) {
+        if (node instanceof ObjectNode object) {
+            List<String> names = new ArrayList<>();
+            object.fieldNames().forEachRemaining(names::add);
+            for (String name : names) {
+                JsonNode child = object.get(name);
+                String path = at.isEmpty() ? name : at + "." + name;
+                if (child.isTextual()) {
+                    object.put(name, expand(child.textValue(), path, environment, errors));
+                } else {
+                    substitute(child, path, environment, errors);
                 }
             }
-            keys.add(new ApiKey(digest, tenant, tier));
+        } else if (node instanceof ArrayNode array) {
+            for (int i = 0; i < array.size(); i++) {
+                JsonNode child = array.get(i);
+                String path = at + "[" + i + "]";
+                if (child.isTextual()) {
+                    array.set(i, new TextNode(expand(child.textValue(), path, environment, errors)));
+                } else {
+                    substitute(child, path, environment, errors);
+                }
+            }
+        }
+    }
+
+    private static String expand(String text, String at, Map<String, String> environment, List<String> errors) {
+        Matcher matcher = VARIABLE.matcher(text);
+        StringBuilder out = new StringBuilder();
+        while (matcher.find()) {
+            String value = environment.get(matcher.group(1));
+            if (value == null) {
+                value = matcher.group(2);
+            }
+            if (value == null) {
+                errors.add(at + ": the environment variable " + matcher.group(1) + " is not set");
+                value = "";
+            }
+            matcher.appendReplacement(out, Matcher.quoteReplacement(value));
+        }
+        matcher.appendTail(out);
+        return out.toString();
+    }
+
+    private static GatewayConfig validate(RawConfig raw, String source, List<String> errors) {
+        Map<String, TierConfig> tiers = new LinkedHashMap<>();
+        LinkedHashMap<String, RawTier> rawTiers = raw.tiers();
+        if (rawTiers == null || rawTiers.isEmpty()) {
+            errors.add("tiers: define at least one tier");
+        } else {
+            rawTiers.forEach((name, tier) -> collect(errors, () -> tiers.put(name, tier(name, tier))));
+        }
+
+        List<ApiKey> keys = new ArrayList<>();
+        List<RawKey> rawKeys = raw.keys();
+        if (rawKeys == null || rawKeys.isEmpty()) {
+            errors.add("keys: define at least one API key");
+        } else {
+            Map<String, String> tierOfTenant = new HashMap<>();
+            for (int i = 0; i < rawKeys.size(); i++) {
+                int index = i;
+                collect(errors, () -> keys.add(key(index, rawKeys.get(index), tiers, raw.tiers(), tierOfTenant, keys)));
+            }
         }
 
         Map<String, ModelCap> models = new LinkedHashMap<>();
         if (raw.models() != null) {
-            raw.models().forEach((model, cap) -> {
-                String at = "models." + model;
-                if (model.isBlank()) {
-                    throw new IllegalArgumentException("models: a model name is blank");
-                }
-                if (cap == null || (cap.rpm() == null && cap.tpm() == null)) {
-                    throw new IllegalArgumentException(at + ": set rpm, tpm or both");
-                }
-                long rpm = cap.rpm() == null ? 0 : positive(cap.rpm(), at + ".rpm");
-                long tpm = cap.tpm() == null ? 0 : positive(cap.tpm(), at + ".tpm");
-                models.put(model, ModelCap.of(model, rpm, tpm));
-            });
+            raw.models()
+                    .forEach((model, cap) -> collect(errors, () -> {
+                        String at = "models." + model;
+                        if (model.isBlank()) {
+                            throw new IllegalArgumentException("models: a model name is blank");
+                        }
+                        if (cap == null || (cap.rpm() == null && cap.tpm() == null)) {
+                            throw new IllegalArgumentException(at + ": set rpm, tpm or both");
+                        }
+                        long rpm = cap.rpm() == null ? 0 : positive(cap.rpm(), at + ".rpm");
+                        long tpm = cap.tpm() == null ? 0 : positive(cap.tpm(), at + ".tpm");
+                        models.put(model, ModelCap.of(model, rpm, tpm));
+                    }));
+        }
+        Limits limits = null;
+        try {
+            limits = limits(raw.limits(), errors);
+        } catch (IllegalArgumentException e) {
+            errors.add(String.valueOf(e.getMessage()));
+        }
+        ServerSettings server = null;
+        try {
+            server = server(raw.server());
+        } catch (IllegalArgumentException e) {
+            errors.add(String.valueOf(e.getMessage()));
+        }
+        if (!errors.isEmpty() || limits == null || server == null) {
+            return DISCARDED; // the caller throws with the errors
         }
         // file order is kept: the status page and the banner list tiers and models as written
         return new GatewayConfig(
                 List.copyOf(keys),
                 Collections.unmodifiableMap(tiers),
                 Collections.unmodifiableMap(models),
-                limits(raw.limits()),
+                limits,
+                server,
                 source);
+    }
+
+    /** Stands in for a configuration with errors, which is never used. */
+    private static final GatewayConfig DISCARDED = new GatewayConfig(
+            List.of(),
+            Map.of(),
+            Map.of(),
+            new Limits(1, 1, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, true),
+            new ServerSettings(null, null, Duration.ZERO, false),
+            "discarded");
+
+    private static void collect(List<String> errors, Runnable check) {
+        try {
+            check.run();
+        } catch (IllegalArgumentException e) {
+            errors.add(String.valueOf(e.getMessage()));
+        }
+    }
+
+    private static ApiKey key(
+            int index,
+            @Nullable RawKey key,
+            Map<String, TierConfig> tiers,
+            @Nullable Map<String, RawTier> declaredTiers,
+            Map<String, String> tierOfTenant,
+            List<ApiKey> earlier) {
+        String at = "keys[" + index + "]";
+        if (key == null) {
+            throw new IllegalArgumentException(at + ": empty entry");
+        }
+        byte[] digest = digest(key, at);
+        String tenant = key.tenant();
+        if (tenant == null || tenant.isBlank()) {
+            throw new IllegalArgumentException(at + ".tenant: missing");
+        }
+        // the servlet filter keeps "ip:" ids for anonymous callers and escapes ids that look like them
+        if (tenant.startsWith("ip:") || tenant.startsWith("\\")) {
+            throw new IllegalArgumentException(at + ".tenant: must not start with 'ip:' or '\\', was '" + tenant + "'");
+        }
+        TierConfig tier = key.tier() == null ? null : tiers.get(key.tier());
+        if (tier == null) {
+            if (key.tier() != null && declaredTiers != null && declaredTiers.containsKey(key.tier())) {
+                throw new IllegalArgumentException(at + ".tier: '" + key.tier() + "' has errors of its own");
+            }
+            throw new IllegalArgumentException(at + ".tier: '" + key.tier() + "' is not one of the tiers "
+                    + (declaredTiers == null ? "[]" : declaredTiers.keySet()));
+        }
+        String before = tierOfTenant.putIfAbsent(tenant, tier.name());
+        if (before != null && !before.equals(tier.name())) {
+            throw new IllegalArgumentException(
+                    at + ".tier: tenant '" + tenant + "' already has tier '" + before + "' from an earlier key");
+        }
+        for (int j = 0; j < earlier.size(); j++) {
+            if (MessageDigest.isEqual(earlier.get(j).sha256(), digest)) {
+                throw new IllegalArgumentException(at + ".key: the same key as keys[" + j + "]");
+            }
+        }
+        return new ApiKey(digest, tenant, tier);
+    }
+
+    /** The key's digest, from {@code key} (hashed here, never kept) or {@code key-sha256} (64 hex digits). */
+    private static byte[] digest(RawKey key, String at) {
+        String plain = key.key();
+        String hashed = key.keySha256();
+        if (plain != null && hashed != null) {
+            throw new IllegalArgumentException(at + ": set key or key-sha256, not both");
+        }
+        if (hashed != null) {
+            String hex = hashed.strip();
+            if (!hex.matches("[0-9a-fA-F]{64}")) {
+                throw new IllegalArgumentException(
+                        at + ".key-sha256: must be 64 hex digits (the SHA-256 of the key, as sha256sum prints it)");
+            }
+            return HexFormat.of().parseHex(hex.toLowerCase(java.util.Locale.ROOT));
+        }
+        if (plain == null || plain.isBlank()) {
+            throw new IllegalArgumentException(at + ".key: missing (set key or key-sha256)");
+        }
+        if (!plain.equals(plain.strip()) || plain.chars().anyMatch(c -> c <= ' ' || c > '~')) {
+            throw new IllegalArgumentException(at + ".key: must be printable ASCII without spaces");
+        }
+        return sha256(plain);
     }
 
     private static TierConfig tier(String name, @Nullable RawTier raw) {
@@ -288,19 +497,49 @@ record GatewayConfig(
         return new TierConfig(name, tier, new Tier(name, requestWindows), maxConcurrent);
     }
 
-    private static Limits limits(@Nullable RawLimits raw) {
+    private static Limits limits(@Nullable RawLimits raw, List<String> errors) {
         RawLimits limits = raw == null ? new RawLimits(null, null, null, null, null, null, null) : raw;
         return new Limits(
-                (int) positiveOr(limits.maxBodyBytes(), 1_048_576, "limits.max-body-bytes"),
-                positiveOr(limits.defaultMaxCompletionTokens(), 1_024, "limits.default-max-completion-tokens"),
+                (int) checked(limits.maxBodyBytes(), 1_048_576, "limits.max-body-bytes", errors),
+                checked(limits.defaultMaxCompletionTokens(), 1_024, "limits.default-max-completion-tokens", errors),
+                Duration.ofMillis(checked(
+                        limits.upstreamConnectTimeoutMs(), 5_000, "limits.upstream-connect-timeout-ms", errors)),
+                Duration.ofMillis(checked(
+                        limits.upstreamFirstByteTimeoutMs(), 60_000, "limits.upstream-first-byte-timeout-ms", errors)),
                 Duration.ofMillis(
-                        positiveOr(limits.upstreamConnectTimeoutMs(), 5_000, "limits.upstream-connect-timeout-ms")),
-                Duration.ofMillis(positiveOr(
-                        limits.upstreamFirstByteTimeoutMs(), 60_000, "limits.upstream-first-byte-timeout-ms")),
-                Duration.ofMillis(
-                        positiveOr(limits.upstreamIdleTimeoutMs(), 30_000, "limits.upstream-idle-timeout-ms")),
-                Duration.ofSeconds(positiveOr(limits.slotLeaseSeconds(), 60, "limits.slot-lease-seconds")),
+                        checked(limits.upstreamIdleTimeoutMs(), 30_000, "limits.upstream-idle-timeout-ms", errors)),
+                Duration.ofSeconds(checked(limits.slotLeaseSeconds(), 60, "limits.slot-lease-seconds", errors)),
                 limits.failOpen() == null || limits.failOpen());
+    }
+
+    /** The value when it is at least 1, the default when unset; an error is recorded, not thrown. */
+    private static long checked(@Nullable Number value, long otherwise, String at, List<String> errors) {
+        try {
+            return positiveOr(value, otherwise, at);
+        } catch (IllegalArgumentException e) {
+            errors.add(String.valueOf(e.getMessage()));
+            return otherwise;
+        }
+    }
+
+    private static ServerSettings server(@Nullable RawServer raw) {
+        if (raw == null) {
+            return new ServerSettings(null, null, Duration.ofSeconds(DEFAULT_SHUTDOWN_SECONDS), true);
+        }
+        String host = raw.host();
+        if (host != null && (host.isBlank() || !host.equals(host.strip()))) {
+            throw new IllegalArgumentException("server.host: must be an address or host name, was '" + host + "'");
+        }
+        Integer port = raw.port();
+        if (port != null && (port < 0 || port > 65_535)) {
+            throw new IllegalArgumentException("server.port: must be from 0 to 65535, was " + port);
+        }
+        return new ServerSettings(
+                host,
+                port,
+                Duration.ofSeconds(positiveOr(
+                        raw.shutdownTimeoutSeconds(), DEFAULT_SHUTDOWN_SECONDS, "server.shutdown-timeout-seconds")),
+                raw.watchConfig() == null || raw.watchConfig());
     }
 
     private static long positiveOr(@Nullable Number value, long otherwise, String at) {

@@ -11,57 +11,76 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.BindException;
 import java.net.URI;
+import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.FilterMapping;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.AbstractConnector;
+import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.jspecify.annotations.Nullable;
+import sun.misc.Signal;
 
 /**
  * The gateway server: an OpenAI-compatible API on embedded Jetty 12 that authenticates API keys,
  * keeps every tenant within its request and token budgets and concurrency cap, and forwards to an
  * OpenAI-compatible upstream, or to a built-in mock model when none is configured.
  *
- * <p>Environment: {@code PORT} (default 8080; 0 picks a free port), {@code GATEWAY_CONFIG} (a YAML
+ * <p>Environment: {@code HOST} (the address to listen on; default the configuration's {@code
+ * server.host}, else 127.0.0.1; {@code 0.0.0.0} listens on every interface), {@code PORT} (default
+ * the configuration's {@code server.port}, else 8080; 0 picks a free port), {@code GATEWAY_CONFIG} (a YAML
  * configuration file; the built-in default otherwise), {@code UPSTREAM_URL} and {@code
  * UPSTREAM_API_KEY} (the upstream's base URL, such as {@code https://api.openai.com/v1}, and the key
  * the gateway sends it), {@code REDIS_URL} (budgets and slots in Redis through Lettuce instead of
- * this process's memory), {@code RATE_LIMIT_DISABLED=true} (the kill switch). It listens on
- * 127.0.0.1 only.
+ * this process's memory), {@code RATE_LIMIT_DISABLED=true} (the kill switch).
  */
 public final class GatewayServer {
 
-    static final String HOST = "127.0.0.1";
+    static final String DEFAULT_HOST = "127.0.0.1";
     static final int DEFAULT_PORT = 8080;
 
     private final Server server;
+    private final String host;
     private final int port;
     private final GatewayStore store;
     private final Gateway gateway;
     private final @Nullable MockModel mock;
     private final boolean limiterDisabled;
+    private final AtomicBoolean closing = new AtomicBoolean();
+    private final @Nullable ConfigReloader reloader;
+
+    /** How long the relays get to settle after the upstream exchanges are aborted at the deadline. */
+    private static final Duration ABORT_GRACE = Duration.ofSeconds(5);
 
     private GatewayServer(
             Server server,
+            String host,
             int port,
             GatewayStore store,
             Gateway gateway,
             @Nullable MockModel mock,
-            boolean limiterDisabled) {
+            boolean limiterDisabled,
+            @Nullable ConfigReloader reloader) {
         this.server = server;
+        this.host = host;
         this.port = port;
         this.store = store;
         this.gateway = gateway;
         this.mock = mock;
         this.limiterDisabled = limiterDisabled;
+        this.reloader = reloader;
     }
 
     /**
@@ -80,7 +99,24 @@ public final class GatewayServer {
             System.exit(1);
             return;
         }
+        // SIGTERM (service managers, Kubernetes) and SIGINT (Ctrl-C) drain the gateway, then exit 0; the hook
+        // covers any other way the JVM ends
         Runtime.getRuntime().addShutdownHook(new Thread(gateway::close, "gateway-shutdown"));
+        for (String name : List.of("TERM", "INT")) {
+            Signal.handle(new Signal(name), signal -> {
+                Thread drain = new Thread(
+                        () -> {
+                            gateway.close();
+                            System.exit(0);
+                        },
+                        "gateway-sig" + name);
+                drain.start();
+            });
+        }
+        ConfigReloader reloader = gateway.reloader;
+        if (reloader != null) {
+            Signal.handle(new Signal("HUP"), signal -> reloader.reload("SIGHUP"));
+        }
         gateway.printBanner(System.out);
         gateway.server.join();
     }
@@ -92,8 +128,9 @@ public final class GatewayServer {
      * @param clock the limiter's time, for tests; {@code null} takes the store's (Redis {@code TIME})
      */
     static GatewayServer start(Map<String, String> environment, @Nullable Clock clock) throws Exception {
-        int port = port(environment.get("PORT"));
-        GatewayConfig config = GatewayConfig.load(environment.get("GATEWAY_CONFIG"));
+        GatewayConfig config = GatewayConfig.load(environment.get("GATEWAY_CONFIG"), environment);
+        String host = host(environment.get("HOST"), config.server().host());
+        int port = port(environment.get("PORT"), config.server().port());
         URI upstreamUrl = upstreamUrl(environment.get("UPSTREAM_URL"));
         List<AutoCloseable> opened = new ArrayList<>();
         GatewayStore store = GatewayStore.select(environment.get("REDIS_URL"));
@@ -114,7 +151,11 @@ public final class GatewayServer {
             Slots slots = disabled
                     ? Slots.unlimited()
                     : store.redis() != null
-                            ? new RedisSlots(store.redis(), config.limits().slotLease(), registry)
+                            ? new RedisSlots(
+                                    store.redis(),
+                                    config.limits().slotLease(),
+                                    config.limits().failOpen(),
+                                    registry)
                             : new LocalSlots();
             opened.add(0, slots);
             TokenCounter tokens = new TokenCounter();
@@ -130,19 +171,23 @@ public final class GatewayServer {
                         upstreamUrl, environment.get("UPSTREAM_API_KEY"), config.limits(), upstreamUrl.toString());
             }
             opened.add(0, upstream);
+            AtomicBoolean draining = new AtomicBoolean();
+            AtomicReference<GatewayConfig> configs = new AtomicReference<>(config);
             Gateway gateway = new Gateway(
-                    config,
+                    configs,
                     tokens,
                     new Admission(limiter, slots, metrics),
                     Gateway.meteredResponses(),
                     metrics,
                     upstream,
                     slots,
-                    store.description());
+                    store.description(),
+                    draining);
             StatusReport status = new StatusReport(
                     limiter,
-                    config,
+                    gateway::config,
                     slots,
+                    config.limits().failOpen(),
                     Map.of(
                             "store",
                             store.description(),
@@ -154,14 +199,17 @@ public final class GatewayServer {
                             disabled ? "DISABLED (kill switch): every request passes" : "enabled"));
 
             Server server = new Server();
+            server.setErrorHandler(new JsonErrors()); // 431, 414, 400 and the like in OpenAI's shape
             ServerConnector connector = new ServerConnector(server);
-            connector.setHost(HOST);
+            connector.setHost(host);
             connector.setPort(port);
+            // a shutdown must not close a stream that waits for the upstream's next chunk before its deadline
+            connector.setShutdownIdleTimeout(config.server().shutdownTimeout().toMillis());
             server.addConnector(connector);
             ServletContextHandler context = new ServletContextHandler();
             context.setContextPath("/");
             context.addFilter(
-                    new FilterHolder(new ApiKeyFilter(config.keys(), metrics)),
+                    new FilterHolder(new ApiKeyFilter(gateway::config, metrics)),
                     "/v1/*",
                     EnumSet.of(DispatcherType.REQUEST));
             context.addServlet(
@@ -172,8 +220,23 @@ public final class GatewayServer {
             context.addServlet(passthrough, "/v1/*");
             // after ApiKeyFilter (mapped by path, so it runs first): the body, then the library's filter
             filterServlet(context, new PassthroughServlet.BodyFirst(gateway), "body-first");
-            filterServlet(context, PassthroughServlet.rateLimitFilter(limiter, config), "rate-limit");
-            context.addServlet(new ServletHolder(new InfoServlets.Health(gateway)), "/health");
+            AtomicReference<Filter> passthroughLimit =
+                    new AtomicReference<>(PassthroughServlet.rateLimitFilter(limiter, config));
+            filterServlet(
+                    context,
+                    (request, response, chain) -> Objects.requireNonNull(passthroughLimit.get(), "passthroughLimit")
+                            .doFilter(request, response, chain),
+                    "rate-limit");
+            HealthCheck health = new HealthCheck(
+                    limiter,
+                    gateway::config,
+                    slots,
+                    store.kind(),
+                    disabled ? "none" : store.kind(),
+                    disabled,
+                    config.limits().failOpen(),
+                    draining::get);
+            context.addServlet(new ServletHolder(new InfoServlets.Health(health)), "/health/*");
             context.addServlet(new ServletHolder(new InfoServlets.Metrics(registry)), "/metrics");
             context.addServlet(new ServletHolder(new InfoServlets.StatusJson(status)), "/status.json");
             context.addServlet(new ServletHolder(new InfoServlets.StatusPage()), "/");
@@ -184,13 +247,27 @@ public final class GatewayServer {
                 server.stop();
                 if (e instanceof BindException || e.getCause() instanceof BindException) {
                     throw new IOException(
-                            "port " + port + " on " + HOST + " is in use; set PORT to another port (PORT=0 picks"
-                                    + " a free one)",
+                            "port " + port + " on " + host + " is in use or not an address of this machine; set PORT"
+                                    + " to another port (PORT=0 picks a free one) or HOST to another address",
                             e);
                 }
                 throw e;
             }
-            GatewayServer started = new GatewayServer(server, connector.getLocalPort(), store, gateway, mock, disabled);
+            String file = environment.get("GATEWAY_CONFIG");
+            ConfigReloader reloader = null;
+            if (file != null && !file.isBlank()) {
+                reloader = new ConfigReloader(
+                        Path.of(file.trim()),
+                        environment,
+                        configs,
+                        next -> passthroughLimit.set(PassthroughServlet.rateLimitFilter(limiter, next)),
+                        registry);
+                if (config.server().watchConfig()) {
+                    reloader.watch();
+                }
+            }
+            GatewayServer started =
+                    new GatewayServer(server, host, connector.getLocalPort(), store, gateway, mock, disabled, reloader);
             opened.clear();
             return started;
         } finally {
@@ -215,29 +292,53 @@ public final class GatewayServer {
         return port;
     }
 
+    /** Where a client on this machine reaches the gateway: loopback when it listens on every interface. */
     String baseUrl() {
-        return "http://" + HOST + ":" + port;
+        return "http://" + urlHost(wildcard(host) ? DEFAULT_HOST : host) + ":" + port;
+    }
+
+    private static boolean wildcard(String host) {
+        return host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]");
+    }
+
+    private static String urlHost(String host) {
+        return host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
     }
 
     Gateway gateway() {
         return gateway;
     }
 
+    /** Whether the configuration is the built-in one, whose demo keys the banner may name. */
+    private boolean demoKeys() {
+        return gateway.config().source().startsWith("built-in ");
+    }
+
     String curlLine() {
-        return "curl " + baseUrl() + "/v1/chat/completions -H 'Authorization: Bearer demo-free'"
+        return "curl " + baseUrl() + "/v1/chat/completions -H 'Authorization: Bearer "
+                + (demoKeys() ? "demo-free" : "<your key>") + "'"
                 + " -H 'Content-Type: application/json'"
                 + " -d '{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'";
     }
 
     void printBanner(PrintStream out) {
-        out.println("ratelimit gateway listening on " + baseUrl());
+        out.println("ratelimit gateway listening on http://" + urlHost(host) + ":" + port
+                + (wildcard(host) ? " (every interface)" : ""));
         out.println("upstream: " + gateway.upstream().description());
         out.println("store:    " + store.description());
         out.println("config:   " + gateway.config().source() + " (" + describe(gateway.config())
                 + (limiterDisabled ? "; limiter DISABLED by the kill switch" : "") + ")");
+        out.println("tenants:  "
+                + gateway.config().tenants().entrySet().stream()
+                        .map(entry -> entry.getKey() + " (" + entry.getValue().name() + ")")
+                        .collect(Collectors.joining(", ")));
         out.println("try:      " + curlLine());
-        out.println("          (OpenAI clients: base URL " + baseUrl() + "/v1, API key demo-free, demo-pro or"
-                + " demo-enterprise; the 6th demo-free call within a minute gets 429)");
+        if (demoKeys()) {
+            out.println("          (OpenAI clients: base URL " + baseUrl() + "/v1, API key demo-free, demo-pro or"
+                    + " demo-enterprise; the 6th demo-free call within a minute gets 429)");
+        } else {
+            out.println("          (OpenAI clients: base URL " + baseUrl() + "/v1 and one of the configured keys)");
+        }
         out.println("see:      " + baseUrl() + "/ (status), " + baseUrl() + "/metrics (Prometheus), " + baseUrl()
                 + "/health");
         out.flush();
@@ -254,7 +355,41 @@ public final class GatewayServer {
                 .collect(Collectors.joining("; "));
     }
 
+    /**
+     * Shuts down: stops accepting connections and refuses new metered requests (readiness turns 503),
+     * lets requests in flight finish up to {@code server.shutdown-timeout-seconds}, then aborts the
+     * upstream exchanges still running (each relay settles what it relayed), cancels whatever is still
+     * unsettled, stops the server, and closes the slots (their missed releases retried once more) and
+     * the store. A second call does nothing.
+     */
     void close() {
+        if (!closing.compareAndSet(false, true)) {
+            return;
+        }
+        if (reloader != null) {
+            reloader.close();
+        }
+        Admission admission = gateway.admission();
+        gateway.draining().set(true);
+        Duration timeout = gateway.config().server().shutdownTimeout();
+        System.out.println("ratelimit gateway: shutting down; " + admission.open()
+                + " metered requests in flight get up to " + timeout.toSeconds() + " s to finish");
+        System.out.flush();
+        for (Connector connector : server.getConnectors()) {
+            if (connector instanceof AbstractConnector graceful) {
+                graceful.shutdown(); // no new connections; open ones finish what they are doing
+            }
+        }
+        boolean finished = awaitSettled(admission, timeout);
+        int cancelled = 0;
+        if (!finished) {
+            gateway.upstream().close(); // the relays still running end now and settle what they relayed
+            awaitSettled(admission, ABORT_GRACE);
+            cancelled = admission.cancelOpen("shutdown");
+        }
+        System.out.println("ratelimit gateway: " + (finished ? "every request in flight finished" : "deadline passed")
+                + "; " + cancelled + " admissions cancelled, every slot freed");
+        System.out.flush();
         try {
             server.stop();
         } catch (Exception e) {
@@ -267,6 +402,22 @@ public final class GatewayServer {
             gateway.slots().close();
             store.close();
         }
+    }
+
+    private static boolean awaitSettled(Admission admission, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (admission.open() > 0) {
+            if (System.nanoTime() - deadline >= 0) {
+                return false;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
     }
 
     private static @Nullable URI upstreamUrl(@Nullable String value) {
@@ -285,9 +436,17 @@ public final class GatewayServer {
         }
     }
 
-    private static int port(@Nullable String value) {
+    /** {@code HOST} wins over the file's {@code server.host}, as {@code PORT} over {@code server.port}. */
+    private static String host(@Nullable String variable, @Nullable String configured) {
+        if (variable != null && !variable.isBlank()) {
+            return variable.trim();
+        }
+        return configured != null ? configured : DEFAULT_HOST;
+    }
+
+    private static int port(@Nullable String value, @Nullable Integer configured) {
         if (value == null || value.isBlank()) {
-            return DEFAULT_PORT;
+            return configured != null ? configured : DEFAULT_PORT;
         }
         try {
             int port = Integer.parseInt(value.trim());

@@ -11,7 +11,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The store the gateway's budgets live in: in-memory by default, Redis through Lettuce when {@code
- * REDIS_URL} is set (the same client then carries the concurrency slots).
+ * REDIS_URL} is set. The gateway creates and closes the store's client; the concurrency slots open a
+ * client of their own on the same server ({@link #redis()}), so they never depend on a connection or
+ * an option of the store's client.
  */
 final class GatewayStore implements AutoCloseable {
 
@@ -19,14 +21,14 @@ final class GatewayStore implements AutoCloseable {
     private final String kind;
     private final String description;
     private final @Nullable AutoCloseable resources;
-    private final @Nullable RedisClient redis;
+    private final @Nullable RedisURI redis;
 
     private GatewayStore(
             WindowStore store,
             String kind,
             String description,
             @Nullable AutoCloseable resources,
-            @Nullable RedisClient redis) {
+            @Nullable RedisURI redis) {
         this.store = store;
         this.redis = redis;
         this.kind = kind;
@@ -67,7 +69,7 @@ final class GatewayStore implements AutoCloseable {
                         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
                     }
                 },
-                client);
+                uri);
     }
 
     /** Says whether Redis answers now; the gateway starts either way and fails open until it does. */
@@ -84,9 +86,9 @@ final class GatewayStore implements AutoCloseable {
         return store;
     }
 
-    /** The Redis client when the store is Redis, for the concurrency slots. */
+    /** The Redis server when the store is Redis, for the concurrency slots' own client. */
     @Nullable
-    RedisClient redis() {
+    RedisURI redis() {
         return redis;
     }
 

@@ -1,6 +1,5 @@
 package dev.ratelimit.gateway;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -61,22 +60,42 @@ final class InfoServlets {
         }
     }
 
-    /** {@code GET /health}: never limited. */
+    /**
+     * {@code GET /health}: the store and the slots ({@link HealthCheck}), 200 while up or degraded,
+     * 503 when failing closed; {@code /health/live}: 200 while the process serves HTTP at all (a
+     * store outage is no reason to restart the gateway); {@code /health/ready}: 200 while it takes
+     * requests, 503 when failing closed or shutting down. Never limited, no key needed.
+     */
     static final class Health extends HttpServlet {
         private static final long serialVersionUID = 1L;
-        private final transient Gateway gateway;
+        private final transient HealthCheck health;
 
-        Health(Gateway gateway) {
-            this.gateway = gateway;
+        Health(HealthCheck health) {
+            this.health = health;
         }
 
         @Override
         protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
-            ObjectNode body = OpenAi.JSON
-                    .createObjectNode()
-                    .put("status", "UP")
-                    .put("store", gateway.store().split(" ")[0]);
-            OpenAi.json(response, 200, body);
+            response.setHeader("Cache-Control", "no-store");
+            String path = request.getPathInfo() == null ? "" : request.getPathInfo();
+            switch (path) {
+                case "", "/" -> {
+                    HealthCheck.Result result = health.check();
+                    OpenAi.json(response, result.status() == HealthCheck.Status.DOWN ? 503 : 200, result.body());
+                }
+                case "/live" ->
+                    OpenAi.json(response, 200, OpenAi.JSON.createObjectNode().put("status", "UP"));
+                case "/ready" -> {
+                    boolean ready = health.ready();
+                    OpenAi.json(
+                            response,
+                            ready ? 200 : 503,
+                            OpenAi.JSON.createObjectNode().put("status", ready ? "UP" : "OUT_OF_SERVICE"));
+                }
+                default ->
+                    OpenAi.unknownUrl(
+                            response, "Unknown path /health" + path + ". Try /health, /health/live or /health/ready.");
+            }
         }
     }
 

@@ -40,6 +40,11 @@ final class LocalSlots implements Slots {
     }
 
     @Override
+    public @Nullable String problem() {
+        return null; // memory is always there
+    }
+
+    @Override
     public String description() {
         return "in-memory";
     }

@@ -20,6 +20,13 @@ interface Slots extends AutoCloseable {
     /** Returns the tenant's slots in flight now, or -1 when the store cannot tell. */
     int inFlight(String tenant);
 
+    /**
+     * Checks the slots' store now and says why slots cannot be taken, or {@code null} when they
+     * can; for {@code /health} and the status page.
+     */
+    @Nullable
+    String problem();
+
     /** Says where the slots live, for the banner and the status page. */
     String description();
 
@@ -37,6 +44,11 @@ interface Slots extends AutoCloseable {
             @Override
             public int inFlight(String tenant) {
                 return -1;
+            }
+
+            @Override
+            public @Nullable String problem() {
+                return null;
             }
 
             @Override

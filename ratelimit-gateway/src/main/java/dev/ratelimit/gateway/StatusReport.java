@@ -33,7 +33,8 @@ final class StatusReport {
     static final Duration FRESH_FOR = Duration.ofSeconds(1);
 
     private final RateLimiter limiter;
-    private final GatewayConfig config;
+    private final Supplier<GatewayConfig> configs;
+    private final boolean failOpen;
     private final Slots slots;
     private final Map<String, String> about;
     private byte @Nullable [] json;
@@ -42,9 +43,15 @@ final class StatusReport {
     /**
      * @param about fixed facts shown above the bars (store, slots, upstream, limiter), in order
      */
-    StatusReport(RateLimiter limiter, GatewayConfig config, Slots slots, Map<String, String> about) {
+    StatusReport(
+            RateLimiter limiter,
+            Supplier<GatewayConfig> configs,
+            Slots slots,
+            boolean failOpen,
+            Map<String, String> about) {
+        this.failOpen = failOpen;
         this.limiter = limiter;
-        this.config = config;
+        this.configs = configs;
         this.slots = slots;
         this.about = Map.copyOf(about);
     }
@@ -65,19 +72,28 @@ final class StatusReport {
     }
 
     private ObjectNode take() {
+        GatewayConfig config = configs.get();
         ObjectNode status = OpenAi.JSON.createObjectNode();
         for (String key : List.of("store", "slots", "upstream", "limiter")) {
             status.put(key, about.get(key));
+        }
+        String slotProblem = slots.problem(); // one live check per report, not one per tenant
+        if (slotProblem != null) {
+            status.put("slotsError", slotsError(slotProblem));
         }
         ArrayNode tenants = status.putArray("tenants");
         for (Map.Entry<String, TierConfig> entry : config.tenants().entrySet()) {
             String tenant = entry.getKey();
             TierConfig tier = entry.getValue();
+            int inFlight = slotProblem == null ? slots.inFlight(tenant) : -1;
             ObjectNode node = tenants.addObject()
                     .put("tenant", tenant)
                     .put("tier", tier.name())
-                    .put("inFlight", slots.inFlight(tenant))
+                    .put("inFlight", inFlight)
                     .put("maxConcurrent", tier.maxConcurrent());
+            if (inFlight < 0 && slotProblem != null) {
+                node.put("slotsError", slotsError(slotProblem));
+            }
             windows(node, tier.tier().windows(), () -> limiter.usage(tenant, tier.tier()));
         }
         ArrayNode models = status.putArray("models");
@@ -86,6 +102,13 @@ final class StatusReport {
             windows(node, cap.budget().windows(), () -> limiter.usage(cap.budget()));
         }
         return status;
+    }
+
+    private String slotsError(String problem) {
+        return (failOpen
+                        ? "concurrency cap NOT enforced (requests pass without a slot): "
+                        : "requests refused (503), no slot can be taken: ")
+                + problem;
     }
 
     /**

@@ -34,7 +34,7 @@ class GatewayConfigTest {
     @Test
     @DisplayName("the built-in default keeps the demo keys and today's request budgets, and adds caps")
     void builtInDefault() throws Exception {
-        GatewayConfig config = GatewayConfig.load(null);
+        GatewayConfig config = GatewayConfig.load(null, Map.of());
 
         assertThat(config.tenants()).containsOnlyKeys("demo-user-free", "demo-user-pro", "demo-user-enterprise");
         assertThat(config.tiers().get("free").tier().windows())
@@ -156,5 +156,56 @@ class GatewayConfigTest {
                 .hasMessageContaining("UPSTREAM_URL must be an http(s) URL");
         assertThatThrownBy(() -> GatewayServer.start(Map.of("PORT", "seventy"), null))
                 .hasMessageContaining("PORT must be a number");
+    }
+
+    @Test
+    @DisplayName("key-sha256 holds a key's digest instead of the key; both at once, or bad hex, is an error")
+    void hashedKeys() throws Exception {
+        String hex = java.util.HexFormat.of().formatHex(GatewayConfig.sha256("sk-alpha-123"));
+        GatewayConfig config = parse(VALID.replace("key: sk-alpha-123", "key-sha256: " + hex.toUpperCase()));
+        assertThat(config.keys().get(0).sha256()).isEqualTo(GatewayConfig.sha256("sk-alpha-123"));
+
+        assertThatThrownBy(() -> parse(VALID.replace("key: sk-alpha-123", "key: sk-alpha-123, key-sha256: " + hex)))
+                .hasMessageContaining("keys[0]: set key or key-sha256, not both")
+                .hasMessageNotContaining("sk-alpha-123");
+        assertThatThrownBy(() -> parse(VALID.replace("key: sk-alpha-123", "key-sha256: abc")))
+                .hasMessageContaining("keys[0].key-sha256: must be 64 hex digits");
+    }
+
+    @Test
+    @DisplayName("${NAME} in a value is the environment's variable; ${NAME:-default} has a default; unset is an error")
+    void environmentVariables() throws Exception {
+        String yaml =
+                VALID.replace("key: sk-alpha-123", "key: '${ALPHA_KEY}'").replace("rpm: 500", "rpm: '${RPM:-700}'");
+        GatewayConfig config = GatewayConfig.parse(
+                new ByteArrayInputStream(yaml.getBytes(StandardCharsets.UTF_8)),
+                "test.yaml",
+                Map.of("ALPHA_KEY", "sk-env:#[x]{y}"));
+        assertThat(config.keys().get(0).sha256()).isEqualTo(GatewayConfig.sha256("sk-env:#[x]{y}"));
+        assertThat(config.models().get("gpt-4o").rpm()).isEqualTo(700);
+
+        assertThatThrownBy(() -> parse(yaml))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("keys[0].key: the environment variable ALPHA_KEY is not set");
+    }
+
+    @Test
+    @DisplayName("every error of a file is reported at once, unknown entries included, and no key is printed")
+    void everyErrorAtOnce() {
+        String yaml = VALID.replace("tier: basic }", "tier: gold }")
+                        .replace("max-concurrent: 3", "max-concurrent: 0")
+                        .replace("rpm: 500", "rpm: 0")
+                        .replace("models:", "extra: 1\nmodels:")
+                + "limits:\n  max-body-bytes: 0\n  slot-lease-secs: 5\n";
+        assertThatThrownBy(() -> parse(yaml))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("test.yaml: 6 errors:")
+                .hasMessageContaining("(top level): unknown entry 'extra'")
+                .hasMessageContaining("limits: unknown entry 'slot-lease-secs'")
+                .hasMessageContaining("tiers.basic.max-concurrent: must be at least 1")
+                .hasMessageContaining("keys[0].tier: 'gold' is not one of the tiers [basic]")
+                .hasMessageContaining("models.gpt-4o.rpm: must be at least 1")
+                .hasMessageContaining("limits.max-body-bytes: must be at least 1")
+                .hasMessageNotContaining("sk-alpha-123");
     }
 }

@@ -2,68 +2,22 @@ package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The gateway as users start it: a separate JVM with PORT=0 and the built-in configuration, driven over HTTP. */
 class GatewayProcessTest {
 
-    private static final Pattern LISTENING = Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+)");
-
     @Test
     void gatewayProcessServesLimitsAndMetrics() throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder =
-                new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), GatewayServer.class.getName());
-        builder.environment().put("PORT", "0");
-        builder.environment().remove("REDIS_URL");
-        builder.environment().remove("GATEWAY_CONFIG");
-        builder.environment().remove("UPSTREAM_URL");
-        builder.environment().remove("RATE_LIMIT_DISABLED");
-        builder.redirectErrorStream(true);
-        Process process = builder.start();
-        List<String> output = new CopyOnWriteArrayList<>();
-        CompletableFuture<Integer> port = new CompletableFuture<>();
-        Thread reader = new Thread(() -> {
-            try (BufferedReader lines =
-                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                int listening = -1;
-                while ((line = lines.readLine()) != null) {
-                    output.add(line);
-                    Matcher matcher = LISTENING.matcher(line);
-                    if (matcher.find()) {
-                        listening = Integer.parseInt(matcher.group(1));
-                    }
-                    if (listening >= 0 && line.startsWith("see:")) { // the banner's last line
-                        port.complete(listening);
-                    }
-                }
-            } catch (Exception e) {
-                port.completeExceptionally(e);
-            } finally {
-                port.completeExceptionally(new IllegalStateException("gateway exited before listening: " + output));
-            }
-        });
-        reader.setDaemon(true);
-        reader.start();
-        try {
-            String base = "http://127.0.0.1:" + port.get(120, TimeUnit.SECONDS);
-            assertThat(String.join("\n", output))
+        try (GatewayProcess gateway = GatewayProcess.onClassPath(Map.of())) {
+            String base = gateway.base();
+            assertThat(gateway.output())
                     .contains("upstream: built-in mock model")
                     .contains("store:    in-memory")
                     .contains("curl " + base + "/v1/chat/completions -H 'Authorization: Bearer demo-free'");
@@ -108,11 +62,6 @@ class GatewayProcessTest {
                     .contains("ratelimit_decisions_total{limiter=\"gateway\",outcome=\"rejected\",tier=\"free\","
                             + "window=\"minute\"} 1.0")
                     .contains("ratelimit_fail_open{limiter=\"gateway\"} 0.0");
-        } finally {
-            process.destroy();
-            if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-            }
         }
     }
 }

@@ -207,9 +207,13 @@ class GatewayServerTest extends MockGatewayTest {
         assertThat(free.path("windows").get(0).path("used").asLong()).isEqualTo(2);
         assertThat(free.path("windows").get(0).path("limit").asLong()).isEqualTo(5);
         assertThat(status.path("models").findValuesAsText("model")).contains("gpt-4o-mini");
+        String kind = store == Harness.Store.REDIS ? "redis" : "in-memory";
         assertThat(harness.get("/health", null).body())
-                .isEqualTo("{\"status\":\"UP\",\"store\":\"" + (store == Harness.Store.REDIS ? "redis" : "in-memory")
-                        + "\"}");
+                .isEqualTo("{\"status\":\"UP\",\"store\":{\"kind\":\"" + kind + "\",\"status\":\"UP\"},"
+                        + "\"slots\":{\"kind\":\"" + kind + "\",\"status\":\"UP\"},\"failOpen\":true,"
+                        + "\"limiter\":\"enabled\"}");
+        assertThat(harness.get("/health/live", null).statusCode()).isEqualTo(200);
+        assertThat(harness.get("/health/ready", null).body()).isEqualTo("{\"status\":\"UP\"}");
         assertThat(harness.get("/metrics", null).body())
                 .contains("ratelimit_decisions_total{limiter=\"gateway\",outcome=\"allowed\",tier=\"free\","
                         + "window=\"minute\"} 2.0")

@@ -3,7 +3,7 @@ package dev.ratelimit.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.testsupport.redis.RedisServer;
-import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -25,18 +25,16 @@ import org.junit.jupiter.api.Test;
 class RedisSlotsTest {
 
     private final RedisServer redis = RedisServer.start();
-    private final RedisClient client = RedisClient.create(redis.uri());
     private final List<RedisSlots> opened = new ArrayList<>();
 
     @AfterEach
     void stop() {
         opened.forEach(RedisSlots::close);
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         redis.close();
     }
 
     private RedisSlots slots(Duration lease) {
-        RedisSlots slots = new RedisSlots(client, lease, new SimpleMeterRegistry());
+        RedisSlots slots = new RedisSlots(RedisURI.create(redis.uri()), lease, true, new SimpleMeterRegistry());
         opened.add(slots);
         return slots;
     }
@@ -65,6 +63,9 @@ class RedisSlotsTest {
     @DisplayName("under a burst of 16 acquisitions released at once, exactly the cap of 5 succeed")
     void burst() throws Exception {
         RedisSlots slots = slots(Duration.ofSeconds(60));
+        assertThat(slots.inFlight("burst"))
+                .as("connected and the script loaded before the burst")
+                .isZero();
         CountDownLatch go = new CountDownLatch(1);
         ExecutorService pool = Executors.newFixedThreadPool(16);
         try {
@@ -117,7 +118,7 @@ class RedisSlotsTest {
         Slots.Slot again = null;
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         while (System.nanoTime() < deadline && slots.inFlight("down") != 0) {
-            Thread.onSpinWait(); // Lettuce reconnects on its own
+            Thread.onSpinWait(); // the slots replace their closed connection themselves
         }
         again = slots.tryAcquire("down", 1);
         assertThat(again).isNotNull();

@@ -1,0 +1,135 @@
+package dev.ratelimit.gateway;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.gateway.GatewayConfig.TierConfig;
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What {@code /health} says: whether the store the budgets live in answers (read through the
+ * limiter, one uncharged usage read of the first tenant's request windows, so the answer comes the
+ * way a decision would) and whether concurrency slots can be taken, checked live at most once per
+ * {@link #FRESH_FOR}.
+ *
+ * <table>
+ *   <caption>The overall status</caption>
+ *   <tr><th>status</th><th>when</th><th>HTTP</th><th>ready</th></tr>
+ *   <tr><td>{@code UP}</td><td>store and slots answer (or the kill switch is on)</td><td>200</td><td>yes</td></tr>
+ *   <tr><td>{@code DEGRADED}</td><td>one cannot be reached and the gateway fails open: requests
+ *       pass without that limit</td><td>200</td><td>yes</td></tr>
+ *   <tr><td>{@code DOWN}</td><td>one cannot be reached and the gateway fails closed: metered
+ *       requests get 503</td><td>503</td><td>no</td></tr>
+ * </table>
+ *
+ * <p>A gateway that is shutting down is not ready, whatever its store says, so a load balancer
+ * stops sending it requests while those in flight finish.
+ */
+final class HealthCheck {
+
+    /** How long one check is served before the store is asked again. */
+    static final Duration FRESH_FOR = Duration.ofSeconds(1);
+
+    /** The overall status. */
+    enum Status {
+        UP,
+        DEGRADED,
+        DOWN
+    }
+
+    /**
+     * One check.
+     *
+     * @param status the overall status
+     * @param body the JSON {@code /health} answers with
+     */
+    record Result(Status status, ObjectNode body) {}
+
+    private final RateLimiter limiter;
+    private final Supplier<GatewayConfig> config;
+    private final Slots slots;
+    private final String storeKind;
+    private final String slotsKind;
+    private final boolean disabled;
+    private final boolean failOpen;
+    private final BooleanSupplier draining;
+    private @Nullable Result last;
+    private long takenNanos;
+
+    HealthCheck(
+            RateLimiter limiter,
+            Supplier<GatewayConfig> config,
+            Slots slots,
+            String storeKind,
+            String slotsKind,
+            boolean disabled,
+            boolean failOpen,
+            BooleanSupplier draining) {
+        this.limiter = limiter;
+        this.config = config;
+        this.slots = slots;
+        this.storeKind = storeKind;
+        this.slotsKind = slotsKind;
+        this.disabled = disabled;
+        this.failOpen = failOpen; // the limiter's and the slots' mode, fixed at start
+        this.draining = draining;
+    }
+
+    /** The health now, checked unless the last check is younger than {@link #FRESH_FOR}. */
+    synchronized Result check() {
+        Result current = last;
+        if (current == null || System.nanoTime() - takenNanos >= FRESH_FOR.toNanos()) {
+            current = take();
+            last = current;
+            takenNanos = System.nanoTime();
+        }
+        return current;
+    }
+
+    /** Whether the gateway takes requests: up or degraded, and not shutting down. */
+    boolean ready() {
+        return !draining.getAsBoolean() && check().status() != Status.DOWN;
+    }
+
+    private Result take() {
+        GatewayConfig current = config.get();
+        String storeProblem = disabled ? null : storeProblem(current);
+        String slotsProblem = disabled ? null : slots.problem();
+        Status status =
+                storeProblem == null && slotsProblem == null ? Status.UP : failOpen ? Status.DEGRADED : Status.DOWN;
+        ObjectNode body = OpenAi.JSON.createObjectNode().put("status", status.name());
+        part(body.putObject("store"), storeKind, storeProblem);
+        part(body.putObject("slots"), slotsKind, slotsProblem);
+        body.put("failOpen", failOpen);
+        body.put("limiter", disabled ? "disabled" : "enabled");
+        if (status == Status.DEGRADED) {
+            body.put("reason", "requests pass without the limits that cannot be checked until the store answers");
+        } else if (status == Status.DOWN) {
+            body.put("reason", "metered requests get 503 until the store answers (limits.fail-open: false)");
+        }
+        return new Result(status, body);
+    }
+
+    private @Nullable String storeProblem(GatewayConfig current) {
+        Map.Entry<String, TierConfig> probe =
+                current.tenants().entrySet().iterator().next();
+        try {
+            limiter.usage(probe.getKey(), probe.getValue().requests());
+            return null;
+        } catch (RateLimiterUnavailableException e) {
+            return e.getMessage();
+        }
+    }
+
+    private static void part(ObjectNode node, String kind, @Nullable String problem) {
+        node.put("kind", kind);
+        node.put("status", problem == null ? "UP" : "UNREACHABLE");
+        if (problem != null) {
+            node.put("reason", problem);
+        }
+    }
+}

@@ -1,0 +1,120 @@
+package dev.ratelimit.gateway;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A gateway in a JVM of its own, as users start it: with the test JVM's class path, or with {@code
+ * java -jar} on the packaged jar. Its output is kept; {@link #port()} waits for the banner.
+ */
+final class GatewayProcess implements AutoCloseable {
+
+    private static final Pattern LISTENING = Pattern.compile("listening on http://[^:]+:(\\d+)");
+    /** Variables of the test's own environment that would change what the gateway does. */
+    private static final List<String> CLEARED = List.of(
+            "HOST", "PORT", "REDIS_URL", "GATEWAY_CONFIG", "UPSTREAM_URL", "UPSTREAM_API_KEY", "RATE_LIMIT_DISABLED");
+
+    final Process process;
+    final long startedNanos;
+    private final List<String> output = new CopyOnWriteArrayList<>();
+    private final CompletableFuture<Integer> port = new CompletableFuture<>();
+
+    private GatewayProcess(List<String> command, Map<String, String> environment) throws Exception {
+        ProcessBuilder builder = new ProcessBuilder(command);
+        CLEARED.forEach(builder.environment()::remove);
+        builder.environment().put("PORT", "0");
+        builder.environment().putAll(environment);
+        builder.redirectErrorStream(true);
+        startedNanos = System.nanoTime();
+        process = builder.start();
+        Thread reader = new Thread(this::read, "gateway-process-output");
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    /** Starts {@link GatewayServer} on the test JVM's class path. */
+    static GatewayProcess onClassPath(Map<String, String> environment) throws Exception {
+        return new GatewayProcess(
+                List.of(java(), "-cp", System.getProperty("java.class.path"), GatewayServer.class.getName()),
+                environment);
+    }
+
+    /** Starts the packaged {@code target/ratelimit-gateway.jar} with {@code java -jar}. */
+    static GatewayProcess jar(Map<String, String> environment) throws Exception {
+        Path jar = Path.of("target", "ratelimit-gateway.jar").toAbsolutePath();
+        if (!jar.toFile().isFile()) {
+            throw new IllegalStateException(jar + " is missing: the *IT tests run after package");
+        }
+        List<String> command = new ArrayList<>(List.of(java(), "-jar", jar.toString()));
+        return new GatewayProcess(command, environment);
+    }
+
+    private static String java() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    private void read() {
+        try (BufferedReader lines =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            int listening = -1;
+            while ((line = lines.readLine()) != null) {
+                output.add(line);
+                Matcher matcher = LISTENING.matcher(line);
+                if (matcher.find()) {
+                    listening = Integer.parseInt(matcher.group(1));
+                }
+                if (listening >= 0 && line.startsWith("see:")) { // the banner's last line
+                    port.complete(listening);
+                }
+            }
+        } catch (Exception e) {
+            port.completeExceptionally(e);
+        } finally {
+            port.completeExceptionally(new IllegalStateException("gateway exited before listening: " + output));
+        }
+    }
+
+    /** The port from the banner, once the gateway has printed it. */
+    int port() throws Exception {
+        return port.get(120, TimeUnit.SECONDS);
+    }
+
+    String base() throws Exception {
+        return "http://127.0.0.1:" + port();
+    }
+
+    /** Everything the process printed so far. */
+    String output() {
+        return String.join("\n", output);
+    }
+
+    /** Sends SIGTERM, as a service manager or Kubernetes does, and returns the exit code. */
+    int terminate(long timeoutSeconds) throws Exception {
+        process.destroy(); // SIGTERM on Unix
+        if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+            throw new AssertionError("the gateway did not exit within " + timeoutSeconds + " s: " + output());
+        }
+        return process.exitValue();
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        }
+    }
+}
