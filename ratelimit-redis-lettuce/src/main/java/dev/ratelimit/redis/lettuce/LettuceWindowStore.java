@@ -189,7 +189,7 @@ public final class LettuceWindowStore {
                         new KeySpace(KeyLayout.STANDALONE, keyPrefix),
                         commandTimeout,
                         connectTimeout,
-                        () -> LettuceStore.Connected.of(standalone.connect(StringCodec.UTF8)),
+                        () -> LettuceConnection.Connected.of(standalone.connect(StringCodec.UTF8)),
                         true));
             }
             RedisClusterClient cluster = Objects.requireNonNull(clusterClient);
@@ -207,7 +207,7 @@ public final class LettuceWindowStore {
                     new KeySpace(KeyLayout.CLUSTER, keyPrefix),
                     commandTimeout,
                     connectTimeout,
-                    () -> LettuceStore.Connected.ofCluster(cluster.connect(StringCodec.UTF8)),
+                    () -> LettuceConnection.Connected.ofCluster(cluster.connect(StringCodec.UTF8)),
                     false));
         }
 
