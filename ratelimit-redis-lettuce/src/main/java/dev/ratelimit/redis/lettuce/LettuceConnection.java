@@ -4,7 +4,10 @@ import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.redis.internal.RedisFailures;
 import dev.ratelimit.redis.internal.StoreCheck;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
@@ -33,6 +36,13 @@ import org.jspecify.annotations.Nullable;
  * The store's one connection: opened in the background from the store's creation (again by a check
  * after a failed attempt), checks that arrive meanwhile waiting in arrival order, the deployment
  * checked on the first connection that reaches Redis, and a connection Redis closed replaced.
+ *
+ * <p>The connection is opened on a client the store may not own, so everything the store needs of
+ * it is done here, on the connection, and never through the client's options: the command timeout
+ * is set on the connection; a check is refused at once while the connection is not open (whatever
+ * the client's {@code DisconnectedBehavior}); on a standalone or Sentinel connection the first
+ * disconnect closes it, so that the client's own reconnection can never re-send a check Redis may
+ * already have recorded, and the store opens a fresh one.
  */
 final class LettuceConnection {
 
@@ -68,8 +78,7 @@ final class LettuceConnection {
      * @param connectTimeout how long a check waits for a connection being opened
      * @param connector opens one connection
      * @param replacesClosedConnections whether the store itself replaces a connection Redis closed
-     *     (standalone and Sentinel: the client's own reconnection is off), or leaves it to Lettuce
-     *     (cluster node connections)
+     *     (standalone and Sentinel), or leaves its node connections to Lettuce (cluster)
      */
     LettuceConnection(
             KeySpace keys,
@@ -84,11 +93,32 @@ final class LettuceConnection {
         this.replacesClosedConnections = replacesClosedConnections;
     }
 
-    /** An open connection, its scripting commands, and a way to run any command for the startup check. */
+    /**
+     * An open connection, its scripting commands, and a way to run any command for the startup check.
+     *
+     * @param boundsCommands whether the store must bound each command's wait itself: the client's
+     *     {@link TimeoutOptions} do not time commands out by the connection's timeout
+     */
     record Connected(
             StatefulConnection<String, String> connection,
             RedisScriptingAsyncCommands<String, String> commands,
-            BaseRedisCommands<String, String> sync) {
+            BaseRedisCommands<String, String> sync,
+            boolean boundsCommands) {
+
+        Connected(
+                StatefulConnection<String, String> connection,
+                RedisScriptingAsyncCommands<String, String> commands,
+                BaseRedisCommands<String, String> sync) {
+            this(
+                    connection,
+                    commands,
+                    sync,
+                    !timesOutByConnection(connection.getOptions().getTimeoutOptions()));
+        }
+
+        private static boolean timesOutByConnection(TimeoutOptions options) {
+            return options.isTimeoutCommands() && options.isApplyConnectionTimeout();
+        }
 
         static Connected of(StatefulRedisConnection<String, String> connection) {
             return new Connected(connection, connection.async(), connection.sync());
@@ -141,7 +171,14 @@ final class LettuceConnection {
             return CompletableFuture.failedFuture(RedisFailures.unavailable(NAME, e));
         }
         if (pending.isDone() && !pending.isCompletedExceptionally()) {
-            return send.apply(pending.join());
+            Connected connected = pending.join();
+            if (!connected.connection().isOpen()) {
+                // refused here rather than left to the client, which may queue it until it reconnects
+                replace(connected);
+                return CompletableFuture.failedFuture(new RateLimiterUnavailableException(
+                        "Redis (" + NAME + ") is not connected; the store is reconnecting"));
+            }
+            return send.apply(connected);
         }
         // Checks that arrive while the connection is being opened wait in arrival order: dependents of
         // a CompletableFuture would run newest first, sending later timestamps before earlier ones.
@@ -271,6 +308,9 @@ final class LettuceConnection {
             throw e;
         }
         connected.connection().setTimeout(timeout);
+        if (replacesClosedConnections) {
+            closeOnDisconnect(connected);
+        }
         if (!checked) {
             try {
                 StoreCheck.run(NAME, keys, connected.commandsForCheck());
@@ -284,6 +324,26 @@ final class LettuceConnection {
             }
         }
         return connected;
+    }
+
+    /**
+     * Closes the connection at its first disconnect and replaces it: a client that reconnects by
+     * itself (Lettuce's default, and Spring Data Redis's) would re-send after reconnecting the
+     * commands that were in flight, and a check Redis had already recorded would then count twice.
+     * Closed, the connection fails those commands instead; its checks fail open.
+     */
+    private void closeOnDisconnect(Connected connected) {
+        connected.connection().addListener(new RedisConnectionStateListener() {
+            @Override
+            public void onRedisDisconnected(RedisChannelHandler<?, ?> handler) {
+                connected.connection().closeAsync();
+                CompletableFuture<Connected> current = connection.get();
+                // only the connection in use is replaced, not one closed after a failed startup check
+                if (current != null && current.getNow(null) == connected) {
+                    replace(connected);
+                }
+            }
+        });
     }
 
     private Misconfigured misconfigured(IllegalStateException problem) {

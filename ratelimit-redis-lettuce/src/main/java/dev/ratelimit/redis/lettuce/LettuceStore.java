@@ -37,24 +37,28 @@ final class LettuceStore implements CloseableWindowStore {
     private final Duration timeout;
     private final Duration connectTimeout;
     private final LettuceConnection connection;
+    private final Runnable onClose;
 
     /**
      * Creates the store.
      *
      * @param replacesClosedConnections whether the store itself replaces a connection Redis closed
-     *     (standalone and Sentinel: the client's own reconnection is off), or leaves it to Lettuce
-     *     (cluster node connections)
+     *     (standalone and Sentinel), or leaves its node connections to Lettuce (cluster)
+     * @param onClose run once the connection is closed: shuts down a client the store created, and
+     *     does nothing for a client it was given
      */
     LettuceStore(
             KeySpace keys,
             Duration timeout,
             Duration connectTimeout,
             Supplier<Connected> connector,
-            boolean replacesClosedConnections) {
+            boolean replacesClosedConnections,
+            Runnable onClose) {
         this.keys = keys;
         this.timeout = timeout;
         this.connectTimeout = connectTimeout;
         this.connection = new LettuceConnection(keys, timeout, connectTimeout, connector, replacesClosedConnections);
+        this.onClose = onClose;
     }
 
     @Override
@@ -143,6 +147,7 @@ final class LettuceStore implements CloseableWindowStore {
             connection.failed(connected, e);
             return CompletableFuture.failedFuture(RedisFailures.unavailable(NAME, e));
         }
+        bound(connected, evalsha);
         evalsha.whenComplete((reply, failure) -> {
             if (failure == null) {
                 complete(result, call, reply);
@@ -151,6 +156,7 @@ final class LettuceStore implements CloseableWindowStore {
                 RedisFuture<List<Object>> eval;
                 try {
                     eval = connected.commands().eval(SlidingWindowScript.source(), ScriptOutputType.MULTI, keys, args);
+                    bound(connected, eval);
                 } catch (RuntimeException e) {
                     result.completeExceptionally(RedisFailures.unavailable(NAME, e));
                     return;
@@ -171,6 +177,16 @@ final class LettuceStore implements CloseableWindowStore {
         return result;
     }
 
+    /**
+     * Bounds a command by the store's timeout when the client's options would let it wait longer:
+     * completed exceptionally, a command Lettuce has not yet written is never written.
+     */
+    private void bound(Connected connected, RedisFuture<?> command) {
+        if (connected.boundsCommands()) {
+            command.toCompletableFuture().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
     private static <T> void complete(CompletableFuture<T> result, ScriptCall<T> call, @Nullable Object reply) {
         try {
             result.complete(call.read(reply));
@@ -179,10 +195,14 @@ final class LettuceStore implements CloseableWindowStore {
         }
     }
 
-    /** Closes the store's connection, if it was opened; the client stays open. */
+    /** Closes the store's connection, if it was opened, and shuts down a client the store created. */
     @Override
     public void close() {
+        boolean first = !connection.isClosed();
         connection.close();
+        if (first) {
+            onClose.run();
+        }
     }
 
     @Override
