@@ -62,7 +62,8 @@ import org.jspecify.annotations.Nullable;
  *       topology and options, and <em>owns</em> one cluster connection (and the node connections
  *       Lettuce opens under it). Node connections behave as the client's options say: with Lettuce's
  *       defaults a check for a master that is down waits up to the command timeout instead of failing
- *       at once, and a failover's new master is found only if the client refreshes its topology (for
+ *       at once, a check in flight when a node connection drops is re-sent once it reconnects, and a
+ *       failover's new master is found only if the client refreshes its topology (for
  *       instance adaptive refresh). Closing the store closes its cluster connection only.
  *   <li>{@link #clusterBuilder(ClientResources, Iterable)}: the store <em>owns</em> a {@code
  *       RedisClusterClient} it creates on the seed URIs, with its own options (commands rejected at
