@@ -7,6 +7,7 @@ import dev.ratelimit.redis.internal.StoreCheck;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.RedisException;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -175,8 +176,8 @@ final class LettuceConnection {
             if (!connected.connection().isOpen()) {
                 // refused here rather than left to the client, which may queue it until it reconnects
                 replace(connected);
-                return CompletableFuture.failedFuture(new RateLimiterUnavailableException(
-                        "Redis (" + NAME + ") is not connected; the store is reconnecting"));
+                return CompletableFuture.failedFuture(RedisFailures.unavailable(
+                        NAME, new RedisException("Not connected; the store is opening a new connection")));
             }
             return send.apply(connected);
         }
