@@ -10,130 +10,55 @@ import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.redis.internal.RedisFailures;
 import dev.ratelimit.redis.internal.ScriptCall;
 import dev.ratelimit.redis.internal.SlidingWindowScript;
-import dev.ratelimit.redis.internal.StoreCheck;
-import io.lettuce.core.RedisCommandExecutionException;
+import dev.ratelimit.redis.lettuce.LettuceConnection.Connected;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.StatefulConnection;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
-import io.lettuce.core.api.sync.BaseRedisCommands;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
-import io.lettuce.core.codec.StringCodec;
-import io.lettuce.core.output.ArrayOutput;
-import io.lettuce.core.protocol.CommandArgs;
-import io.lettuce.core.protocol.CommandType;
-import io.lettuce.core.protocol.ConnectionIntent;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The Lettuce store: one connection, opened in the background from creation (again by a check after
- * a failed attempt), one {@code EVALSHA} per check, {@code EVAL} only after {@code NOSCRIPT}.
+ * The Lettuce store: one {@code EVALSHA} per check, {@code EVAL} only after {@code NOSCRIPT}, on the
+ * one connection a {@link LettuceConnection} opens and keeps.
  */
 final class LettuceStore implements CloseableWindowStore {
 
-    private static final String NAME = "Lettuce";
-    private static final System.Logger LOG = System.getLogger("dev.ratelimit.redis");
-    private static final Executor CONNECTOR = task -> {
-        Thread thread = new Thread(task, "ratelimit-lettuce-connect");
-        thread.setDaemon(true);
-        thread.start();
-    };
-
-    /** How often the store tries to replace a connection Redis closed, until it succeeds. */
-    static final long RECONNECT_INTERVAL_MILLIS = 100;
+    private static final String NAME = LettuceConnection.NAME;
 
     private final KeySpace keys;
     private final Duration timeout;
     private final Duration connectTimeout;
-    private final Supplier<Connected> connector;
-    private final boolean replacesClosedConnections;
-    private final AtomicReference<@Nullable CompletableFuture<Connected>> connection = new AtomicReference<>();
-    private final ConcurrentLinkedQueue<Waiting> waiting = new ConcurrentLinkedQueue<>();
-    private final AtomicBoolean reconnecting = new AtomicBoolean();
-    private volatile long lastFailedAttemptNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
-    private volatile boolean checked;
-    private volatile long lastMisconfiguredLogNanos;
-    private volatile boolean closed;
+    private final LettuceConnection connection;
+    private final Runnable onClose;
 
     /**
      * Creates the store.
      *
      * @param replacesClosedConnections whether the store itself replaces a connection Redis closed
-     *     (standalone and Sentinel: the client's own reconnection is off), or leaves it to Lettuce
-     *     (cluster node connections)
+     *     (standalone and Sentinel), or leaves its node connections to Lettuce (cluster)
+     * @param onClose run once the connection is closed: shuts down a client the store created, and
+     *     does nothing for a client it was given
      */
     LettuceStore(
             KeySpace keys,
             Duration timeout,
             Duration connectTimeout,
             Supplier<Connected> connector,
-            boolean replacesClosedConnections) {
+            boolean replacesClosedConnections,
+            Runnable onClose) {
         this.keys = keys;
         this.timeout = timeout;
         this.connectTimeout = connectTimeout;
-        this.connector = connector;
-        this.replacesClosedConnections = replacesClosedConnections;
-    }
-
-    /** An open connection, its scripting commands, and a way to run any command for the startup check. */
-    record Connected(
-            StatefulConnection<String, String> connection,
-            RedisScriptingAsyncCommands<String, String> commands,
-            BaseRedisCommands<String, String> sync) {
-
-        static Connected of(StatefulRedisConnection<String, String> connection) {
-            return new Connected(connection, connection.async(), connection.sync());
-        }
-
-        StoreCheck.Commands commandsForCheck() {
-            return (key, command) -> {
-                CommandArgs<String, String> args = new CommandArgs<>(StringCodec.UTF8);
-                for (int i = 1; i < command.length; i++) {
-                    if (command[i].equals(key)) {
-                        args.addKey(command[i]);
-                    } else {
-                        args.add(command[i]);
-                    }
-                }
-                try {
-                    return sync.dispatch(CommandType.valueOf(command[0]), new ArrayOutput<>(StringCodec.UTF8), args);
-                } catch (RedisCommandExecutionException e) {
-                    throw new StoreCheck.ReplyError(String.valueOf(e.getMessage()), e);
-                }
-            };
-        }
-
-        static Connected ofCluster(StatefulRedisClusterConnection<String, String> connection) {
-            // Node connections are otherwise opened by the first command routed to a node, and with
-            // REJECT_COMMANDS that command would be rejected while its connection is being opened.
-            for (RedisClusterNode node : connection.getPartitions()) {
-                if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
-                    try {
-                        connection.getConnection(
-                                node.getUri().getHost(), node.getUri().getPort(), ConnectionIntent.WRITE);
-                    } catch (RuntimeException e) {
-                        // that node is down: its commands fail until Lettuce reaches it
-                    }
-                }
-            }
-            return new Connected(connection, connection.async(), connection.sync());
-        }
+        this.connection = new LettuceConnection(keys, timeout, connectTimeout, connector, replacesClosedConnections);
+        this.onClose = onClose;
     }
 
     @Override
@@ -193,70 +118,12 @@ final class LettuceStore implements CloseableWindowStore {
     }
 
     private <T> CompletableFuture<T> run(ScriptCall<T> call) {
-        CompletableFuture<Connected> pending;
-        try {
-            pending = connection();
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(RedisFailures.unavailable(NAME, e));
-        }
-        if (pending.isDone() && !pending.isCompletedExceptionally()) {
-            return send(pending.join(), call);
-        }
-        // Checks that arrive while the connection is being opened wait in arrival order: dependents of
-        // a CompletableFuture would run newest first, sending later timestamps before earlier ones.
-        CompletableFuture<T> result = new CompletableFuture<>();
-        waiting.add(new Waiting<>(call, result));
-        pending.whenComplete((connected, failure) -> drainWaiting(pending));
-        return result.orTimeout(connectTimeout.toMillis(), TimeUnit.MILLISECONDS)
-                .exceptionallyCompose(failure -> CompletableFuture.failedFuture(
-                        failure instanceof RateLimiterUnavailableException
-                                ? failure
-                                : failure instanceof TimeoutException
-                                        ? new RateLimiterUnavailableException("Redis (" + NAME
-                                                + ") could not be connected to within the connect timeout of "
-                                                + connectTimeout.toMillis() + " ms")
-                                        : RedisFailures.unavailable(NAME, failure)));
-    }
-
-    /** A check waiting for the connection to open. */
-    private record Waiting<T>(ScriptCall<T> call, CompletableFuture<T> result) {
-
-        void sendOn(LettuceStore store, Connected connected) {
-            store.send(connected, call).whenComplete((value, e) -> {
-                if (e == null) {
-                    result.complete(value);
-                } else {
-                    result.completeExceptionally(e);
-                }
-            });
-        }
-    }
-
-    /** Sends (or fails) the waiting checks in arrival order once {@code attempt} has settled. */
-    private void drainWaiting(CompletableFuture<Connected> attempt) {
-        synchronized (waiting) {
-            Waiting<?> next;
-            while ((next = waiting.poll()) != null) {
-                if (next.result().isDone()) {
-                    continue; // timed out while waiting
-                }
-                if (attempt.isCompletedExceptionally()) {
-                    Throwable failure = attempt.handle((connected, e) -> e).join();
-                    next.result().completeExceptionally(RedisFailures.unavailable(NAME, failure));
-                } else {
-                    next.sendOn(this, attempt.join());
-                }
-            }
-        }
+        return connection.submit(connected -> send(connected, call));
     }
 
     /** Starts opening the connection in the background so that the first checks need not wait for it. */
     void connectEagerly() {
-        try {
-            connection();
-        } catch (RuntimeException e) {
-            // closed already: nothing to do
-        }
+        connection.connectEagerly();
     }
 
     /**
@@ -266,147 +133,7 @@ final class LettuceStore implements CloseableWindowStore {
      * @throws IllegalStateException naming what is wrong: credentials, permissions, the script
      */
     void awaitStartupCheck() {
-        CompletableFuture<Connected> first = connection.get();
-        if (first == null) {
-            return;
-        }
-        try {
-            first.get(connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof Misconfigured misconfigured) {
-                close();
-                throw new IllegalStateException(misconfigured.getMessage(), misconfigured.getCause());
-            }
-        } catch (TimeoutException e) {
-            // still connecting: checks wait for it, or fail and retry
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** Returns the connection future, starting a connection attempt when there is none or the last one failed. */
-    private CompletableFuture<Connected> connection() {
-        while (true) {
-            if (closed) {
-                throw new RateLimiterUnavailableException("The Redis (" + NAME + ") store is closed");
-            }
-            CompletableFuture<Connected> current = connection.get();
-            if (current != null
-                    && (!current.isCompletedExceptionally()
-                            || System.nanoTime() - lastFailedAttemptNanos
-                                    < TimeUnit.MILLISECONDS.toNanos(RECONNECT_INTERVAL_MILLIS))) {
-                // a connection, an attempt under way, or one that failed a moment ago: no new attempt per check
-                return current;
-            }
-            CompletableFuture<Connected> attempt = new CompletableFuture<>();
-            if (connection.compareAndSet(current, attempt)) {
-                CONNECTOR.execute(() -> {
-                    try {
-                        Connected connected = open();
-                        attempt.complete(connected);
-                        if (closed) {
-                            connected.connection().closeAsync();
-                        }
-                    } catch (RuntimeException | Error e) {
-                        lastFailedAttemptNanos = System.nanoTime();
-                        attempt.completeExceptionally(e);
-                    }
-                });
-                return attempt;
-            }
-        }
-    }
-
-    /** Opens a connection; the first one that reaches Redis also runs the startup check on it. */
-    private Connected open() {
-        Connected connected;
-        try {
-            connected = connector.get();
-        } catch (RuntimeException e) {
-            String refused = StoreCheck.credentialsRefused(e);
-            if (refused != null) {
-                throw misconfigured(StoreCheck.refusedCredentials(NAME, refused));
-            }
-            throw e;
-        }
-        connected.connection().setTimeout(timeout);
-        if (!checked) {
-            try {
-                StoreCheck.run(NAME, keys, connected.commandsForCheck());
-                checked = true;
-            } catch (IllegalStateException e) {
-                connected.connection().closeAsync();
-                throw misconfigured(e);
-            } catch (RuntimeException e) {
-                connected.connection().closeAsync();
-                throw e;
-            }
-        }
-        return connected;
-    }
-
-    private Misconfigured misconfigured(IllegalStateException problem) {
-        // every failed attempt finds it again: say it at once, then at most every ten seconds
-        long now = System.nanoTime();
-        long last = lastMisconfiguredLogNanos;
-        if (last == 0 || now - last >= TimeUnit.SECONDS.toNanos(10)) {
-            lastMisconfiguredLogNanos = now;
-            LOG.log(System.Logger.Level.ERROR, "Rate limiter store ({0}): {1}", NAME, problem.getMessage());
-        }
-        return new Misconfigured(problem);
-    }
-
-    /** The deployment cannot work as configured: every check fails with this message until it is fixed. */
-    static final class Misconfigured extends RateLimiterUnavailableException {
-
-        private static final long serialVersionUID = 1L;
-
-        Misconfigured(IllegalStateException problem) {
-            super(String.valueOf(problem.getMessage()), problem);
-        }
-    }
-
-    /**
-     * Replaces a connection Redis closed (killed connection, restart, failover) or that now points
-     * at a replica, trying every {@value #RECONNECT_INTERVAL_MILLIS} ms until Redis accepts one:
-     * Lettuce's own reconnection backs off for seconds, and checks must be exact again as soon as
-     * Redis is. Checks meanwhile fail fast on the old connection.
-     */
-    private void replace(Connected dead) {
-        if (!replacesClosedConnections || closed || !reconnecting.compareAndSet(false, true)) {
-            return;
-        }
-        CONNECTOR.execute(() -> replaceNow(dead));
-    }
-
-    private void replaceNow(Connected dead) {
-        if (closed) {
-            reconnecting.set(false);
-            return;
-        }
-        Connected fresh;
-        try {
-            fresh = open();
-        } catch (RuntimeException e) {
-            CompletableFuture.delayedExecutor(RECONNECT_INTERVAL_MILLIS, TimeUnit.MILLISECONDS, CONNECTOR)
-                    .execute(() -> replaceNow(dead));
-            return;
-        }
-        connection.set(CompletableFuture.completedFuture(fresh));
-        reconnecting.set(false);
-        dead.connection().closeAsync();
-        if (closed) {
-            fresh.connection().closeAsync();
-        }
-    }
-
-    /** After a failed command: a closed connection, or one to a replica after a failover, is replaced. */
-    private void failed(Connected connected, Throwable failure) {
-        Throwable cause = RedisFailures.unwrap(failure);
-        String message = cause.getMessage();
-        if (!connected.connection().isOpen() || (message != null && message.startsWith("READONLY"))) {
-            replace(connected);
-        }
+        connection.awaitStartupCheck();
     }
 
     private <T> CompletableFuture<T> send(Connected connected, ScriptCall<T> call) {
@@ -417,9 +144,10 @@ final class LettuceStore implements CloseableWindowStore {
         try {
             evalsha = connected.commands().evalsha(SlidingWindowScript.sha1(), ScriptOutputType.MULTI, keys, args);
         } catch (RuntimeException e) {
-            failed(connected, e);
+            connection.failed(connected, e);
             return CompletableFuture.failedFuture(RedisFailures.unavailable(NAME, e));
         }
+        bound(connected, evalsha);
         evalsha.whenComplete((reply, failure) -> {
             if (failure == null) {
                 complete(result, call, reply);
@@ -428,6 +156,7 @@ final class LettuceStore implements CloseableWindowStore {
                 RedisFuture<List<Object>> eval;
                 try {
                     eval = connected.commands().eval(SlidingWindowScript.source(), ScriptOutputType.MULTI, keys, args);
+                    bound(connected, eval);
                 } catch (RuntimeException e) {
                     result.completeExceptionally(RedisFailures.unavailable(NAME, e));
                     return;
@@ -436,16 +165,26 @@ final class LettuceStore implements CloseableWindowStore {
                     if (evalFailure == null) {
                         complete(result, call, retried);
                     } else {
-                        failed(connected, evalFailure);
+                        connection.failed(connected, evalFailure);
                         result.completeExceptionally(RedisFailures.unavailable(NAME, evalFailure));
                     }
                 });
             } else {
-                failed(connected, failure);
+                connection.failed(connected, failure);
                 result.completeExceptionally(RedisFailures.unavailable(NAME, failure));
             }
         });
         return result;
+    }
+
+    /**
+     * Bounds a command by the store's timeout when the client's options would let it wait longer:
+     * completed exceptionally, a command Lettuce has not yet written is never written.
+     */
+    private void bound(Connected connected, RedisFuture<?> command) {
+        if (connected.boundsCommands()) {
+            command.toCompletableFuture().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        }
     }
 
     private static <T> void complete(CompletableFuture<T> result, ScriptCall<T> call, @Nullable Object reply) {
@@ -456,21 +195,20 @@ final class LettuceStore implements CloseableWindowStore {
         }
     }
 
-    /** Closes the store's connection, if it was opened; the client stays open. */
+    /** Closes the store's connection, if it was opened, and shuts down a client the store created. */
     @Override
     public void close() {
-        closed = true;
-        CompletableFuture<Connected> current = connection.get();
-        if (current != null) {
-            if (current.isDone() && !current.isCompletedExceptionally()) {
-                current.join().connection().close();
-            }
+        boolean first = !connection.isClosed();
+        connection.close();
+        if (first) {
+            onClose.run();
         }
     }
 
     @Override
     public String toString() {
         return "LettuceWindowStore{" + keys.layout().name().toLowerCase(java.util.Locale.ROOT) + ", prefix="
-                + keys.prefix() + ", commandTimeout=" + timeout.toMillis() + "ms" + (closed ? ", closed" : "") + "}";
+                + keys.prefix() + ", commandTimeout=" + timeout.toMillis() + "ms"
+                + (connection.isClosed() ? ", closed" : "") + "}";
     }
 }

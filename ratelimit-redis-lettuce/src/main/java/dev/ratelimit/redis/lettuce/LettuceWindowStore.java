@@ -7,12 +7,16 @@ import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.redis.internal.RedisKeys;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
@@ -25,22 +29,49 @@ import org.jspecify.annotations.Nullable;
  * RateLimiter limiter = SlidingWindowRateLimiter.builder(LettuceWindowStore.create(client)).build();
  *
  * RedisClusterClient cluster = RedisClusterClient.create("redis://node1:6379");
- * RateLimiter clustered = SlidingWindowRateLimiter.builder(LettuceWindowStore.create(cluster)).build();
+ * RateLimiter clustered = SlidingWindowRateLimiter.builder(
+ *         LettuceWindowStore.clusterBuilder(cluster.getResources(), List.of(RedisURI.create("redis://node1:6379")))
+ *                 .build())
+ *         .build();
  * }</pre>
  *
  * <p>A store opens one connection of its own, in the background from its creation (and again on
  * a check after a failed attempt), so creating it needs no running Redis; all its checks, blocking
  * or asynchronous, share that connection (Lettuce pipelines concurrent commands on it). A blocking
- * check is the same single command awaited. To fail fast when Redis is down, building a store
- * adjusts the client's options: commands rejected at once while disconnected instead of queued, and
- * per-connection command timeouts; the store's connection then uses the {@linkplain
- * Builder#commandTimeout command timeout} ({@value #DEFAULT_COMMAND_TIMEOUT_MILLIS} ms by default).
- * On a standalone (or Sentinel) client automatic reconnection is turned off and the store replaces
- * a connection Redis closed itself, trying every 100 ms, so checks are exact again within moments
- * of Redis accepting connections (Lettuce's reconnection backs off for seconds); a connection that
- * answers {@code READONLY} (a primary demoted by a failover) is replaced too. On a cluster client
- * Lettuce keeps reconnecting node connections, and adaptive topology refresh is turned on so a
- * failover's new master is found. Use a dedicated client if other code needs different options.
+ * check is the same single command awaited, for at most the {@linkplain Builder#commandTimeout
+ * command timeout} ({@value #DEFAULT_COMMAND_TIMEOUT_MILLIS} ms by default).
+ *
+ * <p><b>What a store shares and what it owns.</b> A store never changes a client it is given: not
+ * its options, not its other connections, and closing the store never shuts the client down.
+ *
+ * <ul>
+ *   <li>{@link #builder(RedisClient)} (standalone or Sentinel): the store <em>shares</em> the
+ *       client, with its {@code RedisURI}, {@code ClientResources} and {@code ClientOptions} (SSL,
+ *       socket and protocol settings), and <em>owns</em> one connection it opens on it. What the
+ *       store needs to fail fast it does on that connection only: it sets the command timeout on it;
+ *       refuses a check at once while it is disconnected, whatever the client's {@code
+ *       DisconnectedBehavior}; bounds each command by the command timeout itself when the client's
+ *       {@code TimeoutOptions} would not; closes it at its first disconnect, so that the client's
+ *       automatic reconnection can never re-send a check Redis may already have recorded, and opens
+ *       a fresh one every 100 ms until Redis accepts it (Lettuce's reconnection backs off for
+ *       seconds), so checks are exact again within moments of Redis accepting connections; a
+ *       connection that answers {@code READONLY} (a primary demoted by a failover) is replaced too.
+ *       The application's own connections on the same client keep the client's behaviour, automatic
+ *       reconnection included. Closing the store closes its connection only.
+ *   <li>{@link #builder(RedisClusterClient)}: the store <em>shares</em> the cluster client, its
+ *       topology and options, and <em>owns</em> one cluster connection (and the node connections
+ *       Lettuce opens under it). Node connections behave as the client's options say: with Lettuce's
+ *       defaults a check for a master that is down waits up to the command timeout instead of failing
+ *       at once, a check in flight when a node connection drops is re-sent once it reconnects, and a
+ *       failover's new master is found only if the client refreshes its topology (for
+ *       instance adaptive refresh). Closing the store closes its cluster connection only.
+ *   <li>{@link #clusterBuilder(ClientResources, Iterable)}: the store <em>owns</em> a {@code
+ *       RedisClusterClient} it creates on the seed URIs, with its own options (commands rejected at
+ *       once while a node is disconnected, command timeouts, adaptive topology refresh so a
+ *       failover's new master is found), and <em>shares</em> only the
+ *       caller's {@code ClientResources} (event loops, timers, DNS resolver). Closing the store shuts
+ *       its client down; the resources are never shut down by the store.
+ * </ul>
  *
  * <p>Building a store waits for its first connection up to the {@linkplain Builder#connectTimeout
  * connect timeout} and checks the deployment on it: that Redis accepts the client's credentials,
@@ -53,7 +84,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Every failure, including a timeout, surfaces as {@link
  * dev.ratelimit.api.RateLimiterUnavailableException}; a check that timed out is never re-sent,
  * since Redis may have recorded it. Stores are thread-safe and implement {@link AutoCloseable}:
- * closing one closes its connection, never the client.
+ * closing one closes what it owns, never a client or resources it was given.
  */
 public final class LettuceWindowStore {
 
@@ -69,7 +100,7 @@ public final class LettuceWindowStore {
      * Creates a store over a standalone Redis (or a Sentinel-managed master) with the default
      * command timeout.
      *
-     * @param client the client; its options are adjusted as described in the class documentation
+     * @param client the client; the store opens its own connection on it and never changes it
      * @return the store; it connects in the background, and needs no running Redis to be created
      */
     public static CloseableWindowStore create(RedisClient client) {
@@ -80,8 +111,8 @@ public final class LettuceWindowStore {
      * Creates a store over Redis Cluster with the default command timeout; all windows of a user
      * share one hash slot.
      *
-     * @param client the cluster client; its options are adjusted as described in the class
-     *     documentation
+     * @param client the cluster client; the store opens its own cluster connection on it and never
+     *     changes it
      * @return the store; it connects in the background, and needs no running Redis to be created
      */
     public static CloseableWindowStore create(RedisClusterClient client) {
@@ -89,23 +120,52 @@ public final class LettuceWindowStore {
     }
 
     /**
-     * Returns a builder of a store over a standalone Redis.
+     * Returns a builder of a store over a standalone Redis (or a Sentinel-managed master) that opens
+     * its own connection on the caller's client, sharing the client and never changing it (see the
+     * class documentation for what the store does on its connection).
      *
-     * @param client the client
+     * @param client the client; the caller keeps owning it and shuts it down
      * @return a new builder
      */
     public static Builder builder(RedisClient client) {
-        return new Builder(Objects.requireNonNull(client, "client must not be null"), null);
+        return new Builder(Objects.requireNonNull(client, "client must not be null"), null, null, null);
     }
 
     /**
-     * Returns a builder of a store over Redis Cluster.
+     * Returns a builder of a store over Redis Cluster that opens its own cluster connection on the
+     * caller's client, sharing the client, its topology and options and never changing them; use
+     * {@link #clusterBuilder(ClientResources, Iterable)} for a store that fails fast and follows
+     * failovers whatever the application's client options are.
      *
-     * @param client the cluster client
+     * @param client the cluster client; the caller keeps owning it and shuts it down
      * @return a new builder
      */
     public static Builder builder(RedisClusterClient client) {
-        return new Builder(null, Objects.requireNonNull(client, "client must not be null"));
+        return new Builder(null, Objects.requireNonNull(client, "client must not be null"), null, null);
+    }
+
+    /**
+     * Returns a builder of a store over Redis Cluster that creates and owns its own {@code
+     * RedisClusterClient} on the caller's resources: commands rejected at once while a node is
+     * disconnected, command timeouts, adaptive topology refresh; closing the store shuts that client
+     * down and leaves the resources running.
+     *
+     * @param resources the resources the store's client runs on (for instance {@code
+     *     client.getResources()} of the application's client); the caller keeps owning them
+     * @param seeds the URIs of one or more cluster nodes, with the credentials and TLS settings to use
+     * @return a new builder
+     */
+    public static Builder clusterBuilder(ClientResources resources, Iterable<RedisURI> seeds) {
+        Objects.requireNonNull(resources, "resources must not be null");
+        Objects.requireNonNull(seeds, "seeds must not be null");
+        List<RedisURI> nodes = new ArrayList<>();
+        for (RedisURI seed : seeds) {
+            nodes.add(Objects.requireNonNull(seed, "seeds must not contain null"));
+        }
+        if (nodes.isEmpty()) {
+            throw new IllegalArgumentException("seeds must name at least one cluster node");
+        }
+        return new Builder(null, null, resources, List.copyOf(nodes));
     }
 
     /** Builds a Lettuce store; not thread-safe. */
@@ -113,13 +173,21 @@ public final class LettuceWindowStore {
 
         private final @Nullable RedisClient client;
         private final @Nullable RedisClusterClient clusterClient;
+        private final @Nullable ClientResources resources;
+        private final @Nullable List<RedisURI> seeds;
         private Duration commandTimeout = Duration.ofMillis(DEFAULT_COMMAND_TIMEOUT_MILLIS);
         private Duration connectTimeout = Duration.ofMillis(DEFAULT_CONNECT_TIMEOUT_MILLIS);
         private String keyPrefix = KeySpace.DEFAULT_PREFIX;
 
-        private Builder(@Nullable RedisClient client, @Nullable RedisClusterClient clusterClient) {
+        private Builder(
+                @Nullable RedisClient client,
+                @Nullable RedisClusterClient clusterClient,
+                @Nullable ClientResources resources,
+                @Nullable List<RedisURI> seeds) {
             this.client = client;
             this.clusterClient = clusterClient;
+            this.resources = resources;
+            this.seeds = seeds;
         }
 
         /**
@@ -170,9 +238,9 @@ public final class LettuceWindowStore {
         }
 
         /**
-         * Adjusts the client's options for failing fast and returns the store once its first
-         * connection attempt has settled or the connect timeout has passed (a Redis that is down now
-         * is retried by later checks).
+         * Returns the store once its first connection attempt has settled or the connect timeout has
+         * passed (a Redis that is down now is retried by later checks); a client the caller gave is
+         * left as it was.
          *
          * @return the store; it also implements {@link AutoCloseable}
          * @throws IllegalStateException if Redis refuses the client's credentials, its user lacks a
@@ -181,34 +249,47 @@ public final class LettuceWindowStore {
         public CloseableWindowStore build() {
             if (client != null) {
                 RedisClient standalone = client;
-                // The store replaces a closed connection itself, at once: Lettuce's reconnection backs off.
-                standalone.setOptions(failFast(standalone.getOptions().mutate())
-                        .autoReconnect(false)
-                        .build());
                 return started(new LettuceStore(
                         new KeySpace(KeyLayout.STANDALONE, keyPrefix),
                         commandTimeout,
                         connectTimeout,
-                        () -> LettuceStore.Connected.of(standalone.connect(StringCodec.UTF8)),
-                        true));
+                        () -> LettuceConnection.Connected.of(standalone.connect(StringCodec.UTF8)),
+                        true,
+                        () -> {}));
             }
-            RedisClusterClient cluster = Objects.requireNonNull(clusterClient);
-            ClusterClientOptions.Builder options = ClusterClientOptions.builder(cluster.getOptions());
-            failFast(options)
-                    .autoReconnect(true)
+            if (clusterClient != null) {
+                RedisClusterClient cluster = clusterClient;
+                return clusterStore(cluster, () -> {});
+            }
+            // a client of the store's own, on the caller's resources: its options are the store's to set
+            RedisClusterClient owned =
+                    RedisClusterClient.create(Objects.requireNonNull(resources), Objects.requireNonNull(seeds));
+            ClusterClientOptions.Builder options = ClusterClientOptions.builder()
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                    .timeoutOptions(TimeoutOptions.enabled())
                     // after a failover, learn the new master from the first failed reconnects or redirects
                     .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                             .enableAllAdaptiveRefreshTriggers()
                             .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
                             .refreshTriggersReconnectAttempts(1)
                             .build());
-            cluster.setOptions(options.build());
+            owned.setOptions(options.build());
+            try {
+                return clusterStore(owned, () -> owned.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
+            } catch (RuntimeException e) {
+                owned.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                throw e;
+            }
+        }
+
+        private CloseableWindowStore clusterStore(RedisClusterClient cluster, Runnable onClose) {
             return started(new LettuceStore(
                     new KeySpace(KeyLayout.CLUSTER, keyPrefix),
                     commandTimeout,
                     connectTimeout,
-                    () -> LettuceStore.Connected.ofCluster(cluster.connect(StringCodec.UTF8)),
-                    false));
+                    () -> LettuceConnection.Connected.ofCluster(cluster.connect(StringCodec.UTF8)),
+                    false,
+                    onClose));
         }
 
         /**
@@ -220,12 +301,6 @@ public final class LettuceWindowStore {
             store.connectEagerly();
             store.awaitStartupCheck();
             return store;
-        }
-
-        private static <B extends ClientOptions.Builder> B failFast(B options) {
-            options.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                    .timeoutOptions(TimeoutOptions.enabled());
-            return options;
         }
     }
 }

@@ -12,6 +12,7 @@ import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -75,18 +76,76 @@ class LettuceWindowStoreTest {
     }
 
     @Test
-    void buildingAStoreSetsFailFastOptions() {
+    void buildingAndClosingAStoreLeavesTheCallersClientAsItWas() {
         RedisClient fresh = RedisClient.create(redis.get().uri());
         try {
-            LettuceWindowStore.create(fresh);
-            ClientOptions options = fresh.getOptions();
-            assertThat(options.getDisconnectedBehavior()).isEqualTo(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
-            assertThat(options.isAutoReconnect())
-                    .as("the store replaces a closed connection itself, without Lettuce's back-off")
-                    .isFalse();
-            assertThat(options.getTimeoutOptions().isTimeoutCommands()).isTrue();
+            ClientOptions before = fresh.getOptions();
+            CloseableWindowStore store = LettuceWindowStore.create(fresh);
+            assertThat(fresh.getOptions()).isSameAs(before);
+            assertThat(fresh.getOptions().isAutoReconnect()).isTrue();
+            assertThat(fresh.getOptions().getDisconnectedBehavior())
+                    .isEqualTo(ClientOptions.DisconnectedBehavior.DEFAULT);
+            store.close();
+            assertThat(fresh.getOptions()).isSameAs(before);
+            // closing the store closed its connection only: the client still opens connections
+            try (StatefulRedisConnection<String, String> own = fresh.connect()) {
+                assertThat(own.sync().ping()).isEqualTo("PONG");
+            }
         } finally {
             fresh.shutdown();
+        }
+    }
+
+    @Test
+    void theCallersConnectionAndTheStoreBothRecoverAfterARestart() throws Exception {
+        try (RedisServer server = RedisServer.start()) {
+            RedisClient shared = RedisClient.create(server.uri());
+            try (StatefulRedisConnection<String, String> application = shared.connect();
+                    CloseableWindowStore store = LettuceWindowStore.create(shared)) {
+                application.sync().set("greeting", "hello");
+                List<Window> windows = List.of(Window.of(3, Duration.ofMinutes(1)));
+                String user = "restart-" + UUID.randomUUID();
+                assertThat(store.evaluate(new StoreRequest(user, windows, 0, StoreRequest.STORE_TIME))
+                                .isAllowed())
+                        .isTrue();
+
+                server.kill();
+                server.startAgain(); // no persistence: the restarted server is empty
+
+                // the application's own connection object comes back by Lettuce's auto-reconnect
+                assertThat(eventually(() -> application.sync().set("greeting", "again")))
+                        .isEqualTo("OK");
+                assertThat(application.isOpen()).isTrue();
+                // and the store decides exactly again: the limit of 3 counted from the empty server
+                eventually(() -> store.evaluate(new StoreRequest(user, windows, 0, StoreRequest.STORE_TIME)));
+                assertThat(store.evaluate(new StoreRequest(user, windows, 0, StoreRequest.STORE_TIME))
+                                .isAllowed())
+                        .isTrue();
+                assertThat(store.evaluate(new StoreRequest(user, windows, 0, StoreRequest.STORE_TIME))
+                                .isAllowed())
+                        .isTrue();
+                assertThat(store.evaluate(new StoreRequest(user, windows, 0, StoreRequest.STORE_TIME))
+                                .isAllowed())
+                        .isFalse();
+                assertThat(shared.getOptions().isAutoReconnect()).isTrue();
+            } finally {
+                shared.shutdown();
+            }
+        }
+    }
+
+    /** Retries {@code action} until it succeeds: recovery after a restart is the point, not its speed. */
+    private static <T> T eventually(java.util.concurrent.Callable<T> action) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (true) {
+            try {
+                return action.call();
+            } catch (RuntimeException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(20);
+            }
         }
     }
 

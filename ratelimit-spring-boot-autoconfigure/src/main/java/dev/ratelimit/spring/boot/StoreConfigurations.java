@@ -48,7 +48,11 @@ final class StoreConfigurations {
             return new RateLimitStoreInfo("lettuce", true);
         }
 
-        /** Reuses the client Spring Boot created; the store opens its own connection on it and closes only that. */
+        /**
+         * Reuses the client Spring Boot created, never changing it: the store opens its own connection
+         * on it and closes only that, and the application's connections keep Spring Data Redis's
+         * behaviour (automatic reconnection included).
+         */
         @Configuration(proxyBeanMethods = false)
         @ConditionalOnBean(LettuceConnectionFactory.class)
         static class BootClient {
@@ -77,10 +81,8 @@ final class StoreConfigurations {
             AbstractRedisClient rateLimitLettuceClient(Environment environment, RateLimitProperties properties) {
                 RedisSettings redis = RedisSettings.from(environment);
                 if (!redis.clusterNodes().isEmpty()) {
-                    List<RedisURI> nodes = redis.clusterNodes().stream()
-                            .map(node -> uri(redis, node.host(), node.port(), properties))
-                            .toList();
-                    return RedisClusterClient.create(nodes);
+                    // hosts the resources the store's own cluster client runs on (see rateLimitWindowStore)
+                    return RedisClusterClient.create(clusterNodes(redis, properties));
                 }
                 RedisURI uri = uri(redis, redis.host(), redis.port(), properties);
                 uri.setDatabase(redis.database());
@@ -89,12 +91,26 @@ final class StoreConfigurations {
 
             @Bean
             CloseableWindowStore rateLimitWindowStore(
-                    AbstractRedisClient rateLimitLettuceClient, RateLimitProperties properties) {
+                    AbstractRedisClient rateLimitLettuceClient,
+                    Environment environment,
+                    RateLimitProperties properties) {
                 if (rateLimitLettuceClient instanceof RedisClusterClient cluster) {
-                    return lettuceStore(LettuceWindowStore.builder(cluster), properties);
+                    // a client of the store's own, failing fast and following failovers, on the same resources
+                    List<RedisURI> nodes = clusterNodes(RedisSettings.from(environment), properties);
+                    return lettuceStore(LettuceWindowStore.clusterBuilder(cluster.getResources(), nodes), properties);
                 }
                 return lettuceStore(
                         LettuceWindowStore.builder((io.lettuce.core.RedisClient) rateLimitLettuceClient), properties);
+            }
+
+            private static Duration max(Duration a, Duration b) {
+                return a.compareTo(b) >= 0 ? a : b;
+            }
+
+            private static List<RedisURI> clusterNodes(RedisSettings redis, RateLimitProperties properties) {
+                return redis.clusterNodes().stream()
+                        .map(node -> uri(redis, node.host(), node.port(), properties))
+                        .toList();
             }
 
             private static RedisURI uri(RedisSettings redis, String host, int port, RateLimitProperties properties) {
@@ -102,7 +118,9 @@ final class StoreConfigurations {
                         .withHost(host)
                         .withPort(port)
                         .withSsl(redis.ssl())
-                        .withTimeout(properties.getRedis().getCommandTimeout());
+                        // bounds the connection handshake, which on a cold JVM can take longer than one
+                        // command; the store sets the command timeout on its own connection
+                        .withTimeout(max(properties.getRedis().getCommandTimeout(), Duration.ofSeconds(2)));
                 String password = redis.password();
                 if (password != null) {
                     String username = redis.username();

@@ -14,6 +14,7 @@ import dev.ratelimit.testsupport.redis.RedisTls;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SslOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
 import java.io.FileInputStream;
 import java.io.IOException;
@@ -22,7 +23,9 @@ import java.io.UncheckedIOException;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.stream.Collectors;
 import javax.net.ssl.SSLContext;
@@ -139,9 +142,11 @@ enum Driver {
      */
     CloseableWindowStore cluster(RedisCluster cluster) {
         if (this == LETTUCE) {
-            RedisClusterClient client = RedisClusterClient.create(
-                    cluster.uris().stream().map(uri -> RedisURI.create(uri)).toList());
-            CloseableWindowStore store = LettuceWindowStore.builder(client)
+            // the store's own client on the application's resources: it fails fast and follows failovers
+            List<RedisURI> seeds =
+                    cluster.uris().stream().map(uri -> RedisURI.create(uri)).toList();
+            RedisClusterClient client = RedisClusterClient.create(seeds);
+            CloseableWindowStore store = LettuceWindowStore.clusterBuilder(client.getResources(), seeds)
                     .commandTimeout(TIMEOUT)
                     .connectTimeout(Duration.ofSeconds(10))
                     .build();
@@ -158,6 +163,42 @@ enum Driver {
                 .poolConfig(pool())
                 .build();
         return jedis(client);
+    }
+
+    /**
+     * A store and the application's own command, on one client: the application's connection (Lettuce)
+     * or pool (Jedis) is the client's, used as an application would, with the client's defaults.
+     *
+     * @param store the store, closing the client with it
+     * @param application one command of the application's own, throwing when it fails
+     */
+    record Shared(CloseableWindowStore store, Callable<?> application) {}
+
+    /**
+     * Builds a store on a plain standalone server and gives the application's own command on the same
+     * client.
+     *
+     * @param server the server
+     * @return the store and the application's command
+     */
+    Shared sharedClient(RedisServer server) {
+        if (this == LETTUCE) {
+            RedisClient client = RedisClient.create(RedisURI.builder()
+                    .withHost(RedisServer.HOST)
+                    .withPort(server.port())
+                    .withTimeout(Duration.ofSeconds(5))
+                    .build());
+            StatefulRedisConnection<String, String> own = client.connect();
+            return new Shared(lettuce(client, TIMEOUT), () -> own.sync().set("application:key", "value"));
+        }
+        redis.clients.jedis.RedisClient client = redis.clients.jedis.RedisClient.builder()
+                .hostAndPort(RedisServer.HOST, server.port())
+                .clientConfig(DefaultJedisClientConfig.builder()
+                        .timeoutMillis((int) TIMEOUT.toMillis())
+                        .build())
+                .poolConfig(pool())
+                .build();
+        return new Shared(jedis(client), () -> client.set("application:key", "value"));
     }
 
     private static CloseableWindowStore lettuce(RedisClient client, Duration timeout) {

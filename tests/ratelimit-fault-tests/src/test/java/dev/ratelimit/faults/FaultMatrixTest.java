@@ -19,7 +19,9 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -31,7 +33,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * with both drivers, the limiter failing open with the default circuit breaker. Each row records
  * over-admissions against the exact model (at most 50 non-degraded admissions per user), degraded
  * decisions, the p99 and the maximum latency of checks started during the fault, the time from
- * Redis accepting connections again to the first non-degraded decision, and threads, connections
+ * Redis accepting connections again to the first non-degraded decision (and, where the application's own
+ * command shares the store's client, to the first of those commands to succeed), and threads, connections
  * and heap (used, after a GC) under load just before the fault and three seconds after it ended. The rows are written to {@code target/reliability/results.md}; {@code
  * docs/reliability.md} shows them. Run with {@code ./mvnw -B -Pfaults -pl tests/ratelimit-fault-tests
  * -am verify}.
@@ -56,6 +59,7 @@ class FaultMatrixTest {
             double p99Millis,
             double maxMillis,
             double recoveryMillis,
+            double applicationRecoveryMillis,
             int threadsBefore,
             int threadsAfter,
             long connectionsBefore,
@@ -69,8 +73,22 @@ class FaultMatrixTest {
         long inject() throws Exception;
     }
 
-    /** A topology under test. */
-    record Topology(CloseableWindowStore store, Supplier<RedisServer> primary, AutoCloseable resources) {}
+    /**
+     * A topology under test.
+     *
+     * @param application the application's own command on the store's client, measured for recovery
+     *     too, or {@code null}
+     */
+    record Topology(
+            CloseableWindowStore store,
+            Supplier<RedisServer> primary,
+            AutoCloseable resources,
+            @Nullable Callable<?> application) {
+
+        Topology(CloseableWindowStore store, Supplier<RedisServer> primary, AutoCloseable resources) {
+            this(store, primary, resources, null);
+        }
+    }
 
     @ParameterizedTest
     @EnumSource(Driver.class)
@@ -108,6 +126,31 @@ class FaultMatrixTest {
                     redis.startAgain();
                 });
         assertThat(row.overAdmissions()).isZero();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Driver.class)
+    void restartWithTheApplicationsConnectionOnTheSameClient(Driver driver) throws Exception {
+        try (RedisServer redis = RedisServer.start(List.of("--appendonly", "yes", "--appendfsync", "always"))) {
+            Driver.Shared shared = driver.sharedClient(redis);
+            Row row = measure(
+                    "2c SIGKILL + restart, AOF appendfsync always (3 s down), the application's own connection on the same client",
+                    driver,
+                    new Topology(shared.store(), () -> redis, shared.store(), shared.application()),
+                    () -> {
+                        redis.kill();
+                        Thread.sleep(3_000);
+                        redis.startAgain();
+                        return System.nanoTime();
+                    });
+            assertThat(row.overAdmissions()).isZero();
+            assertThat(row.recoveryMillis())
+                    .as("the limiter decides exactly again")
+                    .isNotNegative();
+            assertThat(row.applicationRecoveryMillis())
+                    .as("the application's own commands work again")
+                    .isNotNegative();
+        }
     }
 
     @ParameterizedTest
@@ -312,6 +355,7 @@ class FaultMatrixTest {
                         Double.NaN,
                         Double.NaN,
                         Double.NaN,
+                        Double.NaN,
                         -1,
                         -1,
                         -1,
@@ -354,6 +398,7 @@ class FaultMatrixTest {
             Load load =
                     new Load(limiter, "fault-" + UUID.randomUUID().toString().substring(0, 8) + "-u", USERS, LIMIT);
             load.start(8, 32, 2_000);
+            Application application = topology.application() == null ? null : Application.start(topology.application());
             Thread.sleep(1_500); // every connection the load needs is open
             int threadsBefore = threads();
             long connectionsBefore = connections(topology.primary().get());
@@ -365,6 +410,7 @@ class FaultMatrixTest {
             long connectionsAfter = connections(topology.primary().get());
             long heapAfter = heapMb();
             load.stop();
+            double applicationRecovery = application == null ? Double.NaN : application.stop(recovered);
             List<Load.Sample> samples = load.samples();
             long degraded = samples.stream().filter(Load.Sample::degraded).count();
             long[] during = samples.stream()
@@ -393,6 +439,7 @@ class FaultMatrixTest {
                     p99,
                     max,
                     recovery,
+                    applicationRecovery,
                     threadsBefore,
                     threadsAfter,
                     connectionsBefore,
@@ -401,6 +448,58 @@ class FaultMatrixTest {
                     heapAfter);
             ROWS.add(row);
             return row;
+        }
+    }
+
+    /**
+     * The application's own commands on the store's client, one after another on one thread, as an
+     * application's request threads would send them.
+     */
+    private static final class Application {
+
+        private final Callable<?> command;
+        private final Thread thread;
+        private final List<long[]> successes = Collections.synchronizedList(new ArrayList<>());
+        private volatile boolean running = true;
+
+        private Application(Callable<?> command) {
+            this.command = command;
+            this.thread = new Thread(this::run, "fault-application");
+        }
+
+        static Application start(Callable<?> command) {
+            Application application = new Application(command);
+            application.thread.setDaemon(true);
+            application.thread.start();
+            return application;
+        }
+
+        private void run() {
+            while (running) {
+                try {
+                    command.call();
+                    successes.add(new long[] {System.nanoTime()});
+                } catch (Exception e) {
+                    // Redis is down or the connection is being re-established: the next command tries again
+                }
+                try {
+                    Thread.sleep(5);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+
+        /** Stops and returns the time from {@code recovered} to the first command to succeed after it, in ms. */
+        double stop(long recovered) throws InterruptedException {
+            running = false;
+            thread.join(10_000);
+            synchronized (successes) {
+                return successes.stream().mapToLong(done -> done[0]).filter(done -> done >= recovered).min().stream()
+                        .mapToDouble(done -> (done - recovered) / 1e6)
+                        .findFirst()
+                        .orElse(-1);
+            }
         }
     }
 
@@ -445,13 +544,13 @@ class FaultMatrixTest {
                 : a.fault().compareTo(b.fault()));
         StringBuilder table = new StringBuilder();
         table.append("| fault | driver | checks | over-admissions | degraded | p99 during fault (ms)"
-                + " | max during fault (ms) | recovery (ms) | threads before→after | connections before→after"
-                + " | heap MB before→after |\n");
-        table.append("|---|---|---:|---:|---:|---:|---:|---:|---|---|---|\n");
+                + " | max during fault (ms) | recovery (ms) | application recovery (ms) | threads before→after"
+                + " | connections before→after | heap MB before→after |\n");
+        table.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n");
         for (Row row : rows) {
             table.append(String.format(
                     Locale.ROOT,
-                    "| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s |%n",
+                    "| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |%n",
                     row.fault(),
                     row.driver().name().toLowerCase(Locale.ROOT),
                     row.checks() < 0 ? "–" : Long.toString(row.checks()),
@@ -460,6 +559,7 @@ class FaultMatrixTest {
                     millis(row.p99Millis()),
                     millis(row.maxMillis()),
                     millis(row.recoveryMillis()),
+                    millis(row.applicationRecoveryMillis()),
                     pair(row.threadsBefore(), row.threadsAfter()),
                     pair(row.connectionsBefore(), row.connectionsAfter()),
                     pair(row.heapBeforeMb(), row.heapAfterMb())));

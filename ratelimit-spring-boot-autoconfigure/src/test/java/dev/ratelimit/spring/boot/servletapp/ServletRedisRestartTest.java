@@ -1,0 +1,123 @@
+package dev.ratelimit.spring.boot.servletapp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ratelimit.spring.boot.Http;
+import dev.ratelimit.spring.boot.TestJwts;
+import dev.ratelimit.testsupport.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServerExtension;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * An application that uses Spring Data Redis for its own data and the starter, both on the Lettuce
+ * client Spring Boot created, on a private redis-server that the test kills and starts again on the
+ * same port: the application's {@code StringRedisTemplate} and the limiter both recover, without
+ * restarting the application.
+ */
+@SpringBootTest(
+        classes = ServletTestApp.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = "ratelimit.fail-open=true")
+@DirtiesContext
+class ServletRedisRestartTest {
+
+    @RegisterExtension
+    static final RedisServerExtension<RedisServer> REDIS = RedisServerExtension.standalone();
+
+    @DynamicPropertySource
+    static void redis(DynamicPropertyRegistry registry) {
+        registry.add("spring.data.redis.host", () -> REDIS.get().host());
+        registry.add("spring.data.redis.port", () -> REDIS.get().port());
+    }
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    StringRedisTemplate template;
+
+    @Test
+    void theApplicationsTemplateAndTheLimiterBothRecoverAfterRedisRestarts() throws Exception {
+        Http http = new Http(port);
+        template.opsForValue().set("application:greeting", "hello");
+        String before = TestJwts.token("restart-before", null);
+        assertThat(http.get("/api/hello", before).headers().firstValue("X-RateLimit-Remaining"))
+                .hasValue("4");
+
+        REDIS.get().kill();
+        HttpResponse<String> down = http.get("/api/hello", before);
+        assertThat(down.statusCode()).isEqualTo(200);
+        assertThat(down.headers().firstValue("X-RateLimit-Degraded")).hasValue("true");
+        REDIS.get().startAgain(); // returns once the restarted server answers PING: the clock starts
+        long restarted = System.nanoTime();
+
+        // each on its own thread: the template's command waits while its connection reconnects
+        CompletableFuture<Long> templateBack = CompletableFuture.supplyAsync(() -> firstSuccess(restarted, () -> {
+            template.opsForValue().set("application:greeting", "again");
+            return true;
+        }));
+        String probe = TestJwts.token("restart-probe", null);
+        CompletableFuture<Long> limiterBack = CompletableFuture.supplyAsync(() -> firstSuccess(restarted, () -> {
+            HttpResponse<String> response = http.get("/api/hello", probe);
+            return response.headers().firstValue("X-RateLimit-Degraded").isEmpty()
+                    && response.headers().firstValue("X-RateLimit-Remaining").isPresent();
+        }));
+        long templateMillis = templateBack.get(2, TimeUnit.MINUTES);
+        long limiterMillis = limiterBack.get(2, TimeUnit.MINUTES);
+        System.out.printf(
+                Locale.ROOT,
+                "After the restart: the application's template recovered in %d ms, the limiter in %d ms%n",
+                templateMillis,
+                limiterMillis);
+
+        assertThat(template.opsForValue().get("application:greeting")).isEqualTo("again");
+        // the limiter decides exactly again: a fresh user gets its five, then 429
+        String after = TestJwts.token("restart-after", null);
+        for (int remaining = 4; remaining >= 0; remaining--) {
+            HttpResponse<String> response = http.get("/api/hello", after);
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(response.headers().firstValue("X-RateLimit-Degraded")).isEmpty();
+            assertThat(response.headers().firstValue("X-RateLimit-Remaining")).hasValue(Integer.toString(remaining));
+        }
+        assertThat(http.get("/api/hello", after).statusCode()).isEqualTo(429);
+    }
+
+    /**
+     * Tries {@code attempt} until it returns true and gives the milliseconds from {@code since} to
+     * that success; a failure or false is tried again 10 ms later (recovery is the point here, so
+     * real time passes).
+     */
+    private static long firstSuccess(long since, Callable<Boolean> attempt) {
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                if (attempt.call()) {
+                    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since);
+                }
+            } catch (Exception e) {
+                // not back yet
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+        throw new AssertionError("not recovered within a minute of the restart");
+    }
+}
