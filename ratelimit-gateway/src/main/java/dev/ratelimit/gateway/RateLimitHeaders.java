@@ -15,11 +15,11 @@ import org.jspecify.annotations.Nullable;
 /**
  * The rate-limit headers of every metered response, set before its first byte: OpenAI's {@code
  * x-ratelimit-{limit,remaining,reset}-{requests,tokens}} (each family from the tenant's window with
- * the least remaining), the IETF draft's {@code RateLimit-Policy} (every window of the tier) and
- * {@code RateLimit} (the tightest window per unit), and on a 429 {@code Retry-After}, {@code
- * retry-after-ms} and {@code x-ratelimit-window}. The values are formatted by the servlet filter's
- * own {@link HeaderValues}, so the metered endpoints and the pass-through paths (answered by {@code
- * RateLimitFilter}) write them alike.
+ * the least remaining, left out when a rejection left that unknown), the IETF draft's {@code
+ * RateLimit-Policy} (every window of the tier) and {@code RateLimit} (the tightest window per unit),
+ * and on a 429 {@code Retry-After}, {@code retry-after-ms} and {@code x-ratelimit-window}. The values
+ * are formatted by the servlet filter's own {@link HeaderValues}, so the metered endpoints and the
+ * pass-through paths (answered by {@code RateLimitFilter}) write them alike.
  */
 final class RateLimitHeaders {
 
@@ -32,7 +32,7 @@ final class RateLimitHeaders {
         }
         List<String> items = new ArrayList<>();
         for (boolean tokens : new boolean[] {false, true}) {
-            Decision.Usage tightest = tightest(ticket.windows(), tokens);
+            Decision.Usage tightest = tightest(tier, ticket.windows(), tokens);
             if (tightest != null) {
                 String unit = tokens ? "tokens" : "requests";
                 response.setHeader(
@@ -55,12 +55,22 @@ final class RateLimitHeaders {
         }
     }
 
-    /** The tenant's own window of one unit with the least remaining; ties go to the shortest reset. */
-    private static Decision.@Nullable Usage tightest(List<Decision.Usage> windows, boolean tokens) {
-        return windows.stream()
+    /**
+     * The tenant's own window of one unit with the least remaining; ties go to the shortest reset.
+     * {@code null} when unknown: a rejection leaves the longer windows out of the usage (not
+     * evaluated), and one of them could be tighter than every window reported, unless one of those
+     * already has nothing remaining.
+     */
+    private static Decision.@Nullable Usage tightest(Tier tier, List<Decision.Usage> windows, boolean tokens) {
+        List<Decision.Usage> reported = windows.stream()
                 .filter(w -> w.window().isTokens() == tokens && w.budget() == null)
+                .toList();
+        Decision.Usage tightest = reported.stream()
                 .min(Comparator.comparingLong(Decision.Usage::remaining).thenComparing(Decision.Usage::resetAfter))
                 .orElse(null);
+        long inTier =
+                tier.windows().stream().filter(w -> w.isTokens() == tokens).count();
+        return tightest != null && reported.size() < inTier && tightest.remaining() > 0 ? null : tightest;
     }
 
     static long ceilSeconds(Duration duration) {

@@ -11,6 +11,10 @@ import java.util.concurrent.ConcurrentMap;
  * Writes the rate-limit headers and the 429 and 503 answers of the HTTP contract onto any HTTP
  * response ({@link Target}), so that {@code RateLimitFilter} and other web stacks (Spring WebFlux)
  * answer alike. Not API: it may change in any release.
+ *
+ * <p>Every header reports the deciding window only ({@link Decision#window()}), which the store
+ * always evaluated; the windows a rejection leaves out of {@link Decision#usage()} (not evaluated,
+ * unknown) are never reported, nor stood in for.
  */
 public final class RateLimitResponses {
 
