@@ -32,7 +32,8 @@ Reserve replies integers: {status, now, index, retry_ms, used_1, reset_1, ..., u
 Peek replies {1, now, -1, 0, used_1, reset_1, ...}, every window evaluated, nothing recorded.
 Settle replies {1}: a cancel (ARGV[6] = -1) removes the request from request windows and its
 estimate from token windows; a commit replaces token windows' estimate by the actual count (a
-refund while the entry is in the window, an overrun charged at now, never rejected).
+refund while the entry is in the window, an overrun charged at now, never rejected); an entry that
+has left its window is left alone.
 ]]
 
 -- No flags on the #!lua line (Redis 7.0 or later) declares a script that writes: Redis checks
@@ -56,47 +57,11 @@ local id = ARGV[3]
 -- formats a Lua number argument with '%.17g', several times the cost of '%d'.
 local fmt = string.format
 
--- A key expires one second after the last entry it holds leaves its window, at `leaves` (epoch ms),
--- so idle users cost no memory: the TTL of every EXPIRE and SET EX below, in whole seconds rounded
--- up (never early).
-local function expiry(leaves)
-  return fmt('%d', math.ceil((leaves - now) / 1000) + 1)
-end
-
----------------------------------------------------------------------------------------------------
--- exact request windows: one sorted set of entry ids, scored by time; the count is ZCARD. An entry
--- scored exactly now - length has left its window. Both paths below use these.
-
--- Drops what has left the window; returns the count and the oldest entry's time (false when empty).
-local function exact_trim(key, length)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', now - length))
-  local used = redis.call('ZCARD', key)
-  if used > 0 then
-    return used, tonumber(redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')[2])
-  end
-  return 0, false
-end
-
--- When room returns for `excess` entries too many: when the entry that frees the excess leaves (the
--- oldest, already read, when one must).
-local function exact_leaves(key, length, oldest, excess)
-  if excess > 1 then
-    local at = fmt('%d', excess - 1)
-    oldest = tonumber(redis.call('ZRANGE', key, at, at, 'WITHSCORES')[2])
-  end
-  return oldest + length
-end
-
--- Records the entry at `score`; returns 1 when it is new (an entry id names one entry: recording it
--- again changes nothing).
-local function exact_record(key, length, score)
-  local added = redis.call('ZADD', key, 'NX', score, id)
-  redis.call('EXPIRE', key, expiry(now + length))
-  return added
-end
 
 -- The common case, a reservation in exact request windows only, runs here without the general
--- machinery below (no tables per window, no other helpers): one key per window.
+-- machinery below (no tables per window, no helpers): one sorted set per window, entry ids scored
+-- by time, counted by ZCARD. An entry scored exactly now - length has left its window. The general
+-- path's exact request windows (trim, and the reservation below) do the same with the same commands.
 if op == 'r' and #KEYS == n then
   local simple = true
   for i = 1, n do
@@ -118,21 +83,32 @@ if op == 'r' and #KEYS == n then
       lengths[i] = length
       if status == 1 or length <= bound then
         local key = KEYS[i]
-        local used, oldest = exact_trim(key, length)
+        redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', now - length))
+        local used = redis.call('ZCARD', key)
         local reset = 0
         if used > 0 then
+          local oldest = tonumber(redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')[2])
           reset = math.max(0, oldest + length - now)
-        end
-        if status == 1 then
-          local limit = tonumber(ARGV[a + 2])
-          if limit < 1 then
-            status, bound = 2, length
-            result[1], result[3] = 2, i - 1
-          elseif used + 1 > limit then
-            status, bound = 0, length
-            result[1], result[3] = 0, i - 1
-            result[4] = math.max(1, exact_leaves(key, length, oldest, used + 1 - limit) - now)
+          if status == 1 then
+            local limit = tonumber(ARGV[a + 2])
+            if limit < 1 then
+              status, bound = 2, length
+              result[1], result[3] = 2, i - 1
+            elseif used + 1 > limit then
+              -- room returns when the entry that frees the excess leaves (the oldest when one must)
+              local excess = used + 1 - limit
+              local leaves = oldest
+              if excess > 1 then
+                local at = fmt('%d', excess - 1)
+                leaves = tonumber(redis.call('ZRANGE', key, at, at, 'WITHSCORES')[2])
+              end
+              status, bound = 0, length
+              result[1], result[3], result[4] = 0, i - 1, math.max(1, leaves + length - now)
+            end
           end
+        elseif status == 1 and tonumber(ARGV[a + 2]) < 1 then
+          status, bound = 2, length
+          result[1], result[3] = 2, i - 1
         end
         result[3 + 2 * i] = used
         result[4 + 2 * i] = reset
@@ -144,8 +120,10 @@ if op == 'r' and #KEYS == n then
     if status == 1 then
       local score = fmt('%d', now)
       for i = 1, n do
-        local length = lengths[i]
-        local used = result[3 + 2 * i] + exact_record(KEYS[i], length, score)
+        local key, length = KEYS[i], lengths[i]
+        -- an entry id names one entry: recording it again changes nothing
+        local used = result[3 + 2 * i] + redis.call('ZADD', key, 'NX', score, id)
+        redis.call('EXPIRE', key, fmt('%d', math.ceil(length / 1000) + 1)) -- expiry(now + length), inlined
         result[3 + 2 * i] = used
         if used > 0 and result[4 + 2 * i] == 0 then
           result[4 + 2 * i] = length -- the new entry is the oldest
@@ -157,6 +135,13 @@ if op == 'r' and #KEYS == n then
     end
     return result
   end
+end
+
+-- A key expires one second after the last entry it holds leaves its window, at `leaves` (epoch ms),
+-- so idle users cost no memory: the TTL of every EXPIRE and SET EX below, in whole seconds rounded
+-- up (never early).
+local function expiry(leaves)
+  return fmt('%d', math.ceil((leaves - now) / 1000) + 1)
 end
 
 -- Window i's parameters and key(s). kind: 0 exact requests, 1 exact tokens, 2 precision (ring).
@@ -386,7 +371,12 @@ end
 local function trim(w)
   local kind = w.kind
   if kind == 0 then
-    w.used, w.oldest = exact_trim(w.key, w.length)
+    redis.call('ZREMRANGEBYSCORE', w.key, '-inf', fmt('%d', now - w.length))
+    local used = redis.call('ZCARD', w.key)
+    w.used = used
+    if used > 0 then
+      w.oldest = tonumber(redis.call('ZRANGE', w.key, '0', '0', 'WITHSCORES')[2])
+    end
   elseif kind == 1 then
     weighted_trim(w)
   else
@@ -462,7 +452,12 @@ if op == 'r' then
           local excess = w.used + need - w.limit
           local leaves
           if w.kind == 0 then
-            leaves = exact_leaves(w.key, w.length, w.oldest, excess)
+            if excess == 1 then
+              leaves = w.oldest + w.length
+            else
+              local at = fmt('%d', excess - 1)
+              leaves = tonumber(redis.call('ZRANGE', w.key, at, at, 'WITHSCORES')[2]) + w.length
+            end
           elseif w.kind == 1 then
             local t = weighted_freeing(w, excess)
             leaves = t and (t + w.length) or (now + w.length)
@@ -486,7 +481,9 @@ if op == 'r' then
     local w = windows[i]
     local kind = w.kind
     if kind == 0 then
-      w.used = w.used + exact_record(w.key, w.length, score)
+      -- an entry id names one entry: recording it again changes nothing
+      w.used = w.used + redis.call('ZADD', w.key, 'NX', score, id)
+      redis.call('EXPIRE', w.key, expiry(now + w.length))
       if not w.oldest then
         w.oldest = now
       end
