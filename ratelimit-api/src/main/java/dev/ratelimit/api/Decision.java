@@ -14,6 +14,13 @@ import org.jspecify.annotations.Nullable;
  * and 0 on rejection. {@link #usage()} holds every window the store looked at, requests and tokens,
  * the user's and shared budgets', for headers that report more than one window.
  *
+ * <p>A rejected decision's usage lists only the windows that were evaluated. Windows are evaluated
+ * in order (each budget's shortest first), and once one rejects, no later window longer than it is
+ * looked at (it cannot change the answer, and the store spends nothing on it): those windows are
+ * <em>absent</em> from {@code usage}, their state unknown, never reported as a made-up 0 or a stale
+ * figure. A header writer leaves a window it finds no usage for out, or says it is unknown. A
+ * rejection replayed from the limiter's cache of rejections lists the rejecting window only.
+ *
  * @param allowed whether the request may proceed
  * @param limit the limit of the deciding window
  * @param remaining requests or tokens left in the deciding window after this one; 0 on rejection
@@ -32,7 +39,8 @@ import org.jspecify.annotations.Nullable;
  * @param tooLarge {@code true} when the request was rejected because it alone asks for more tokens
  *     than the deciding window's limit: no retry can succeed
  * @param usage the state of each window the store looked at after this request, in evaluation
- *     order (each budget's windows shortest first); empty for degraded and disabled decisions
+ *     order (each budget's windows shortest first); on rejection without the windows not evaluated
+ *     (longer than the rejecting one); empty for degraded and disabled decisions
  */
 public record Decision(
         boolean allowed,

@@ -16,8 +16,21 @@ import java.util.Arrays;
  * the same request to fit: with entries oldest first, the entry at which the running sum of weights
  * first reaches {@code used + need - limit} leaves at its time plus the window length. At {@code
  * now + retry} the same request fits if nothing else arrived, and not one millisecond earlier.
+ *
+ * <p>Once a window has rejected (or found the request too large), the store leaves every later
+ * window that is longer than it alone: it runs nothing on it and reports it as {@link
+ * #NOT_EVALUATED} ({@link StoreRequest#skipsAfter(int, int)} names them). Such a window cannot change
+ * the answer, and its state is unknown: the decision's usage leaves it out rather than report a
+ * made-up or stale figure. Later windows no longer than the rejecting one (the same minute's tokens
+ * after its requests, say) are evaluated and reported as usual.
  */
 public final class Evaluation {
+
+    /**
+     * What {@link #used} and {@link #resetAfterMillis} report for a window the store did not evaluate:
+     * after a rejection, a later window longer than the rejecting one.
+     */
+    public static final long NOT_EVALUATED = -1;
 
     private static final int ALLOWED = -1;
 
@@ -38,7 +51,12 @@ public final class Evaluation {
                     "window index " + index + " is out of range for " + used.length + " windows");
         }
         for (int i = 0; i < used.length; i++) {
-            if (used[i] < 0 || resetAfterMillis[i] < 0) {
+            boolean skipped = used[i] == NOT_EVALUATED && resetAfterMillis[i] == NOT_EVALUATED;
+            if (skipped && (index == ALLOWED || i <= index)) {
+                throw new IllegalArgumentException("only a window after the rejecting one can be left unevaluated,"
+                        + " window " + i + (index == ALLOWED ? " of an allowed request" : " rejected by " + index));
+            }
+            if (!skipped && (used[i] < 0 || resetAfterMillis[i] < 0)) {
                 throw new IllegalArgumentException("used and resetAfterMillis must not be negative, window " + i + ": "
                         + used[i] + ", " + resetAfterMillis[i]);
             }
@@ -71,8 +89,9 @@ public final class Evaluation {
      * @param windowIndex the index, in request order, of the window that rejected
      * @param retryAfterMillis milliseconds until the request would fit in that window, by the rule
      *     above; at least 1
-     * @param used each window's sum, in request order
-     * @param resetAfterMillis for each window, milliseconds until its oldest entry leaves it
+     * @param used each window's sum, in request order; {@link #NOT_EVALUATED} for a window left alone
+     * @param resetAfterMillis for each window, milliseconds until its oldest entry leaves it; {@link
+     *     #NOT_EVALUATED} for a window left alone
      * @return the evaluation
      */
     public static Evaluation rejected(
@@ -93,8 +112,9 @@ public final class Evaluation {
      * @param nowMillis the time the store decided at
      * @param windowIndex the index, in request order, of the token window whose limit is below the
      *     tokens
-     * @param used each window's sum, in request order
-     * @param resetAfterMillis for each window, milliseconds until its oldest entry leaves it
+     * @param used each window's sum, in request order; {@link #NOT_EVALUATED} for a window left alone
+     * @param resetAfterMillis for each window, milliseconds until its oldest entry leaves it; {@link
+     *     #NOT_EVALUATED} for a window left alone
      * @return the evaluation
      */
     public static Evaluation tooLarge(long nowMillis, int windowIndex, long[] used, long[] resetAfterMillis) {
@@ -150,10 +170,21 @@ public final class Evaluation {
     }
 
     /**
+     * Tells whether the store evaluated a window: every window of an allowed request, and after a
+     * rejection every window but the later, longer ones it left alone.
+     *
+     * @param windowIndex the window's index in request order
+     * @return {@code false} when the window's state is unknown
+     */
+    public boolean evaluated(int windowIndex) {
+        return used[windowIndex] != NOT_EVALUATED;
+    }
+
+    /**
      * Returns a window's sum: after recording when allowed, without this request otherwise.
      *
      * @param windowIndex the window's index in request order
-     * @return the sum of requests or tokens counted
+     * @return the sum of requests or tokens counted, or {@link #NOT_EVALUATED}
      */
     public long used(int windowIndex) {
         return used[windowIndex];
@@ -163,7 +194,7 @@ public final class Evaluation {
      * Returns the milliseconds until a window's oldest entry leaves it.
      *
      * @param windowIndex the window's index in request order
-     * @return milliseconds, 0 when the window is empty
+     * @return milliseconds, 0 when the window is empty, or {@link #NOT_EVALUATED}
      */
     public long resetAfterMillis(int windowIndex) {
         return resetAfterMillis[windowIndex];

@@ -189,11 +189,10 @@ final class Plan {
             addUsage(usage, part.request(), part.evaluation());
         }
         if (refused != null && refusal != null) {
-            int offset = usage.size();
-            addUsage(usage, refused, refusal);
             int index = refusal.rejectedIndex();
-            Window window = refused.windows().get(index);
-            Decision.Usage rejecting = usage.get(offset + index);
+            Decision.Usage rejecting = usageOf(refused, refusal, index);
+            addUsage(usage, refused, refusal);
+            Window window = rejecting.window();
             Duration retry = Duration.ofMillis(refusal.retryAfterMillis());
             return new Decision(
                     false,
@@ -241,15 +240,21 @@ final class Plan {
         return best;
     }
 
+    /** Adds the windows the store evaluated; those it left alone after a rejection are unknown, so absent. */
     private static void addUsage(List<Decision.Usage> usage, StoreRequest request, Evaluation evaluation) {
-        List<Window> windows = request.windows();
-        for (int i = 0; i < windows.size(); i++) {
-            usage.add(new Decision.Usage(
-                    windows.get(i),
-                    budgetOf(request.scopeOf(i)),
-                    evaluation.used(i),
-                    Duration.ofMillis(evaluation.resetAfterMillis(i))));
+        for (int i = 0; i < evaluation.size(); i++) {
+            if (evaluation.evaluated(i)) {
+                usage.add(usageOf(request, evaluation, i));
+            }
         }
+    }
+
+    private static Decision.Usage usageOf(StoreRequest request, Evaluation evaluation, int index) {
+        return new Decision.Usage(
+                request.windows().get(index),
+                budgetOf(request.scopeOf(index)),
+                evaluation.used(index),
+                Duration.ofMillis(evaluation.resetAfterMillis(index)));
     }
 
     private static @Nullable String budgetOf(StoreRequest.Scope scope) {

@@ -4,6 +4,7 @@ import dev.ratelimit.api.Decision;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -23,6 +24,8 @@ import org.jspecify.annotations.Nullable;
  * limiter drop the affected entries at once; a cancel on another limiter instance can leave this
  * one rejecting a request that would now fit, for at most the cached retry time. Rejections by
  * token windows are never cached: every commit below the estimate refunds tokens, on any instance.
+ * A cached rejection reports the rejecting window's usage alone, counted down: the other windows the
+ * store reported may have moved since, and an unknown window is left out of a decision's usage.
  *
  * <p>Bounded: at most {@code maximumSize} subjects; when full, expired entries are dropped and a new
  * rejection that still finds no room is simply not cached (the next request asks the store).
@@ -158,11 +161,15 @@ final class RejectionCache {
         Decision countedDown(long now) {
             Duration retry = Duration.ofMillis(deadline - now);
             Duration elapsed = Duration.ofMillis(now - start);
-            List<Decision.Usage> usage = new ArrayList<>(decision.usage().size());
+            // Only the rejecting window is still known: it is full until the deadline, so nobody adds to
+            // it and nothing leaves it. The other windows the store reported may have moved since.
+            List<Decision.Usage> usage = new ArrayList<>(1);
             for (Decision.Usage u : decision.usage()) {
-                Duration reset = u.resetAfter().minus(elapsed);
-                usage.add(new Decision.Usage(
-                        u.window(), u.budget(), u.used(), reset.isNegative() ? Duration.ZERO : reset));
+                if (u.window().equals(decision.window()) && Objects.equals(u.budget(), decision.budget())) {
+                    Duration reset = u.resetAfter().minus(elapsed);
+                    usage.add(new Decision.Usage(
+                            u.window(), u.budget(), u.used(), reset.isNegative() ? Duration.ZERO : reset));
+                }
             }
             return new Decision(
                     false,

@@ -139,6 +139,26 @@ public record StoreRequest(List<Scope> scopes, long tokens, String entryId, long
     }
 
     /**
+     * Tells whether a store leaves a window alone once another has rejected the request: the window
+     * comes later in {@link #windows()} order and is longer than the rejecting one. Its state cannot
+     * change the answer, so the store runs nothing on it and reports it as {@link
+     * Evaluation#NOT_EVALUATED}.
+     *
+     * @param rejectedIndex the index of the window that rejected (or found the request too large)
+     * @param windowIndex the index of another window
+     * @return {@code true} when the store must not evaluate {@code windowIndex}
+     * @throws IndexOutOfBoundsException if an index is out of range
+     */
+    public boolean skipsAfter(int rejectedIndex, int windowIndex) {
+        List<Window> windows = windows();
+        return windowIndex > rejectedIndex
+                && windows.get(windowIndex)
+                                .length()
+                                .compareTo(windows.get(rejectedIndex).length())
+                        > 0;
+    }
+
+    /**
      * Returns how much the request charges a window: 1 for a request window, {@link #tokens()} for
      * a token window.
      *

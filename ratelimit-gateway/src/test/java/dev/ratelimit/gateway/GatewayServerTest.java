@@ -139,6 +139,26 @@ class GatewayServerTest extends MockGatewayTest {
     }
 
     @Test
+    @DisplayName(
+            "a 429 by the minute keeps the requests family; the tokens family is left out, the day's tokens unknown")
+    void rejectionLeavesUnknownFamiliesOut() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            assertThat(harness.chat("demo-free", HELLO).statusCode()).isEqualTo(200);
+        }
+        HttpResponse<String> sixth = harness.chat("demo-free", HELLO);
+        assertThat(sixth.statusCode()).isEqualTo(429);
+        assertThat(sixth.headers().firstValue("x-ratelimit-window")).contains("minute");
+        assertThat(sixth.headers().firstValue("x-ratelimit-remaining-requests")).contains("0");
+        for (String header :
+                List.of("x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens")) {
+            assertThat(sixth.headers().firstValue(header))
+                    .as("%s: the minute's tokens are known, the day's (not evaluated) could be tighter", header)
+                    .isEmpty();
+        }
+        assertThat(sixth.headers().firstValue("RateLimit")).contains("\"minute\";r=0;t=60");
+    }
+
+    @Test
     @DisplayName("other /v1 paths: the library's RateLimitFilter charges request windows; the 6th gets OpenAI's 429")
     void passThrough() throws Exception {
         String large = "x".repeat(5_000);

@@ -24,7 +24,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>It honours the same contract as the Redis stores: each evaluation is atomic (it runs under a
  * lock striped by scope; a request of several scopes holds all their stripes), a rejection records
- * nothing, precision windows keep one entry per step, and a scope's state is dropped one second
+ * nothing (and reports the longer windows after the rejecting one as not evaluated, as the Redis
+ * stores do), precision windows keep one entry per step, and a scope's state is dropped one second
  * after its last entry has left its window. Time is the request's when it carries one (an
  * injected clock), otherwise the store's clock, and idle state is evicted on that same time: once
  * requests carry their time, the latest time a request carried. Counts are per JVM: use a Redis
@@ -86,10 +87,12 @@ public final class InMemoryWindowStore implements WindowStore {
                 Window window = windows.get(i);
                 long weight = request.weightIn(window);
                 if (weight > window.limit()) {
+                    loaded.leaveAloneAfter(request, i);
                     return Evaluation.tooLarge(now, i, loaded.used, loaded.reset);
                 }
                 long excess = loaded.used[i] + Math.max(1, weight) - window.limit();
                 if (excess > 0) {
+                    loaded.leaveAloneAfter(request, i);
                     long leaves = loaded.windows[i].timeFreeing(excess) + window.lengthMillis();
                     return Evaluation.rejected(now, i, Math.max(1, leaves - now), loaded.used, loaded.reset);
                 }
@@ -162,6 +165,16 @@ public final class InMemoryWindowStore implements WindowStore {
             scopes = new ScopeLog[scopeCount];
             used = new long[windowCount];
             reset = new long[windowCount];
+        }
+
+        /** Reports the windows a rejection by window {@code rejected} leaves alone as not evaluated. */
+        void leaveAloneAfter(StoreRequest request, int rejected) {
+            for (int i = rejected + 1; i < used.length; i++) {
+                if (request.skipsAfter(rejected, i)) {
+                    used[i] = Evaluation.NOT_EVALUATED;
+                    reset[i] = Evaluation.NOT_EVALUATED;
+                }
+            }
         }
     }
 

@@ -83,6 +83,31 @@ class RejectionCacheTest {
     }
 
     @Test
+    @DisplayName("a cached rejection reports the rejecting window's usage alone: the other windows may have moved")
+    void cachedRejectionReportsTheRejectingWindowOnly() {
+        RateLimiter limiter = limiter(true);
+        Window tenSeconds = Window.of(5, Duration.ofSeconds(10));
+        Window minute = Window.of(3, Duration.ofMinutes(1));
+        Tier tier = Tier.of("minute-first", tenSeconds, minute);
+        for (int i = 0; i < 3; i++) {
+            assertThat(limiter.check("carol", tier).allowed()).isTrue();
+        }
+        Decision rejected = limiter.check("carol", tier);
+        assertThat(rejected.window()).isEqualTo(minute);
+        assertThat(rejected.usage())
+                .as("the store evaluated the shorter window too")
+                .extracting(Decision.Usage::window)
+                .containsExactly(tenSeconds, minute);
+        int calls = store.evaluations.get();
+        clock.advance(Duration.ofSeconds(1));
+        Decision cached = limiter.check("carol", tier);
+        assertThat(store.evaluations.get()).as("no store call").isEqualTo(calls);
+        assertThat(cached.usage()).extracting(Decision.Usage::window).containsExactly(minute);
+        assertThat(cached.usage().get(0).used()).isEqualTo(3);
+        assertThat(cached.usage().get(0).resetAfter()).isEqualTo(Duration.ofSeconds(59));
+    }
+
+    @Test
     @DisplayName("with the cache, every decision equals the one a limiter without it gives, over random traffic")
     void sameDecisionsAsWithoutTheCache() {
         MutableClock otherClock = MutableClock.at(clock.instant());

@@ -1,24 +1,14 @@
 #!lua flags=
 --[[
-sliding_window.lua: reserve or settle one request in sliding-window logs, all windows at once,
-all or nothing. The whole script is one atomic step of Redis.
-
-Three kinds of window, each kept under its own key(s):
-  exact requests  a sorted set: score = time in epoch ms, member = the request's entry id.
-                  The count is ZCARD.
-  exact tokens    a sorted set whose members are '<weight>:<entry id>' (settling above the estimate
-                  adds '<weight>:<entry id>+' at the time of settling), and a string key holding
-                  the sum of the weights present. Two keys.
-  precision       a string: a ring of steps. 24-byte header (sum, lowest live step, highest
-                  recorded step; little-endian doubles) then one 16-byte slot per step (step
-                  number, weight), slot = step mod slots. Entries within one step are one weighted
-                  entry recorded as if at the end of the step, (step + 1) * precision, so it leaves
-                  the window at most one step late and never early. Requests count 1 per entry.
-                  Memory is fixed by the window's length and precision, not by traffic.
+sliding_window.lua: reserve, settle or peek one request in sliding-window logs, all windows at once,
+all or nothing, in one atomic step of Redis.
 
 KEYS          every window's key(s), in evaluation order (scope by scope, each scope's windows
-              shortest first): one key per window, two (sorted set, sum) for exact token windows.
-              In cluster mode all keys must hash to one slot (the key codec tags them).
+              shortest first), all in one hash slot in cluster mode:
+                exact requests  one sorted set: score = time in epoch ms, member = entry id
+                exact tokens    two keys: a sorted set of '<weight>:<entry id>' members ('+' appended
+                                for an overrun charged when settling), and the sum of their weights
+                precision       one string: a ring of steps (see the precision section below)
 ARGV[1]       'r' to reserve, 's' to settle, 'p' to peek (report every window's state, record nothing)
 ARGV[2]       now in epoch milliseconds, or '' (empty) to take the server's TIME
 ARGV[3]       the entry id: unique to the reservation among all callers
@@ -28,42 +18,27 @@ ARGV[6]       settle: the tokens actually used, or -1 to cancel ('' when reservi
 ARGV[7 + 4(i-1)] .. ARGV[10 + 4(i-1)]
               window i: length in ms, limit, unit (0 requests, 1 tokens), precision in ms (0 exact)
 
-Reserve returns integers only: {status, now, index, retry_ms, used_1, reset_1, ..., used_n, reset_n}
-  status 1    allowed: the request is recorded in every window; index is -1, retry_ms 0.
-  status 0    rejected by window index (0-based): the first window where used + need > limit, with
-              need = 1 for request windows and max(tokens, 1) for token windows (so a token window
-              that is used up rejects even a request that reserves no tokens). retry_ms is the time
-              until enough weight leaves that window for the same request to fit; at now + retry_ms
-              it fits if nothing else arrived. Nothing is recorded.
-  status 2    too large: the request alone reserves more tokens than window index allows; it can
-              never fit. Nothing is recorded; retry_ms is 0.
-  used_i, reset_i
-              each window's sum after this call and the ms until its oldest entry leaves it (0 when
-              empty); on rejection the state without this request.
-Peek returns what reserve returns for an allowed request, {1, now, -1, 0, used_1, reset_1, ...},
-without recording anything (it drops entries that have left their windows, as every call does).
-Settle returns {1}. Cancel removes the request from request windows and its estimate from token
-windows; a commit replaces the estimate of token windows by the actual count: a refund where the
-entry is still in the window, an overrun charged at now (never rejected). Settling does nothing to
-an entry that has already left its window.
-
-Keys expire one second after their last entry leaves the window, so idle users cost no memory.
-An entry scored exactly now - length has left its window.
-Needs Redis 7.0 or later: the #!lua line declares a script that writes (no flags), so Redis checks
-maxmemory before it starts and refuses it with an OOM error when memory is full, instead of letting
-its first write (a removal, allowed under OOM) open the way for the rest.
-
-Cost: Redis runs this script for every decision, so the common path is kept short. A reservation in
-exact request windows only (the common case) runs first, on its own, without tables or helpers; per
-window it costs ZREMRANGEBYSCORE, ZCARD, ZRANGE (the oldest entry, only when the window is not
-empty), ZADD and EXPIRE, and a rejection needs no further command when one entry must leave (the
-oldest, already read). An exact token window reads its oldest member first and looks for members that have left only
-when that one has; its sum is written once, with its expiry (SET EX). A ring reads the slot of the
-step it adds to only when that step already holds weight, and refreshes its expiry only when its
-highest step moves (the expiry depends on nothing else). Helpers are created only for the kinds of
-window present: every function defined here is allocated on every call.
+Reserve replies integers: {status, now, index, retry_ms, used_1, reset_1, ..., used_n, reset_n}
+  status      1 allowed: recorded in every window (index -1, retry_ms 0);
+              0 rejected by window index (0-based), the first where used + need > limit (need = 1
+                in request windows, max(tokens, 1) in token windows); retry_ms is the time until
+                enough weight leaves it for the same request to fit; nothing is recorded;
+              2 too large: the request alone needs more than window index's limit (retry_ms 0);
+                nothing is recorded
+  used_i      window i's sum (after recording when allowed); -1 when not evaluated: after a
+              rejection, a later window longer than the rejecting one is left alone (no command
+              runs on its keys)
+  reset_i     ms until window i's oldest entry leaves it (0 when empty; -1 when not evaluated)
+Peek replies {1, now, -1, 0, used_1, reset_1, ...}, every window evaluated, nothing recorded.
+Settle replies {1}: a cancel (ARGV[6] = -1) removes the request from request windows and its
+estimate from token windows; a commit replaces token windows' estimate by the actual count (a
+refund while the entry is in the window, an overrun charged at now, never rejected); an entry that
+has left its window is left alone.
 ]]
 
+-- No flags on the #!lua line (Redis 7.0 or later) declares a script that writes: Redis checks
+-- maxmemory before it starts and refuses it under OOM, instead of letting its first write (a
+-- removal, allowed under OOM) open the way for the rest.
 local op = ARGV[1]
 local now
 if ARGV[2] == '' then
@@ -78,13 +53,15 @@ if now == nil or tokens == nil or tokens < 0 or n < 1 or n ~= math.floor(n) or (
   return redis.error_reply('ERR sliding_window: bad arguments')
 end
 local id = ARGV[3]
--- Numbers go to redis.call as integer text, fmt('%d', x), and constants as strings ('0'): Redis turns a
--- Lua number argument into text with printf's '%.17g', which costs several times what '%d' does
--- (callgrind: about 2,500 instructions per argument, an eighth of a one-window decision).
+-- Numbers go to redis.call as integer text, fmt('%d', x), and constants as strings ('0'): Redis
+-- formats a Lua number argument with '%.17g', several times the cost of '%d'.
 local fmt = string.format
 
+
 -- The common case, a reservation in exact request windows only, runs here without the general
--- machinery below (no tables per window, no helpers): one key per window.
+-- machinery below (no tables per window, no helpers): one sorted set per window, entry ids scored
+-- by time, counted by ZCARD. An entry scored exactly now - length has left its window. The general
+-- path's exact request windows (trim, and the reservation below) do the same with the same commands.
 if op == 'r' and #KEYS == n then
   local simple = true
   for i = 1, n do
@@ -98,40 +75,47 @@ if op == 'r' and #KEYS == n then
     -- sized for one or two windows up front (growing a table rehashes it)
     local result = {1, now, -1, 0, 0, 0, 0, 0}
     local lengths = {}
-    local status = 1
+    -- once a window rejects (status ~= 1), only windows no longer than it (bound) are read
+    local status, bound = 1, 0
     for i = 1, n do
       local a = 2 + 4 * i
-      local key, length = KEYS[i], tonumber(ARGV[a + 1])
+      local length = tonumber(ARGV[a + 1])
       lengths[i] = length
-      redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', now - length))
-      local used = redis.call('ZCARD', key)
-      local reset = 0
-      if used > 0 then
-        local oldest = tonumber(redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')[2])
-        reset = math.max(0, oldest + length - now)
-        if status == 1 then
-          local limit = tonumber(ARGV[a + 2])
-          if limit < 1 then
-            status = 2
-            result[1], result[3] = 2, i - 1
-          elseif used + 1 > limit then
-            -- room returns when the entry that frees the excess leaves (the oldest when one must)
-            local excess = used + 1 - limit
-            local leaves = oldest
-            if excess > 1 then
-              local at = fmt('%d', excess - 1)
-              leaves = tonumber(redis.call('ZRANGE', key, at, at, 'WITHSCORES')[2])
+      if status == 1 or length <= bound then
+        local key = KEYS[i]
+        redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', now - length))
+        local used = redis.call('ZCARD', key)
+        local reset = 0
+        if used > 0 then
+          local oldest = tonumber(redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')[2])
+          reset = math.max(0, oldest + length - now)
+          if status == 1 then
+            local limit = tonumber(ARGV[a + 2])
+            if limit < 1 then
+              status, bound = 2, length
+              result[1], result[3] = 2, i - 1
+            elseif used + 1 > limit then
+              -- room returns when the entry that frees the excess leaves (the oldest when one must)
+              local excess = used + 1 - limit
+              local leaves = oldest
+              if excess > 1 then
+                local at = fmt('%d', excess - 1)
+                leaves = tonumber(redis.call('ZRANGE', key, at, at, 'WITHSCORES')[2])
+              end
+              status, bound = 0, length
+              result[1], result[3], result[4] = 0, i - 1, math.max(1, leaves + length - now)
             end
-            status = 0
-            result[1], result[3], result[4] = 0, i - 1, math.max(1, leaves + length - now)
           end
+        elseif status == 1 and tonumber(ARGV[a + 2]) < 1 then
+          status, bound = 2, length
+          result[1], result[3] = 2, i - 1
         end
-      elseif status == 1 and tonumber(ARGV[a + 2]) < 1 then
-        status = 2
-        result[1], result[3] = 2, i - 1
+        result[3 + 2 * i] = used
+        result[4 + 2 * i] = reset
+      else
+        result[3 + 2 * i] = -1
+        result[4 + 2 * i] = -1
       end
-      result[3 + 2 * i] = used
-      result[4 + 2 * i] = reset
     end
     if status == 1 then
       local score = fmt('%d', now)
@@ -139,7 +123,7 @@ if op == 'r' and #KEYS == n then
         local key, length = KEYS[i], lengths[i]
         -- an entry id names one entry: recording it again changes nothing
         local used = result[3 + 2 * i] + redis.call('ZADD', key, 'NX', score, id)
-        redis.call('EXPIRE', key, fmt('%d', math.ceil(length / 1000) + 1))
+        redis.call('EXPIRE', key, fmt('%d', math.ceil(length / 1000) + 1)) -- expiry(now + length), inlined
         result[3 + 2 * i] = used
         if used > 0 and result[4 + 2 * i] == 0 then
           result[4 + 2 * i] = length -- the new entry is the oldest
@@ -151,6 +135,13 @@ if op == 'r' and #KEYS == n then
     end
     return result
   end
+end
+
+-- A key expires one second after the last entry it holds leaves its window, at `leaves` (epoch ms),
+-- so idle users cost no memory: the TTL of every EXPIRE and SET EX below, in whole seconds rounded
+-- up (never early).
+local function expiry(leaves)
+  return fmt('%d', math.ceil((leaves - now) / 1000) + 1)
 end
 
 -- Window i's parameters and key(s). kind: 0 exact requests, 1 exact tokens, 2 precision (ring).
@@ -243,7 +234,11 @@ if weighted then
 end
 
 ---------------------------------------------------------------------------------------------------
--- precision windows: a ring of steps in one string
+-- precision windows: a ring of steps in one string. A 24-byte header (sum, lowest live step, highest
+-- recorded step; little-endian doubles), then one 16-byte slot per step (step number, weight), slot =
+-- step mod slots. Entries within one step are one weighted entry recorded as if at the end of the
+-- step, (step + 1) * precision, so it leaves the window at most one step late and never early.
+-- Requests count 1 per entry. Memory is fixed by the window's length and precision, not by traffic.
 
 local HEADER, SLOT = 24, 16
 local HEADER_LAST = '23' -- HEADER - 1, as text
@@ -366,7 +361,7 @@ if rings then
 
   -- The expiry depends only on hi: it is set when the ring is created and whenever hi moves.
   ring_expire = function(w)
-    redis.call('PEXPIRE', w.key, fmt('%d', (w.hi + 1) * w.step + w.length - now + 1000))
+    redis.call('EXPIRE', w.key, expiry((w.hi + 1) * w.step + w.length))
   end
 end
 
@@ -400,13 +395,16 @@ local function save(w)
   end
 end
 
--- Reply: {status, now, index, retry} then each window's use and ms until its oldest entry leaves.
+-- Reply: {status, now, index, retry} then each window's use and ms until its oldest entry leaves
+-- (-1, -1 for a window not evaluated).
 local function state(status, index, retry)
   local result = {status, now, index, retry}
   for i = 1, n do
     local w = windows[i]
     local used, reset = w.used, 0
-    if used > 0 then
+    if w.skipped then
+      used, reset = -1, -1
+    elseif used > 0 then
       if w.kind == 2 then
         reset = (w.lo + 1) * w.step + w.length - now
       elseif w.oldest then
@@ -429,17 +427,22 @@ if op == 'p' then
 end
 
 if op == 'r' then
-  local status, index, retry = 1, -1, 0
+  -- once a window rejects (status ~= 1), only windows no longer than it (bound) are read
+  local status, index, retry, bound = 1, -1, 0, 0
   for i = 1, n do
     local w = windows[i]
-    trim(w)
+    if status ~= 1 and w.length > bound then
+      w.skipped = true -- no command runs on its keys: save and state leave it alone
+    else
+      trim(w)
+    end
     if status == 1 then
       local need = 1
       if w.tokens then
         need = tokens
       end
       if need > w.limit then
-        status, index = 2, i - 1
+        status, index, bound = 2, i - 1, w.length
       else
         if need < 1 then
           need = 1
@@ -462,7 +465,7 @@ if op == 'r' then
             local s = ring_walk(w, w.lo, w.hi - w.lo + 1, nil, excess)
             leaves = s and ((s + 1) * w.step + w.length) or (now + w.length)
           end
-          status, index, retry = 0, i - 1, math.max(1, leaves - now)
+          status, index, retry, bound = 0, i - 1, math.max(1, leaves - now), w.length
         end
       end
     end
@@ -480,13 +483,13 @@ if op == 'r' then
     if kind == 0 then
       -- an entry id names one entry: recording it again changes nothing
       w.used = w.used + redis.call('ZADD', w.key, 'NX', score, id)
-      redis.call('EXPIRE', w.key, fmt('%d', math.ceil(w.length / 1000) + 1))
+      redis.call('EXPIRE', w.key, expiry(now + w.length))
       if not w.oldest then
         w.oldest = now
       end
     elseif kind == 1 then
       if tokens > 0 and redis.call('ZADD', w.key, 'NX', score, fmt('%d', tokens) .. ':' .. id) == 1 then
-        local seconds = fmt('%d', math.ceil(w.length / 1000) + 1)
+        local seconds = expiry(now + w.length)
         w.used = w.used + tokens
         redis.call('EXPIRE', w.key, seconds)
         redis.call('SET', w.sumkey, fmt('%d', w.used), 'EX', seconds)
@@ -550,7 +553,7 @@ for i = 1, n do
         end
       end
     elseif target > estimate then
-      local seconds = fmt('%d', math.ceil(w.length / 1000) + 1)
+      local seconds = expiry(now + w.length)
       redis.call('ZADD', w.key, fmt('%d', now), fmt('%d', target - estimate) .. ':' .. id .. '+')
       redis.call('INCRBY', w.sumkey, fmt('%d', target - estimate))
       redis.call('EXPIRE', w.key, seconds)

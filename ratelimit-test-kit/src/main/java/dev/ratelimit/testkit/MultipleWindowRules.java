@@ -3,6 +3,7 @@ package dev.ratelimit.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
 import java.time.Duration;
@@ -164,5 +165,58 @@ interface MultipleWindowRules extends ConformanceSection {
         assertThat(decision.window().name())
                 .as("[M6] the rejecting window is the tier's")
                 .isEqualTo("minute");
+    }
+
+    @Test
+    @DisplayName(
+            "M7 after a rejection, usage leaves out the later windows longer than the rejecting one: not evaluated")
+    default void longerWindowsAfterRejectionAreNotEvaluated() {
+        String user = user("m7");
+        Window minute = new Window("minute", 2, MINUTE);
+        Window hour = new Window("hour", 5, HOUR);
+        Window day = new Window("day", 10, DAY);
+        List<Window> requests = List.of(minute, hour, day);
+        for (int i = 0; i < 2; i++) {
+            assertThat(limiter().check(user, requests).allowed())
+                    .as("[M7] check %d of 2/minute, 5/hour and 10/day must be allowed", i + 1)
+                    .isTrue();
+        }
+        Decision byMinute = limiter().check(user, requests);
+        assertThat(byMinute.window())
+                .as("[M7] the minute window rejects the third check")
+                .isEqualTo(minute);
+        assertThat(byMinute.usage())
+                .as("[M7] the minute window rejected: the hour and day windows are not evaluated, so absent")
+                .extracting(Decision.Usage::window)
+                .containsExactly(minute);
+        assertThat(used(byMinute, minute, null))
+                .as("[M7] the rejecting window's use")
+                .isEqualTo(2);
+
+        // A token window of the same length may be reported; longer windows of both scopes may not.
+        String other = user("m7-tokens");
+        Window tokens = Window.tokens("minute tokens", 1_000, MINUTE);
+        Window dayTokens = Window.tokens("day tokens", 10_000, DAY);
+        Tier tier = Tier.of("m7", minute, tokens, dayTokens);
+        SharedBudget upstream = SharedBudget.of(user("m7-upstream"), Window.tokens(5_000, MINUTE), dayTokens);
+        for (int i = 0; i < 2; i++) {
+            assertThat(limiter()
+                            .reserve(other, tier, 100, List.of(upstream))
+                            .decision()
+                            .allowed())
+                    .as("[M7] reservation %d of 2/minute with tokens must be allowed", i + 1)
+                    .isTrue();
+        }
+        Decision rejected =
+                limiter().reserve(other, tier, 100, List.of(upstream)).decision();
+        assertThat(rejected.window())
+                .as("[M7] the minute window rejects the third reservation")
+                .isEqualTo(minute);
+        assertThat(rejected.usage())
+                .as("[M7] no day window, the user's or the shared budget's, is reported after the minute rejected")
+                .noneMatch(usage -> usage.window().length().compareTo(MINUTE) > 0);
+        assertThat(used(rejected, minute, null))
+                .as("[M7] the rejecting window's use")
+                .isEqualTo(2);
     }
 }

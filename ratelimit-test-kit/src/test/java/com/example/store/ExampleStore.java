@@ -34,10 +34,12 @@ public final class ExampleStore implements WindowStore {
         for (int i = 0; i < windows.size(); i++) {
             Window window = windows.get(i);
             if (window.isTokens() && request.tokens() > window.limit()) {
+                leaveAloneAfter(request, i, used, reset);
                 return Evaluation.tooLarge(now, i, used, reset);
             }
             long excess = used[i] + Math.max(request.weightIn(window), 1) - window.limit();
             if (excess > 0) {
+                leaveAloneAfter(request, i, used, reset);
                 long leaves = leavesAfterFreeing(windowLogs.get(i), excess) + window.lengthMillis();
                 return Evaluation.rejected(now, i, Math.max(leaves - now, 1), used, reset);
             }
@@ -74,6 +76,16 @@ public final class ExampleStore implements WindowStore {
                 } else if (target > estimate) { // an overrun, charged now and never rejected
                     log.add(new Entry(at(window, now), settlement.entryId(), target - estimate));
                 }
+            }
+        }
+    }
+
+    /** Reports the later, longer windows a rejection by window {@code rejected} leaves alone as not evaluated. */
+    private static void leaveAloneAfter(StoreRequest request, int rejected, long[] used, long[] reset) {
+        for (int i = rejected + 1; i < used.length; i++) {
+            if (request.skipsAfter(rejected, i)) {
+                used[i] = Evaluation.NOT_EVALUATED;
+                reset[i] = Evaluation.NOT_EVALUATED;
             }
         }
     }

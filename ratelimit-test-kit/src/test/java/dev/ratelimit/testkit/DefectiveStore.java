@@ -27,7 +27,9 @@ final class DefectiveStore implements WindowStore {
         /** Rounds the retry delay down to whole seconds. */
         ROUNDED_RETRY,
         /** Charges the user's scope when a shared one rejects. */
-        CHARGES_USER_WHEN_SHARED_REJECTS
+        CHARGES_USER_WHEN_SHARED_REJECTS,
+        /** Reports the longer windows after the rejecting one, which it should leave alone, with their state. */
+        REPORTS_LONGER_WINDOWS_ON_REJECTION
     }
 
     private final Defect defect;
@@ -48,6 +50,7 @@ final class DefectiveStore implements WindowStore {
             }
             case FIXED_WINDOW -> fixedWindow(request);
             case NOT_ATOMIC -> countThenRecord(request);
+            case REPORTS_LONGER_WINDOWS_ON_REJECTION -> reportingEveryWindow(request);
             case ROUNDED_RETRY -> {
                 Evaluation evaluation = store.evaluate(request);
                 yield withRetry(evaluation, Math.max(1, evaluation.retryAfterMillis() / 1_000 * 1_000));
@@ -73,6 +76,25 @@ final class DefectiveStore implements WindowStore {
             store.evaluate(unlimited(request, count, evaluation.nowMillis()));
         }
         return evaluation;
+    }
+
+    /** Evaluates a request and, when refused, fills in the windows left alone with what a peek reads there. */
+    private Evaluation reportingEveryWindow(StoreRequest request) {
+        Evaluation evaluation = store.evaluate(request);
+        if (evaluation.isAllowed()) {
+            return evaluation;
+        }
+        Evaluation peeked = store.peek(request);
+        long[] used = new long[evaluation.size()];
+        long[] reset = new long[evaluation.size()];
+        for (int i = 0; i < used.length; i++) {
+            used[i] = evaluation.evaluated(i) ? evaluation.used(i) : peeked.used(i);
+            reset[i] = evaluation.evaluated(i) ? evaluation.resetAfterMillis(i) : peeked.resetAfterMillis(i);
+        }
+        int index = evaluation.rejectedIndex();
+        return evaluation.isTooLarge()
+                ? Evaluation.tooLarge(evaluation.nowMillis(), index, used, reset)
+                : Evaluation.rejected(evaluation.nowMillis(), index, evaluation.retryAfterMillis(), used, reset);
     }
 
     /** Evaluates at the start of the fixed window the time falls in; requests on the store's time pass through. */

@@ -26,7 +26,7 @@ import org.junit.platform.testkit.engine.Events;
 class KitSelfTest {
 
     /** The tests of a full run, as CONFORMANCE.md, docs/writing-a-store.md and the kit's guard state it. */
-    private static final int FULL_RUN = 48;
+    private static final int FULL_RUN = 49;
 
     /** A row of CONFORMANCE.md's table of counts: three declarations, tests run and passed, skipped ones. */
     private static final Pattern COUNT_ROW = Pattern.compile(
@@ -71,7 +71,7 @@ class KitSelfTest {
     }
 
     @Test
-    @DisplayName("a full run is the 48 tests CONFORMANCE.md promises; outside the JUnit Platform it fails instead")
+    @DisplayName("a full run is the 49 tests CONFORMANCE.md promises; outside the JUnit Platform it fails instead")
     void runOutsideTheJUnitPlatformFails() throws NoSuchMethodException {
         Events tests = run(Correct.class);
         assertThat(tests.started().count()).as("tests of a full run").isEqualTo(FULL_RUN);
@@ -108,6 +108,14 @@ class KitSelfTest {
         Map<String, String> failed = failures(run(ChargesUserWhenSharedRejects.class));
         assertThat(failed).containsOnlyKeys("G1", "G3");
         assertThat(failed.get("G1")).contains("[G1] bob's own window holds his allowed request and this check");
+    }
+
+    @Test
+    @DisplayName("a store that reports the longer windows after a rejection, which it should leave alone, fails M7")
+    void reportingLongerWindowsOnRejectionFails() {
+        Map<String, String> failed = failures(run(ReportsLongerWindowsOnRejection.class));
+        assertThat(failed).containsOnlyKeys("M7");
+        assertThat(failed.get("M7")).contains("[M7] the minute window rejected: the hour and day windows are not");
     }
 
     @Test
@@ -184,6 +192,13 @@ class KitSelfTest {
         @Override
         protected WindowStore createStore() {
             return new DefectiveStore(DefectiveStore.Defect.CHARGES_SHORTER_WINDOWS_ON_REJECTION);
+        }
+    }
+
+    static class ReportsLongerWindowsOnRejection extends WindowStoreConformanceKit {
+        @Override
+        protected WindowStore createStore() {
+            return new DefectiveStore(DefectiveStore.Defect.REPORTS_LONGER_WINDOWS_ON_REJECTION);
         }
     }
 

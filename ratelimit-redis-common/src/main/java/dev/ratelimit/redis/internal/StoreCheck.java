@@ -45,8 +45,7 @@ public final class StoreCheck {
             "DECRBY",
             "GETRANGE",
             "SETRANGE",
-            "EXPIRE",
-            "PEXPIRE");
+            "EXPIRE");
 
     /** The commands the stores send themselves. */
     public static final List<String> CLIENT_COMMANDS = List.of("EVALSHA", "EVAL");
@@ -159,7 +158,6 @@ public final class StoreCheck {
         probe(commands, string, denied, notes, "DECRBY", string, "0");
         probe(commands, string, denied, notes, "GETRANGE", string, "0", "0");
         probe(commands, string, denied, notes, "SETRANGE", string, "0", "0");
-        probe(commands, string, denied, notes, "PEXPIRE", string, "10000");
         probe(commands, zset, denied, notes, "DEL", zset, string);
         // Invalid arguments: the script loads, is cached, and returns an error before any key is touched.
         @Nullable String scriptError = null;

@@ -110,7 +110,7 @@ class SlidingWindowScriptTest {
     }
 
     @Test
-    void aRejectionWritesNothingButReportsEveryWindow() {
+    void aRejectionWritesNothingAndLeavesTheLongerWindowsAlone() {
         String user = user();
         Window minute = Window.of(10, Duration.ofMinutes(1));
         Window tokens = Window.tokens(1_000, Duration.ofMinutes(1));
@@ -119,9 +119,11 @@ class SlidingWindowScriptTest {
         Evaluation rejected = reserve(user, T0 + 10, 200, minute, tokens, day);
         assertThat(rejected.rejectedIndex()).isEqualTo(1);
         assertThat(rejected.used(0)).isEqualTo(1);
-        assertThat(rejected.used(2))
-                .as("the window after the rejecting one is reported too")
-                .isEqualTo(1);
+        assertThat(rejected.evaluated(2))
+                .as("the day window, longer than the rejecting one, is not evaluated")
+                .isFalse();
+        assertThat(rejected.used(2)).isEqualTo(Evaluation.NOT_EVALUATED);
+        assertThat(rejected.resetAfterMillis(2)).isEqualTo(Evaluation.NOT_EVALUATED);
         assertThat(raw.call("ZCARD", key(user, minute))).isEqualTo(1L);
         assertThat(raw.call("ZCARD", key(user, day))).isEqualTo(1L);
     }

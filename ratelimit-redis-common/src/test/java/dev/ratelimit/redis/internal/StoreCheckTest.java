@@ -35,7 +35,7 @@ class StoreCheckTest {
     void aclRuleNamesThePrefixAndEveryCommand() {
         assertThat(StoreCheck.aclRule(new KeySpace(KeyLayout.CLUSTER, "svc-a")))
                 .startsWith("~svc-a:* -@all +evalsha +eval +time ")
-                .endsWith(" +expire +pexpire");
+                .endsWith(" +setrange +expire");
     }
 
     @Test

@@ -7,12 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.redis.internal.SlidingWindowScript;
 import dev.ratelimit.testkit.MutableClock;
 import dev.ratelimit.testsupport.redis.RedisServer;
@@ -225,20 +227,8 @@ public abstract class RedisStandaloneBehaviour {
         List<Window> windows =
                 List.of(new Window("minute", 5, Duration.ofMinutes(1)), new Window("hour", 50, Duration.ofHours(1)));
         assertThat(limiter.check(user("warm-up"), windows).allowed()).isTrue(); // connects and caches the script
-        String marker = "end-of-check-" + UUID.randomUUID();
-        List<String> lines = new ArrayList<>();
-        try (RespClient monitor = redis.get().connect()) {
-            assertThat(monitor.call("MONITOR")).isEqualTo("OK");
-            assertThat(limiter.check(user, windows).allowed()).isTrue();
-            redis.get().call("ECHO", marker);
-            while (true) {
-                String line = String.valueOf(monitor.read());
-                if (line.contains(marker)) {
-                    break;
-                }
-                lines.add(line);
-            }
-        }
+        List<String> lines = monitored(
+                () -> assertThat(limiter.check(user, windows).allowed()).isTrue());
         List<String> fromClients =
                 lines.stream().filter(l -> !l.contains(" lua]")).toList();
         List<String> fromScript =
@@ -251,6 +241,87 @@ public abstract class RedisStandaloneBehaviour {
                     .as(command + " inside the script")
                     .filteredOn(l -> l.toUpperCase(java.util.Locale.ROOT).contains("\"" + command + "\""))
                     .hasSize(2);
+        }
+    }
+
+    /**
+     * Runs an action with {@code MONITOR} on a second connection and returns the lines Redis logged
+     * meanwhile, up to a marker sent after it (each line quotes its command and arguments; a command
+     * a script ran says {@code lua]}).
+     */
+    private static List<String> monitored(Runnable action) {
+        String marker = "end-of-action-" + UUID.randomUUID();
+        List<String> lines = new ArrayList<>();
+        try (RespClient monitor = redis.get().connect()) {
+            assertThat(monitor.call("MONITOR")).isEqualTo("OK");
+            action.run();
+            redis.get().call("ECHO", marker);
+            while (true) {
+                String line = String.valueOf(monitor.read());
+                if (line.contains(marker)) {
+                    break;
+                }
+                lines.add(line);
+            }
+        }
+        return lines;
+    }
+
+    @Test
+    @DisplayName("RB10 once a shorter window rejects, the script runs no command on a longer window's keys (MONITOR)")
+    void rejectionLeavesLongerWindowsAlone() {
+        WindowStore store = store();
+        RateLimiter limiter = limiter(store, MutableClock.at(START));
+        KeySpace keys = KeySpace.of(KeyLayout.STANDALONE);
+        Window minute = new Window("minute", 2, Duration.ofMinutes(1));
+        Window day = new Window("day", 100, Duration.ofDays(1));
+        Window minuteTokens = Window.tokens("minute tokens", 10_000, Duration.ofMinutes(1));
+        Window dayTokens = Window.tokens("day tokens", 100_000, Duration.ofDays(1));
+        Window minuteAtSecond =
+                new Window("minute", 2, Duration.ofMinutes(1), Window.Unit.REQUESTS, Duration.ofSeconds(1));
+        Window dayAtMinute = new Window("day", 100, Duration.ofDays(1), Window.Unit.REQUESTS, Duration.ofMinutes(1));
+        // the fast path (exact request windows), then the general one: exact tokens, then precision rings
+        List<List<Window>> cases = List.of(
+                List.of(minute, day), List.of(minute, minuteTokens, dayTokens), List.of(minuteAtSecond, dayAtMinute));
+        for (List<Window> windows : cases) {
+            String user = user("skip");
+            Tier tier = new Tier("rb10", windows);
+            for (int i = 0; i < 2; i++) {
+                assertThat(limiter.reserve(user, tier, 100).decision().allowed())
+                        .isTrue();
+            }
+            Decision[] rejected = new Decision[1];
+            List<String> script = monitored(
+                            () -> rejected[0] = limiter.reserve(user, tier, 100).decision())
+                    .stream()
+                    .filter(l -> l.contains(" lua]"))
+                    .toList();
+            assertThat(rejected[0].allowed())
+                    .as("%s: the third reservation", windows)
+                    .isFalse();
+            assertThat(rejected[0].window())
+                    .as("%s: the minute rejects", windows)
+                    .isEqualTo(windows.get(0));
+            StoreRequest.Scope scope = StoreRequest.Scope.user(user, windows);
+            assertThat(script)
+                    .as("%s: the script reads the minute window that rejects", windows)
+                    .anyMatch(l -> l.contains(keys.key(scope, windows.get(0))));
+            for (Window window : windows) {
+                if (window.length().compareTo(Duration.ofMinutes(1)) > 0) {
+                    List<String> longer = new ArrayList<>(List.of(keys.key(scope, window)));
+                    if (KeySpace.hasSumKey(window)) {
+                        longer.add(keys.sumKey(scope, window));
+                    }
+                    for (String key : longer) {
+                        assertThat(script)
+                                .as("%s: commands on %s, longer than the window that rejected", windows, key)
+                                .noneMatch(l -> l.contains("\"" + key + "\""));
+                    }
+                    assertThat(rejected[0].usage())
+                            .as("%s: %s was not evaluated, so it is absent from the usage", windows, window)
+                            .noneMatch(u -> u.window().equals(window));
+                }
+            }
         }
     }
 

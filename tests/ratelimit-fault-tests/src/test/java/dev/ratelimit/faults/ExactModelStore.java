@@ -56,6 +56,16 @@ final class ExactModelStore implements WindowStore {
         return entries.isEmpty() ? 0 : Math.max(0, entries.get(0).time + window.lengthMillis() - now);
     }
 
+    /** A rejection leaves the later, longer windows unevaluated: their state is unknown. */
+    private static void unknownAfter(StoreRequest request, int rejected, long[] used, long[] reset) {
+        for (int i = rejected + 1; i < used.length; i++) {
+            if (request.skipsAfter(rejected, i)) {
+                used[i] = Evaluation.NOT_EVALUATED;
+                reset[i] = Evaluation.NOT_EVALUATED;
+            }
+        }
+    }
+
     @Override
     public Evaluation evaluate(StoreRequest request) {
         long now = request.nowMillis();
@@ -75,10 +85,12 @@ final class ExactModelStore implements WindowStore {
             Window window = windows.get(i);
             long weight = request.weightIn(window);
             if (weight > window.limit()) {
+                unknownAfter(request, i, used, reset);
                 return Evaluation.tooLarge(now, i, used, reset);
             }
             long need = Math.max(1, weight);
             if (used[i] + need > window.limit()) {
+                unknownAfter(request, i, used, reset);
                 long excess = used[i] + need - window.limit();
                 long freed = 0;
                 long leaves = now + window.lengthMillis();

@@ -62,7 +62,7 @@ class SecurityTest {
         }
         assertThat(RULE)
                 .isEqualTo("~ratelimit:* -@all +evalsha +eval +time +zremrangebyscore +zcard +zrange +zrangebyscore"
-                        + " +zadd +zrem +get +set +del +incrby +decrby +getrange +setrange +expire +pexpire");
+                        + " +zadd +zrem +get +set +del +incrby +decrby +getrange +setrange +expire");
     }
 
     @ParameterizedTest
