@@ -28,6 +28,7 @@ class HexagonArchitectureTest {
     private static final String SERVLET = "dev.ratelimit.servlet..";
     private static final String GATEWAY = "dev.ratelimit.gateway..";
     private static final String SPRING = "dev.ratelimit.spring..";
+    private static final String LANGCHAIN4J = "dev.ratelimit.langchain4j..";
     private static final String TESTKIT = "dev.ratelimit.testkit..";
     private static final String TESTSUPPORT = "dev.ratelimit.testsupport..";
 
@@ -58,6 +59,7 @@ class HexagonArchitectureTest {
         assertThat(classes.containPackage("dev.ratelimit.redis.jedis")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.gateway")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.spring.boot")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.langchain4j")).isTrue();
     }
 
     @Test
@@ -65,7 +67,7 @@ class HexagonArchitectureTest {
     void springBootIsAnOuterLayer() {
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, GATEWAY, TESTKIT)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, GATEWAY, TESTKIT, LANGCHAIN4J)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage(SPRING)
@@ -138,18 +140,45 @@ class HexagonArchitectureTest {
     }
 
     @Test
+    @DisplayName("the LangChain4j adapter depends on api and core only, never on a store or another adapter;"
+            + " LangChain4j and jtokkit stay out of every other published module")
+    void langchain4jIsAnAdapter() {
+        classes()
+                .that()
+                .resideInAPackage(LANGCHAIN4J)
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage(
+                        API,
+                        CORE,
+                        LANGCHAIN4J,
+                        "java..",
+                        "org.jspecify..",
+                        "dev.langchain4j..",
+                        "com.knuddels.jtokkit..")
+                .check(classes);
+        noClasses()
+                .that()
+                .resideOutsideOfPackage(LANGCHAIN4J)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(LANGCHAIN4J, "dev.langchain4j..")
+                .check(classes);
+    }
+
+    @Test
     @DisplayName("nothing published depends on the gateway, the test kit or the unpublished test support")
     void nothingDependsOnGatewayOrKit() {
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, SPRING, TESTKIT)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, SPRING, TESTKIT, LANGCHAIN4J)
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(GATEWAY, TESTSUPPORT)
                 .check(classes);
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, SPRING)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, SPRING, LANGCHAIN4J)
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(TESTKIT)
@@ -234,7 +263,7 @@ class HexagonArchitectureTest {
     void noWallClockOnTheDecisionPath() {
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, SPRING)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, SERVLET, SPRING, LANGCHAIN4J)
                 .should()
                 .callMethod(System.class, "currentTimeMillis")
                 .orShould()
