@@ -39,6 +39,7 @@ final class OpenAiStub implements AutoCloseable {
     private volatile int status = 200;
     private volatile boolean reportUsage = true;
     private volatile CountDownLatch holdAfterFirstChunk = new CountDownLatch(0);
+    private volatile boolean breakAfterFirstChunk;
 
     OpenAiStub() throws Exception {
         connector.setHost("127.0.0.1");
@@ -68,6 +69,11 @@ final class OpenAiStub implements AutoCloseable {
 
     void reportUsage(boolean reportUsage) {
         this.reportUsage = reportUsage;
+    }
+
+    /** Streams break off (the connection is aborted) after their first content chunk. */
+    void breakStreamsAfterFirstChunk() {
+        breakAfterFirstChunk = true;
     }
 
     /** Streams stop after their first content chunk until {@link CountDownLatch#countDown()}. */
@@ -133,6 +139,9 @@ final class OpenAiStub implements AutoCloseable {
                         delta.put("role", "assistant");
                     }
                     event(out, chunk(model, delta, null));
+                    if (i == 0 && breakAfterFirstChunk) {
+                        throw new IllegalStateException("the stub breaks the stream off");
+                    }
                     if (i == 0 && !holdAfterFirstChunk.await(30, TimeUnit.SECONDS)) {
                         throw new IllegalStateException("the test never released the stream");
                     }

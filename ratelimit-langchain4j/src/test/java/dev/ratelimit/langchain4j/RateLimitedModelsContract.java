@@ -257,6 +257,26 @@ abstract class RateLimitedModelsContract {
     }
 
     @Test
+    @DisplayName("a stream broken off after output settles to the counted prompt and the output produced")
+    void brokenStreamCommitsWhatWasProduced() throws Exception {
+        stub.breakStreamsAfterFirstChunk();
+        CompletableFuture<ChatResponse> done = new CompletableFuture<>();
+        ChatRequest request =
+                ChatRequest.builder().messages(UserMessage.from("hi")).build();
+
+        rateLimit.wrapStreaming(streamingModel()).chat(request, handler(done));
+
+        // LangChain4j 1.19's OpenAI client ends a broken-off stream as a response without usage (no
+        // finish reason); an error would settle to the same count
+        done.handle((response, error) -> null).get(30, TimeUnit.SECONDS);
+        var encoding = TokenCounter.encodingFor(MODEL);
+        assertThat(used(REQUESTS)).isEqualTo(1);
+        assertThat(used(TOKENS))
+                .isEqualTo(TokenCounter.prompt(encoding, request.messages(), List.of())
+                        + TokenCounter.text(encoding, "Hello"));
+    }
+
+    @Test
     @DisplayName("a stream the caller cancels commits the counted prompt and the output produced")
     void cancelledStreamCommitsWhatWasProduced() throws Exception {
         CountDownLatch held = stub.holdStreamsAfterFirstChunk();
@@ -295,7 +315,8 @@ abstract class RateLimitedModelsContract {
     }
 
     @Test
-    @DisplayName("a call larger than the token window is refused as too large and never reaches the model")
+    @DisplayName(
+            "a call larger than the token window is refused as too large, through an AI Service too, and never reaches the model")
     void tooLargeIsRefusedWithoutCallingTheModel() {
         Tier small = Tier.of("small", REQUESTS, Window.tokens(500, Duration.ofMinutes(1)));
         LangChain4jRateLimiter tight = LangChain4jRateLimiter.builder(limiter)
@@ -309,6 +330,10 @@ abstract class RateLimitedModelsContract {
                     assertThat(e.decision().tooLarge()).isTrue();
                     assertThat(e.userId()).isEqualTo(user);
                 });
+        Assistant assistant = AiServices.builder(Assistant.class)
+                .chatModel(tight.wrap(chatModel()))
+                .build();
+        assertThatThrownBy(() -> assistant.chat("hi")).isInstanceOf(RateLimitExceededException.class);
         assertThat(stub.calls()).isZero();
     }
 
