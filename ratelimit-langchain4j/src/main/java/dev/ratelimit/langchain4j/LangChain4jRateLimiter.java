@@ -106,7 +106,9 @@ public final class LangChain4jRateLimiter {
     /**
      * Returns a streaming chat model that calls {@code model} only within budget; pass it wherever
      * LangChain4j takes a {@link StreamingChatModel}, such as {@code
-     * AiServices.builder(...).streamingChatModel(...)}.
+     * AiServices.builder(...).streamingChatModel(...)}. A refused call throws {@link
+     * RateLimitExceededException} from {@code chat(...)} itself, before the handler hears anything;
+     * every later outcome reaches the handler.
      *
      * @param model the model to call
      * @return the rate-limited model; its default parameters, provider, listeners and capabilities

@@ -10,6 +10,7 @@ import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * A {@link ChatModel} that reserves before each call of its delegate and settles after. Every
@@ -40,7 +41,7 @@ final class RateLimitedChatModel implements ChatModel {
         return call(admission, () -> delegate.doChat(request));
     }
 
-    private static ChatResponse call(Admission admission, java.util.function.Supplier<ChatResponse> model) {
+    private static ChatResponse call(Admission admission, Supplier<ChatResponse> model) {
         ChatResponse response;
         try {
             response = model.get();
