@@ -29,6 +29,7 @@ class HexagonArchitectureTest {
     private static final String SERVLET = "dev.ratelimit.servlet..";
     private static final String GATEWAY = "dev.ratelimit.gateway..";
     private static final String SPRING = "dev.ratelimit.spring..";
+    private static final String LANGCHAIN4J = "dev.ratelimit.langchain4j..";
     private static final String TESTKIT = "dev.ratelimit.testkit..";
     private static final String TESTSUPPORT = "dev.ratelimit.testsupport..";
 
@@ -60,6 +61,7 @@ class HexagonArchitectureTest {
         assertThat(classes.containPackage("dev.ratelimit.redis.jedis")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.gateway")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.spring.boot")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.langchain4j")).isTrue();
     }
 
     @Test
@@ -67,7 +69,7 @@ class HexagonArchitectureTest {
     void springBootIsAnOuterLayer() {
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, GATEWAY, TESTKIT)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, GATEWAY, TESTKIT, LANGCHAIN4J)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage(SPRING)
@@ -152,18 +154,45 @@ class HexagonArchitectureTest {
     }
 
     @Test
+    @DisplayName("the LangChain4j adapter depends on api and core only, never on a store or another adapter;"
+            + " LangChain4j stays out of every other module")
+    void langchain4jIsAnAdapter() {
+        classes()
+                .that()
+                .resideInAPackage(LANGCHAIN4J)
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage(
+                        API,
+                        CORE,
+                        LANGCHAIN4J,
+                        "java..",
+                        "org.jspecify..",
+                        "dev.langchain4j..",
+                        "com.knuddels.jtokkit..")
+                .check(classes);
+        noClasses()
+                .that()
+                .resideOutsideOfPackage(LANGCHAIN4J)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(LANGCHAIN4J, "dev.langchain4j..")
+                .check(classes);
+    }
+
+    @Test
     @DisplayName("nothing published depends on the gateway, the test kit or the unpublished test support")
     void nothingDependsOnGatewayOrKit() {
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, SPRING, TESTKIT)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, SPRING, TESTKIT, LANGCHAIN4J)
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(GATEWAY, TESTSUPPORT)
                 .check(classes);
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, SPRING)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, SPRING, LANGCHAIN4J)
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(TESTKIT)
@@ -248,7 +277,7 @@ class HexagonArchitectureTest {
     void noWallClockOnTheDecisionPath() {
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, SPRING)
+                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, SPRING, LANGCHAIN4J)
                 .should()
                 .callMethod(System.class, "currentTimeMillis")
                 .orShould()

@@ -1,0 +1,259 @@
+package dev.ratelimit.langchain4j;
+
+import com.knuddels.jtokkit.api.Encoding;
+import dev.langchain4j.model.chat.ChatModel;
+import dev.langchain4j.model.chat.ChatRequestOptions;
+import dev.langchain4j.model.chat.StreamingChatModel;
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.request.ChatRequestParameters;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.Reservation;
+import dev.ratelimit.api.SharedBudget;
+import dev.ratelimit.api.Tier;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Wraps LangChain4j chat models so that every call to the model is admitted by a {@link RateLimiter}
+ * first and settled to the provider's reported usage after.
+ *
+ * <p>Per call, the wrapped model resolves the end user (the {@value #USER_ATTRIBUTE} attribute of the
+ * call's {@link ChatRequestOptions}, else the configured {@linkplain Builder#user(Supplier) user
+ * resolver}), the user's {@link Tier}, and the model's {@link SharedBudget} (by the request's model
+ * name, else the model's default), estimates the call's tokens (the prompt counted with jtokkit plus
+ * the request's {@code maxOutputTokens}, else the model's default, else {@link
+ * Builder#defaultMaxOutputTokens(long)}) and makes one {@link RateLimiter#reserve(String, Tier, long,
+ * List) reservation}. A refusal throws {@link RateLimitExceededException} and the model is not
+ * called. Otherwise the reservation is settled, before the caller sees the outcome:
+ *
+ * <ul>
+ *   <li>a response: committed to {@code ChatResponse.tokenUsage().totalTokenCount()}, or to the
+ *       counted prompt and output when the provider reported no usage;
+ *   <li>an exception from the model, or a stream that fails before producing anything: cancelled,
+ *       the request and tokens given back;
+ *   <li>a stream that fails after producing output, or that the caller cancels through its {@code
+ *       StreamingHandle}: committed to the counted prompt plus the output produced so far.
+ * </ul>
+ *
+ * <p>Every call to the model is charged: an AI Service's tool-calling loop calls the model once per
+ * round, and each round is one reservation.
+ *
+ * <pre>{@code
+ * LangChain4jRateLimiter rateLimit = LangChain4jRateLimiter.builder(limiter)
+ *         .user(() -> currentUser())
+ *         .tier(user -> tiers.resolve(tierOf(user)))
+ *         .build();
+ * Assistant assistant = AiServices.builder(Assistant.class)
+ *         .chatModel(rateLimit.wrap(openAiChatModel))
+ *         .build();
+ * }</pre>
+ *
+ * <p>Instances are immutable and thread-safe; so are the models they wrap, if the delegates are.
+ */
+public final class LangChain4jRateLimiter {
+
+    /**
+     * The {@link ChatRequestOptions} listener attribute that names the end user of one call; it takes
+     * precedence over the configured user resolver.
+     */
+    public static final String USER_ATTRIBUTE = "dev.ratelimit.user";
+
+    /** The completion tokens reserved when neither the request nor the model names a maximum. */
+    public static final long DEFAULT_MAX_OUTPUT_TOKENS = 1_024;
+
+    private final RateLimiter limiter;
+    private final Function<ChatRequest, @Nullable String> user;
+    private final Function<String, Tier> tier;
+    private final Map<String, SharedBudget> modelBudgets;
+    private final long defaultMaxOutputTokens;
+
+    private LangChain4jRateLimiter(Builder builder, Function<String, Tier> tier) {
+        this.limiter = builder.limiter;
+        this.user = builder.user;
+        this.tier = tier;
+        this.modelBudgets = Map.copyOf(builder.modelBudgets);
+        this.defaultMaxOutputTokens = builder.defaultMaxOutputTokens;
+    }
+
+    /**
+     * Starts configuring the wrapping of models for {@code limiter}.
+     *
+     * @param limiter the limiter every call reserves with
+     * @return a builder
+     * @throws NullPointerException if {@code limiter} is {@code null}
+     */
+    public static Builder builder(RateLimiter limiter) {
+        return new Builder(Objects.requireNonNull(limiter, "limiter"));
+    }
+
+    /**
+     * Returns a chat model that calls {@code model} only within budget; pass it wherever LangChain4j
+     * takes a {@link ChatModel}, such as {@code AiServices.builder(...).chatModel(...)}.
+     *
+     * @param model the model to call
+     * @return the rate-limited model; its default parameters, provider, listeners and capabilities
+     *     are {@code model}'s
+     * @throws NullPointerException if {@code model} is {@code null}
+     */
+    public ChatModel wrap(ChatModel model) {
+        return new RateLimitedChatModel(Objects.requireNonNull(model, "model"), this);
+    }
+
+    /**
+     * Returns a streaming chat model that calls {@code model} only within budget; pass it wherever
+     * LangChain4j takes a {@link StreamingChatModel}, such as {@code
+     * AiServices.builder(...).streamingChatModel(...)}. A refused call throws {@link
+     * RateLimitExceededException} from {@code chat(...)} itself, before the handler hears anything;
+     * every later outcome reaches the handler.
+     *
+     * @param model the model to call
+     * @return the rate-limited model; its default parameters, provider, listeners and capabilities
+     *     are {@code model}'s
+     * @throws NullPointerException if {@code model} is {@code null}
+     */
+    public StreamingChatModel wrapStreaming(StreamingChatModel model) {
+        return new RateLimitedStreamingChatModel(Objects.requireNonNull(model, "model"), this);
+    }
+
+    /**
+     * Resolves the call's user, tier and model budget, and reserves its estimate.
+     *
+     * @throws RateLimitExceededException if the reservation is refused
+     * @throws IllegalStateException if no end user can be resolved
+     */
+    Admission admit(ChatRequest request, @Nullable ChatRequestOptions options, ChatRequestParameters defaults) {
+        String userId = userOf(request, options);
+        Tier userTier = Objects.requireNonNull(tier.apply(userId), "the tier resolver returned null for " + userId);
+        String modelName = request.modelName() != null ? request.modelName() : defaults.modelName();
+        Encoding encoding = TokenCounter.encodingFor(modelName);
+        long prompt = TokenCounter.prompt(encoding, request.messages(), request.toolSpecifications());
+        Integer maxOutput = request.maxOutputTokens() != null ? request.maxOutputTokens() : defaults.maxOutputTokens();
+        long estimate = prompt + (maxOutput != null ? maxOutput : defaultMaxOutputTokens);
+        SharedBudget budget = modelName == null ? null : modelBudgets.get(modelName);
+        Reservation reservation =
+                limiter.reserve(userId, userTier, estimate, budget == null ? List.of() : List.of(budget));
+        if (!reservation.decision().allowed()) {
+            throw new RateLimitExceededException(userId, reservation.decision());
+        }
+        return new Admission(reservation, encoding, prompt);
+    }
+
+    private String userOf(ChatRequest request, @Nullable ChatRequestOptions options) {
+        Object attribute = options == null ? null : options.listenerAttributes().get(USER_ATTRIBUTE);
+        String userId = attribute instanceof String named ? named : user.apply(request);
+        if (userId == null || userId.isBlank()) {
+            throw new IllegalStateException("no end user for this model call: set the " + USER_ATTRIBUTE
+                    + " attribute of the call's ChatRequestOptions or configure a user resolver that answers");
+        }
+        return userId;
+    }
+
+    @Override
+    public String toString() {
+        return "LangChain4jRateLimiter[" + limiter + ", model budgets " + modelBudgets.keySet()
+                + ", default max output tokens " + defaultMaxOutputTokens + "]";
+    }
+
+    /** Configures a {@link LangChain4jRateLimiter}; not thread-safe. */
+    public static final class Builder {
+
+        private final RateLimiter limiter;
+        private Function<ChatRequest, @Nullable String> user = request -> null;
+        private @Nullable Function<String, Tier> tier;
+        private Map<String, SharedBudget> modelBudgets = Map.of();
+        private long defaultMaxOutputTokens = DEFAULT_MAX_OUTPUT_TOKENS;
+
+        private Builder(RateLimiter limiter) {
+            this.limiter = limiter;
+        }
+
+        /**
+         * Resolves the end user of each call from the calling context, such as the authenticated
+         * principal of the current thread; replaces any earlier user resolver.
+         *
+         * @param user answers the user id, or {@code null} when there is none (the call then fails
+         *     with {@link IllegalStateException} and the model is not called)
+         * @return this builder
+         * @throws NullPointerException if {@code user} is {@code null}
+         */
+        public Builder user(Supplier<@Nullable String> user) {
+            Objects.requireNonNull(user, "user");
+            this.user = request -> user.get();
+            return this;
+        }
+
+        /**
+         * Resolves the end user of each call from the request itself; replaces any earlier user
+         * resolver.
+         *
+         * @param user answers the user id of a request, or {@code null} when there is none
+         * @return this builder
+         * @throws NullPointerException if {@code user} is {@code null}
+         */
+        public Builder userFromRequest(Function<ChatRequest, @Nullable String> user) {
+            this.user = Objects.requireNonNull(user, "user");
+            return this;
+        }
+
+        /**
+         * Resolves the tier of each user, for example {@code user -> tierPolicy.resolve(tierNameOf(user))};
+         * required.
+         *
+         * @param tier answers the tier of a user id, never {@code null}
+         * @return this builder
+         * @throws NullPointerException if {@code tier} is {@code null}
+         */
+        public Builder tier(Function<String, Tier> tier) {
+            this.tier = Objects.requireNonNull(tier, "tier");
+            return this;
+        }
+
+        /**
+         * Sets the upstream cap of each model, charged together with the user's windows by every
+         * call to that model, all or nothing; a model not in the map has no shared cap.
+         *
+         * @param modelBudgets the budget of each model name, as the request (or the model's default
+         *     parameters) names the model
+         * @return this builder
+         * @throws NullPointerException if the map, a key or a value is {@code null}
+         */
+        public Builder modelBudgets(Map<String, SharedBudget> modelBudgets) {
+            this.modelBudgets = Map.copyOf(Objects.requireNonNull(modelBudgets, "modelBudgets"));
+            return this;
+        }
+
+        /**
+         * Sets the completion tokens reserved for a call whose request and model name no {@code
+         * maxOutputTokens}; {@value LangChain4jRateLimiter#DEFAULT_MAX_OUTPUT_TOKENS} unless set.
+         *
+         * @param tokens the tokens, at least 0
+         * @return this builder
+         * @throws IllegalArgumentException if {@code tokens} is negative
+         */
+        public Builder defaultMaxOutputTokens(long tokens) {
+            if (tokens < 0) {
+                throw new IllegalArgumentException("defaultMaxOutputTokens must not be negative, was " + tokens);
+            }
+            this.defaultMaxOutputTokens = tokens;
+            return this;
+        }
+
+        /**
+         * Builds the configuration.
+         *
+         * @return the rate limiter for LangChain4j models
+         * @throws IllegalStateException if no {@linkplain #tier(Function) tier resolver} was set
+         */
+        public LangChain4jRateLimiter build() {
+            Function<String, Tier> resolver = tier;
+            if (resolver == null) {
+                throw new IllegalStateException("tier is required: set a tier resolver with tier(...)");
+            }
+            return new LangChain4jRateLimiter(this, resolver);
+        }
+    }
+}

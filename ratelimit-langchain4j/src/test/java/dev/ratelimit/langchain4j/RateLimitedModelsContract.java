@@ -1,0 +1,368 @@
+package dev.ratelimit.langchain4j;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.langchain4j.agent.tool.Tool;
+import dev.langchain4j.data.message.UserMessage;
+import dev.langchain4j.model.chat.ChatModel;
+import dev.langchain4j.model.chat.ChatRequestOptions;
+import dev.langchain4j.model.chat.StreamingChatModel;
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.response.ChatResponse;
+import dev.langchain4j.model.chat.response.PartialResponse;
+import dev.langchain4j.model.chat.response.PartialResponseContext;
+import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
+import dev.langchain4j.model.openai.OpenAiChatModel;
+import dev.langchain4j.model.openai.OpenAiStreamingChatModel;
+import dev.langchain4j.service.AiServices;
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.SharedBudget;
+import dev.ratelimit.api.Tier;
+import dev.ratelimit.api.Window;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * LangChain4j's own OpenAI models, wrapped, against {@link OpenAiStub}: what reaches the stub and what
+ * each ending leaves in the user's windows and the model's shared budget. Subclasses supply the store.
+ */
+abstract class RateLimitedModelsContract {
+
+    private static final String MODEL = "gpt-4o-mini";
+    private static final Window REQUESTS = Window.of(10, Duration.ofMinutes(1));
+    private static final Window TOKENS = Window.tokens(1_000_000, Duration.ofHours(1));
+    private static final Tier TIER = Tier.of("free", REQUESTS, TOKENS);
+
+    private OpenAiStub stub;
+    private RateLimiter limiter;
+    private String user;
+    private LangChain4jRateLimiter rateLimit;
+    /** The model's upstream cap; named per test, as the Redis of a test class outlives its tests. */
+    private SharedBudget modelCap;
+
+    /** Returns a limiter over a fresh store; called once per test. */
+    abstract RateLimiter newLimiter() throws Exception;
+
+    @BeforeEach
+    void start() throws Exception {
+        stub = new OpenAiStub();
+        limiter = newLimiter();
+        user = "user-" + UUID.randomUUID();
+        modelCap =
+                SharedBudget.of("openai/" + MODEL + "/" + user, Window.tokens("tpm", 5_000_000, Duration.ofMinutes(1)));
+        rateLimit = LangChain4jRateLimiter.builder(limiter)
+                .user(() -> user)
+                .tier(id -> TIER)
+                .modelBudgets(Map.of(MODEL, modelCap))
+                .build();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        stub.close();
+    }
+
+    private ChatModel chatModel() {
+        return OpenAiChatModel.builder()
+                .baseUrl(stub.baseUrl())
+                .apiKey("test")
+                .modelName(MODEL)
+                .maxRetries(0)
+                .build();
+    }
+
+    private StreamingChatModel streamingModel() {
+        return OpenAiStreamingChatModel.builder()
+                .baseUrl(stub.baseUrl())
+                .apiKey("test")
+                .modelName(MODEL)
+                .build();
+    }
+
+    private long used(Window window) {
+        return limiter.usage(user, TIER).stream()
+                .filter(usage -> usage.window().equals(window))
+                .findFirst()
+                .orElseThrow()
+                .used();
+    }
+
+    private long modelCapUsed() {
+        return limiter.usage(modelCap).get(0).used();
+    }
+
+    @Test
+    @DisplayName("a plain call settles the user's tokens and the model's cap to the stub's usage")
+    void plainCallSettlesToUsage() {
+        String answer = rateLimit.wrap(chatModel()).chat("hi");
+
+        assertThat(answer).isEqualTo(OpenAiStub.REPLY);
+        assertThat(stub.calls()).isEqualTo(1);
+        assertThat(used(REQUESTS)).isEqualTo(1);
+        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+        assertThat(modelCapUsed()).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+    }
+
+    @Test
+    @DisplayName("without reported usage a plain call settles to the counted prompt and output")
+    void plainCallWithoutUsageSettlesToCounted() {
+        stub.reportUsage(false);
+        ChatRequest request =
+                ChatRequest.builder().messages(UserMessage.from("hi")).build();
+
+        rateLimit.wrap(chatModel()).chat(request);
+
+        var encoding = TokenCounter.encodingFor(MODEL);
+        long expected = TokenCounter.prompt(encoding, request.messages(), List.of())
+                + TokenCounter.text(encoding, OpenAiStub.REPLY);
+        assertThat(used(TOKENS)).isEqualTo(expected);
+    }
+
+    @Test
+    @DisplayName("the user named in the call's ChatRequestOptions is charged, not the resolver's")
+    void userAttributeWins() {
+        String other = "other-" + UUID.randomUUID();
+        rateLimit
+                .wrap(chatModel())
+                .chat(
+                        ChatRequest.builder().messages(UserMessage.from("hi")).build(),
+                        ChatRequestOptions.builder()
+                                .addListenerAttribute(LangChain4jRateLimiter.USER_ATTRIBUTE, other)
+                                .build());
+
+        assertThat(used(REQUESTS)).isZero();
+        assertThat(limiter.usage(other, TIER).get(0).used()).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("a streamed call settles the user's tokens to the usage of the stream's last chunk")
+    void streamedCallSettlesToUsage() throws Exception {
+        CompletableFuture<ChatResponse> done = new CompletableFuture<>();
+        rateLimit.wrapStreaming(streamingModel()).chat("hi", handler(done));
+
+        ChatResponse response = done.get(30, TimeUnit.SECONDS);
+        assertThat(response.aiMessage().text()).isEqualTo(OpenAiStub.REPLY);
+        assertThat(response.tokenUsage().totalTokenCount()).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+        assertThat(used(REQUESTS)).isEqualTo(1);
+        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+        assertThat(modelCapUsed()).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+    }
+
+    @Test
+    @DisplayName("20 concurrent calls of one user with 10 allowed: exactly 10 reach the stub, 10 are refused")
+    void concurrentCallsAdmitExactlyTheLimit() throws Exception {
+        ChatModel model = rateLimit.wrap(chatModel());
+        ExecutorService pool = Executors.newFixedThreadPool(20);
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<String>> results = new ArrayList<>();
+        try {
+            for (int i = 0; i < 20; i++) {
+                results.add(pool.submit(() -> {
+                    go.await();
+                    return model.chat("hi");
+                }));
+            }
+            go.countDown();
+            int answered = 0;
+            int refused = 0;
+            for (Future<String> result : results) {
+                try {
+                    assertThat(result.get(60, TimeUnit.SECONDS)).isEqualTo(OpenAiStub.REPLY);
+                    answered++;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    assertThat(e.getCause()).isInstanceOf(RateLimitExceededException.class);
+                    Decision decision = ((RateLimitExceededException) e.getCause()).decision();
+                    assertThat(decision.allowed()).isFalse();
+                    assertThat(decision.window()).isEqualTo(REQUESTS);
+                    assertThat(decision.retryAfter()).isPositive();
+                    refused++;
+                }
+            }
+            assertThat(answered).isEqualTo(10);
+            assertThat(refused).isEqualTo(10);
+            assertThat(stub.calls()).isEqualTo(10);
+            assertThat(used(TOKENS)).isEqualTo(10L * OpenAiStub.TOTAL_TOKENS);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** A tool for the AI Service: the model asks for it once, then answers. */
+    static final class Clock {
+        @Tool("tells the time")
+        String time() {
+            return "noon";
+        }
+    }
+
+    interface Assistant {
+        String chat(String message);
+    }
+
+    @Test
+    @DisplayName("an AI Service's tool-calling loop calls the model twice and is charged twice")
+    void toolLoopIsChargedPerModelCall() {
+        Assistant assistant = AiServices.builder(Assistant.class)
+                .chatModel(rateLimit.wrap(chatModel()))
+                .tools(new Clock())
+                .build();
+
+        assertThat(assistant.chat("what time is it?")).isEqualTo(OpenAiStub.REPLY);
+
+        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(used(REQUESTS)).isEqualTo(2);
+        assertThat(used(TOKENS)).isEqualTo(2L * OpenAiStub.TOTAL_TOKENS);
+    }
+
+    @Test
+    @DisplayName("a 500 from the model cancels the reservation: the request and tokens come back")
+    void modelErrorCancels() {
+        stub.failWith(500);
+
+        assertThatThrownBy(() -> rateLimit.wrap(chatModel()).chat("hi"))
+                .isNotInstanceOf(RateLimitExceededException.class);
+
+        assertThat(stub.calls()).isEqualTo(1);
+        assertThat(used(REQUESTS)).isZero();
+        assertThat(used(TOKENS)).isZero();
+        assertThat(modelCapUsed()).isZero();
+    }
+
+    @Test
+    @DisplayName("a stream that fails before any output cancels the reservation")
+    void streamErrorBeforeOutputCancels() throws Exception {
+        stub.failWith(500);
+        CompletableFuture<ChatResponse> done = new CompletableFuture<>();
+
+        rateLimit.wrapStreaming(streamingModel()).chat("hi", handler(done));
+
+        assertThat(done).failsWithin(Duration.ofSeconds(30));
+        assertThat(used(REQUESTS)).isZero();
+        assertThat(used(TOKENS)).isZero();
+    }
+
+    @Test
+    @DisplayName("a stream broken off after output settles to the counted prompt and the output produced")
+    void brokenStreamCommitsWhatWasProduced() throws Exception {
+        stub.breakStreamsAfterFirstChunk();
+        CompletableFuture<ChatResponse> done = new CompletableFuture<>();
+        ChatRequest request =
+                ChatRequest.builder().messages(UserMessage.from("hi")).build();
+
+        rateLimit.wrapStreaming(streamingModel()).chat(request, handler(done));
+
+        // LangChain4j 1.19's OpenAI client ends a broken-off stream as a response without usage (no
+        // finish reason); an error would settle to the same count
+        done.handle((response, error) -> null).get(30, TimeUnit.SECONDS);
+        var encoding = TokenCounter.encodingFor(MODEL);
+        assertThat(used(REQUESTS)).isEqualTo(1);
+        assertThat(used(TOKENS))
+                .isEqualTo(TokenCounter.prompt(encoding, request.messages(), List.of())
+                        + TokenCounter.text(encoding, "Hello"));
+    }
+
+    @Test
+    @DisplayName("a stream the caller cancels commits the counted prompt and the output produced")
+    void cancelledStreamCommitsWhatWasProduced() throws Exception {
+        CountDownLatch held = stub.holdStreamsAfterFirstChunk();
+        CompletableFuture<String> cancelledAfter = new CompletableFuture<>();
+        ChatRequest request =
+                ChatRequest.builder().messages(UserMessage.from("hi")).build();
+        try {
+            rateLimit.wrapStreaming(streamingModel()).chat(request, new StreamingChatResponseHandler() {
+                @Override
+                public void onPartialResponse(PartialResponse partial, PartialResponseContext context) {
+                    context.streamingHandle().cancel();
+                    cancelledAfter.complete(partial.text());
+                }
+
+                @Override
+                public void onCompleteResponse(ChatResponse response) {
+                    cancelledAfter.completeExceptionally(new AssertionError("completed: " + response));
+                }
+
+                @Override
+                public void onError(Throwable error) {
+                    cancelledAfter.completeExceptionally(error);
+                }
+            });
+
+            String produced = cancelledAfter.get(30, TimeUnit.SECONDS);
+            var encoding = TokenCounter.encodingFor(MODEL);
+            long expected = TokenCounter.prompt(encoding, request.messages(), List.of())
+                    + TokenCounter.text(encoding, produced);
+            assertThat(produced).isEqualTo("Hello");
+            assertThat(used(REQUESTS)).isEqualTo(1);
+            assertThat(used(TOKENS)).isEqualTo(expected);
+        } finally {
+            held.countDown();
+        }
+    }
+
+    @Test
+    @DisplayName(
+            "a call larger than the token window is refused as too large, through an AI Service too, and never reaches the model")
+    void tooLargeIsRefusedWithoutCallingTheModel() {
+        Tier small = Tier.of("small", REQUESTS, Window.tokens(500, Duration.ofMinutes(1)));
+        LangChain4jRateLimiter tight = LangChain4jRateLimiter.builder(limiter)
+                .user(() -> user)
+                .tier(id -> small)
+                .defaultMaxOutputTokens(1_000)
+                .build();
+
+        assertThatThrownBy(() -> tight.wrap(chatModel()).chat("hi"))
+                .isInstanceOfSatisfying(RateLimitExceededException.class, e -> {
+                    assertThat(e.decision().tooLarge()).isTrue();
+                    assertThat(e.userId()).isEqualTo(user);
+                });
+        Assistant assistant = AiServices.builder(Assistant.class)
+                .chatModel(tight.wrap(chatModel()))
+                .build();
+        assertThatThrownBy(() -> assistant.chat("hi")).isInstanceOf(RateLimitExceededException.class);
+        assertThat(stub.calls()).isZero();
+    }
+
+    @Test
+    @DisplayName("a call with no end user fails before the model is called")
+    void missingUserFails() {
+        LangChain4jRateLimiter anonymous =
+                LangChain4jRateLimiter.builder(limiter).tier(id -> TIER).build();
+
+        assertThatThrownBy(() -> anonymous.wrap(chatModel()).chat("hi"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(LangChain4jRateLimiter.USER_ATTRIBUTE);
+        assertThat(stub.calls()).isZero();
+    }
+
+    private static StreamingChatResponseHandler handler(CompletableFuture<ChatResponse> done) {
+        return new StreamingChatResponseHandler() {
+            @Override
+            public void onPartialResponse(String partialResponse) {}
+
+            @Override
+            public void onCompleteResponse(ChatResponse response) {
+                done.complete(response);
+            }
+
+            @Override
+            public void onError(Throwable error) {
+                done.completeExceptionally(error);
+            }
+        };
+    }
+}
