@@ -20,8 +20,7 @@ public class JedisEvalshaBenchmark extends WorkloadState {
     /** Empties Redis, loads the script and opens the pool. */
     @Setup(Level.Trial)
     public void setUp() {
-        BenchRedis.reset();
-        prepareWorkload();
+        prepareRedisWorkload();
         jedis = BenchRedis.jedis();
     }
 

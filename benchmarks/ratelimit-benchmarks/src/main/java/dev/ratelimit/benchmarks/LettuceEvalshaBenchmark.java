@@ -31,9 +31,8 @@ public class LettuceEvalshaBenchmark extends WorkloadState {
     /** Empties Redis, loads the script and opens one connection, as the store does. */
     @Setup(Level.Trial)
     public void setUp() {
-        BenchRedis.reset();
-        prepareWorkload();
-        RedisClient created = RedisClient.create(BenchRedis.uri());
+        prepareRedisWorkload();
+        RedisClient created = BenchRedis.lettuce();
         client = created;
         StatefulRedisConnection<String, String> opened = created.connect();
         connection = opened;

@@ -24,8 +24,7 @@ public class RedissonBenchmark extends WorkloadState {
     /** Empties Redis and sets every user's rate (setup round trips are not measured). */
     @Setup(Level.Trial)
     public void setUp() {
-        BenchRedis.reset();
-        prepareWorkload();
+        prepareRedisWorkload();
         RedissonClient created = Peers.redisson();
         client = created;
         int users = contended ? 1 : Workload.USERS;

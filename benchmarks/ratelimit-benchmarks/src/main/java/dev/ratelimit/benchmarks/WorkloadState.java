@@ -53,4 +53,10 @@ public abstract class WorkloadState {
         checked = Workload.windows(windows);
         contended = Workload.contended(keys);
     }
+
+    /** Empties the private Redis and reads the parameters; call first in a Redis benchmark's trial setup. */
+    protected void prepareRedisWorkload() {
+        BenchRedis.reset();
+        prepareWorkload();
+    }
 }
