@@ -41,7 +41,7 @@ public class Bucket4jBenchmark extends WorkloadState {
     /** Closes the connection and reports the outcomes. */
     @TearDown(Level.Trial)
     public void tearDown() {
-        BenchRedis.recordOutcomes("Bucket4j", "keys=" + keys + ",windows=" + windows, rejected.sum(), 0);
+        recordOutcomes("Bucket4j", 0);
         if (connection != null) {
             connection.close();
         }

@@ -27,7 +27,7 @@ public class JedisEvalshaBenchmark extends WorkloadState {
     /** Closes the pool and reports the outcomes. */
     @TearDown(Level.Trial)
     public void tearDown() {
-        BenchRedis.recordOutcomes("JedisEvalsha", "keys=" + keys + ",windows=" + windows, rejected.sum(), 0);
+        recordOutcomes("JedisEvalsha", 0);
         if (jedis != null) {
             jedis.close();
         }

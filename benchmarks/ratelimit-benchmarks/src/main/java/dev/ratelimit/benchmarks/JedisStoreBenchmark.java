@@ -39,7 +39,7 @@ public class JedisStoreBenchmark extends WorkloadState {
     /** Closes the pool and reports the outcomes. */
     @TearDown(Level.Trial)
     public void tearDown() {
-        BenchRedis.recordOutcomes("JedisStore", "keys=" + keys + ",windows=" + windows, rejected.sum(), 0);
+        recordOutcomes("JedisStore", 0);
         if (jedis != null) {
             jedis.close();
         }

@@ -16,9 +16,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * over {@link dev.ratelimit.redis.lettuce.LettuceWindowStore}, blocking and asynchronous.
  */
 @State(Scope.Benchmark)
-public class LettuceStoreBenchmark extends WorkloadState {
+public class LettuceStoreBenchmark extends AsyncWorkloadState {
 
-    private final InFlight inFlight = new InFlight();
     private @Nullable LettuceStore lettuce;
     private @Nullable RateLimiter limiter;
 
@@ -35,17 +34,10 @@ public class LettuceStoreBenchmark extends WorkloadState {
         limiter.check("warm-up", checked);
     }
 
-    /** Lets the asynchronous checks of an iteration complete before the next one starts. */
-    @TearDown(Level.Iteration)
-    public void drain() throws InterruptedException {
-        inFlight.drain();
-    }
-
     /** Closes the store and client and reports the outcomes. */
     @TearDown(Level.Trial)
     public void tearDown() {
-        BenchRedis.recordOutcomes(
-                "LettuceStore", "keys=" + keys + ",windows=" + windows, rejected.sum(), inFlight.failed());
+        recordOutcomes("LettuceStore", inFlight.failed());
         if (lettuce != null) {
             lettuce.close();
         }

@@ -41,7 +41,7 @@ public class RedissonBenchmark extends WorkloadState {
     /** Shuts the client down and reports the outcomes. */
     @TearDown(Level.Trial)
     public void tearDown() {
-        BenchRedis.recordOutcomes("Redisson", "keys=" + keys + ",windows=" + windows, rejected.sum(), 0);
+        recordOutcomes("Redisson", 0);
         if (client != null) {
             client.shutdown();
         }

@@ -70,7 +70,7 @@ public class ReserveBenchmark extends WorkloadState {
     /** Closes the store and client and reports the outcomes. */
     @TearDown(Level.Trial)
     public void tearDown() {
-        BenchRedis.recordOutcomes("Reserve", "keys=" + keys + ",windows=" + windows, rejected.sum(), 0);
+        recordOutcomes("Reserve", 0);
         if (lettuce != null) {
             lettuce.close();
         }
