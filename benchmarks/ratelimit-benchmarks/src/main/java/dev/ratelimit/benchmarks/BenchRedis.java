@@ -63,6 +63,11 @@ final class BenchRedis {
         }
     }
 
+    /** Returns a new Lettuce client of the private server; the caller shuts it down. */
+    static io.lettuce.core.RedisClient lettuce() {
+        return io.lettuce.core.RedisClient.create(uri());
+    }
+
     /** Returns a pooled Jedis client sized for the benchmark threads, with bounded waits. */
     static RedisClient jedis() {
         GenericObjectPoolConfig<Connection> pool = new ConnectionPoolConfig();

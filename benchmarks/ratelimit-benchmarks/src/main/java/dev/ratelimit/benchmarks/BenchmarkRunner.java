@@ -228,52 +228,47 @@ public final class BenchmarkRunner {
         List<JmhRun> runs = new ArrayList<>();
         // Each ratio's two figures run back to back, so drift in the machine's load hits both alike.
         // spread keys, one window
-        runs.add(
-                JmhRun.blocking("evalsha-lettuce-1t", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 1, S, 1));
-        runs.add(JmhRun.blocking("ours-lettuce-1t", ours, "ours: Lettuce blocking", ls, "blocking", 1, S, 1));
-        runs.add(
-                JmhRun.blocking("evalsha-lettuce-8t", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 8, S, 1));
-        runs.add(JmhRun.blocking("ours-lettuce-8t", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 1));
+        runs.add(new JmhRun("evalsha-lettuce-1t", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 1, S, 1));
+        runs.add(new JmhRun("ours-lettuce-1t", ours, "ours: Lettuce blocking", ls, "blocking", 1, S, 1));
+        runs.add(new JmhRun("evalsha-lettuce-8t", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 8, S, 1));
+        runs.add(new JmhRun("ours-lettuce-8t", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 1));
         runs.add(JmhRun.async("evalsha-lettuce-async", ceiling, "plain EVALSHA, Lettuce async", le, S, 1));
         runs.add(JmhRun.async("ours-lettuce-async", ours, "ours: Lettuce async", ls, S, 1));
-        runs.add(JmhRun.blocking("evalsha-jedis-1t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 1, S, 1));
-        runs.add(JmhRun.blocking("ours-jedis-1t", ours, "ours: Jedis blocking", js, "blocking", 1, S, 1));
-        runs.add(JmhRun.blocking("evalsha-jedis-8t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, S, 1));
-        runs.add(JmhRun.blocking("ours-jedis-8t", ours, "ours: Jedis blocking", js, "blocking", 8, S, 1));
-        runs.add(JmhRun.blocking("bucket4j-8t", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, S, 1));
-        runs.add(JmhRun.blocking("redisson-8t", peer, "Redisson RRateLimiter", rd, "blocking", 8, S, 1));
-        runs.add(JmhRun.blocking("bucket4j-1t", peer, "Bucket4j Lettuce proxy", b4, "blocking", 1, S, 1));
-        runs.add(JmhRun.blocking("redisson-1t", peer, "Redisson RRateLimiter", rd, "blocking", 1, S, 1));
-        runs.add(JmhRun.blocking("ours-inmemory-1t", ours, "ours: in-memory", im, "check", 1, S, 1));
-        runs.add(JmhRun.blocking("ours-inmemory-8t", ours, "ours: in-memory", im, "check", 8, S, 1));
+        runs.add(new JmhRun("evalsha-jedis-1t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 1, S, 1));
+        runs.add(new JmhRun("ours-jedis-1t", ours, "ours: Jedis blocking", js, "blocking", 1, S, 1));
+        runs.add(new JmhRun("evalsha-jedis-8t", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, S, 1));
+        runs.add(new JmhRun("ours-jedis-8t", ours, "ours: Jedis blocking", js, "blocking", 8, S, 1));
+        runs.add(new JmhRun("bucket4j-8t", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, S, 1));
+        runs.add(new JmhRun("redisson-8t", peer, "Redisson RRateLimiter", rd, "blocking", 8, S, 1));
+        runs.add(new JmhRun("bucket4j-1t", peer, "Bucket4j Lettuce proxy", b4, "blocking", 1, S, 1));
+        runs.add(new JmhRun("redisson-1t", peer, "Redisson RRateLimiter", rd, "blocking", 1, S, 1));
+        runs.add(new JmhRun("ours-inmemory-1t", ours, "ours: in-memory", im, "check", 1, S, 1));
+        runs.add(new JmhRun("ours-inmemory-8t", ours, "ours: in-memory", im, "check", 8, S, 1));
         // one contended key, one window
-        runs.add(JmhRun.blocking(
-                "evalsha-lettuce-8t-c", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 8, C, 1));
-        runs.add(JmhRun.blocking("ours-lettuce-8t-c", ours, "ours: Lettuce blocking", ls, "blocking", 8, C, 1));
-        runs.add(JmhRun.blocking("bucket4j-8t-c", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, C, 1));
-        runs.add(JmhRun.blocking("evalsha-jedis-8t-c", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, C, 1));
-        runs.add(JmhRun.blocking("ours-jedis-8t-c", ours, "ours: Jedis blocking", js, "blocking", 8, C, 1));
-        runs.add(JmhRun.blocking("redisson-8t-c", peer, "Redisson RRateLimiter", rd, "blocking", 8, C, 1));
+        runs.add(new JmhRun("evalsha-lettuce-8t-c", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 8, C, 1));
+        runs.add(new JmhRun("ours-lettuce-8t-c", ours, "ours: Lettuce blocking", ls, "blocking", 8, C, 1));
+        runs.add(new JmhRun("bucket4j-8t-c", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, C, 1));
+        runs.add(new JmhRun("evalsha-jedis-8t-c", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, C, 1));
+        runs.add(new JmhRun("ours-jedis-8t-c", ours, "ours: Jedis blocking", js, "blocking", 8, C, 1));
+        runs.add(new JmhRun("redisson-8t-c", peer, "Redisson RRateLimiter", rd, "blocking", 8, C, 1));
         runs.add(JmhRun.async("ours-lettuce-async-c", ours, "ours: Lettuce async", ls, C, 1));
         // spread keys, two windows (minute + day, all or nothing)
-        runs.add(JmhRun.blocking(
-                "evalsha-lettuce-1t-2w", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 1, S, 2));
-        runs.add(JmhRun.blocking("ours-lettuce-1t-2w", ours, "ours: Lettuce blocking", ls, "blocking", 1, S, 2));
-        runs.add(JmhRun.blocking(
-                "evalsha-lettuce-8t-2w", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 8, S, 2));
-        runs.add(JmhRun.blocking("ours-lettuce-8t-2w", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 2));
+        runs.add(new JmhRun("evalsha-lettuce-1t-2w", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 1, S, 2));
+        runs.add(new JmhRun("ours-lettuce-1t-2w", ours, "ours: Lettuce blocking", ls, "blocking", 1, S, 2));
+        runs.add(new JmhRun("evalsha-lettuce-8t-2w", ceiling, "plain EVALSHA, Lettuce sync", le, "blocking", 8, S, 2));
+        runs.add(new JmhRun("ours-lettuce-8t-2w", ours, "ours: Lettuce blocking", ls, "blocking", 8, S, 2));
         runs.add(JmhRun.async("evalsha-lettuce-async-2w", ceiling, "plain EVALSHA, Lettuce async", le, S, 2));
         runs.add(JmhRun.async("ours-lettuce-async-2w", ours, "ours: Lettuce async", ls, S, 2));
-        runs.add(JmhRun.blocking("evalsha-jedis-8t-2w", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, S, 2));
-        runs.add(JmhRun.blocking("ours-jedis-8t-2w", ours, "ours: Jedis blocking", js, "blocking", 8, S, 2));
-        runs.add(JmhRun.blocking("bucket4j-8t-2w", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, S, 2));
-        runs.add(JmhRun.blocking("redisson-8t-2w", peer, "Redisson RRateLimiter", rd, "blocking", 8, S, 2));
-        runs.add(JmhRun.blocking("ours-inmemory-8t-2w", ours, "ours: in-memory", im, "check", 8, S, 2));
+        runs.add(new JmhRun("evalsha-jedis-8t-2w", ceiling, "plain EVALSHA, Jedis", je, "blocking", 8, S, 2));
+        runs.add(new JmhRun("ours-jedis-8t-2w", ours, "ours: Jedis blocking", js, "blocking", 8, S, 2));
+        runs.add(new JmhRun("bucket4j-8t-2w", peer, "Bucket4j Lettuce proxy", b4, "blocking", 8, S, 2));
+        runs.add(new JmhRun("redisson-8t-2w", peer, "Redisson RRateLimiter", rd, "blocking", 8, S, 2));
+        runs.add(new JmhRun("ours-inmemory-8t-2w", ours, "ours: in-memory", im, "check", 8, S, 2));
         // token budgets: reserve in request and token windows against today's check, back to back
         Class<?> tb = ReserveBenchmark.class;
-        runs.add(JmhRun.blocking(
+        runs.add(new JmhRun(
                 "tb-check-8t", ours, "ours: Lettuce check, requests per minute and day", tb, "blocking", 8, S, 2));
-        runs.add(JmhRun.blocking(
+        runs.add(new JmhRun(
                 "tb-reserve-exact-8t",
                 ours,
                 "ours: Lettuce reserve, requests and tokens per minute and day, exact",
@@ -282,7 +277,7 @@ public final class BenchmarkRunner {
                 8,
                 S,
                 4));
-        runs.add(JmhRun.blocking(
+        runs.add(new JmhRun(
                 "tb-reserve-precision-8t",
                 ours,
                 "ours: Lettuce reserve, requests and tokens per minute (exact) and day (1-minute precision)",

@@ -25,9 +25,8 @@ public class Bucket4jBenchmark extends WorkloadState {
     /** Empties Redis and builds one bucket proxy per user (proxies are local objects, no I/O). */
     @Setup(Level.Trial)
     public void setUp() {
-        BenchRedis.reset();
-        prepareWorkload();
-        RedisClient created = RedisClient.create(BenchRedis.uri());
+        prepareRedisWorkload();
+        RedisClient created = BenchRedis.lettuce();
         client = created;
         StatefulRedisConnection<String, byte[]> opened = Peers.bucket4jConnection(created);
         connection = opened;
@@ -42,7 +41,7 @@ public class Bucket4jBenchmark extends WorkloadState {
     /** Closes the connection and reports the outcomes. */
     @TearDown(Level.Trial)
     public void tearDown() {
-        BenchRedis.recordOutcomes("Bucket4j", "keys=" + keys + ",windows=" + windows, rejected.sum(), 0);
+        recordOutcomes("Bucket4j", 0);
         if (connection != null) {
             connection.close();
         }

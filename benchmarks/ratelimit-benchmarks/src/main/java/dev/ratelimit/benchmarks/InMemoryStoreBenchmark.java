@@ -32,7 +32,7 @@ public class InMemoryStoreBenchmark extends WorkloadState {
     /** Reports the outcomes. */
     @TearDown(Level.Trial)
     public void tearDown() {
-        BenchRedis.recordOutcomes("InMemoryStore", "keys=" + keys + ",windows=" + windows, rejected.sum(), 0);
+        recordOutcomes("InMemoryStore", 0);
     }
 
     /**

@@ -20,15 +20,14 @@ public class JedisEvalshaBenchmark extends WorkloadState {
     /** Empties Redis, loads the script and opens the pool. */
     @Setup(Level.Trial)
     public void setUp() {
-        BenchRedis.reset();
-        prepareWorkload();
+        prepareRedisWorkload();
         jedis = BenchRedis.jedis();
     }
 
     /** Closes the pool and reports the outcomes. */
     @TearDown(Level.Trial)
     public void tearDown() {
-        BenchRedis.recordOutcomes("JedisEvalsha", "keys=" + keys + ",windows=" + windows, rejected.sum(), 0);
+        recordOutcomes("JedisEvalsha", 0);
         if (jedis != null) {
             jedis.close();
         }

@@ -24,8 +24,7 @@ public class JedisStoreBenchmark extends WorkloadState {
     /** Empties Redis and builds the limiter; it fails closed, so a store failure fails the run. */
     @Setup(Level.Trial)
     public void setUp() {
-        BenchRedis.reset();
-        prepareWorkload();
+        prepareRedisWorkload();
         RedisClient created = BenchRedis.jedis();
         jedis = created;
         limiter = SlidingWindowRateLimiter.builder(JedisWindowStore.create(created))
@@ -40,7 +39,7 @@ public class JedisStoreBenchmark extends WorkloadState {
     /** Closes the pool and reports the outcomes. */
     @TearDown(Level.Trial)
     public void tearDown() {
-        BenchRedis.recordOutcomes("JedisStore", "keys=" + keys + ",windows=" + windows, rejected.sum(), 0);
+        recordOutcomes("JedisStore", 0);
         if (jedis != null) {
             jedis.close();
         }

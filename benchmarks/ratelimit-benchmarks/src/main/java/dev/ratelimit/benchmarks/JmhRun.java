@@ -8,8 +8,8 @@ package dev.ratelimit.benchmarks;
  * @param contender who is measured, for example {@code ours: Lettuce blocking}
  * @param benchmark the benchmark class
  * @param method the benchmark method
- * @param threads benchmark threads
- * @param inFlight calls in flight (threads for blocking calls, 64 for the asynchronous ones)
+ * @param threads benchmark threads (1 for the asynchronous runs, which keep {@link BenchRedis#IN_FLIGHT}
+ *     calls in flight from one thread)
  * @param keys {@code contended} or {@code spread}
  * @param windows windows per check
  */
@@ -20,24 +20,14 @@ record JmhRun(
         Class<?> benchmark,
         String method,
         int threads,
-        int inFlight,
         String keys,
         int windows) {
 
-    static JmhRun blocking(
-            String id,
-            String group,
-            String contender,
-            Class<?> benchmark,
-            String method,
-            int threads,
-            String keys,
-            int windows) {
-        return new JmhRun(id, group, contender, benchmark, method, threads, threads, keys, windows);
-    }
+    /** The benchmark method of the asynchronous runs. */
+    private static final String ASYNC = "async64";
 
     static JmhRun async(String id, String group, String contender, Class<?> benchmark, String keys, int windows) {
-        return new JmhRun(id, group, contender, benchmark, "async64", 1, BenchRedis.IN_FLIGHT, keys, windows);
+        return new JmhRun(id, group, contender, benchmark, ASYNC, 1, keys, windows);
     }
 
     /** Returns the parameters as the benchmark's outcome line spells them. */
@@ -54,7 +44,7 @@ record JmhRun(
     }
 
     boolean isAsync() {
-        return inFlight != threads;
+        return method.equals(ASYNC);
     }
 
     /** The measured figures of a run. */

@@ -20,9 +20,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * arguments our store sends, and nothing else (no validation, no decision, no circuit breaker).
  */
 @State(Scope.Benchmark)
-public class LettuceEvalshaBenchmark extends WorkloadState {
+public class LettuceEvalshaBenchmark extends AsyncWorkloadState {
 
-    private final InFlight inFlight = new InFlight();
     private @org.jspecify.annotations.Nullable RedisClient client;
     private @org.jspecify.annotations.Nullable StatefulRedisConnection<String, String> connection;
     private @org.jspecify.annotations.Nullable RedisCommands<String, String> sync;
@@ -31,9 +30,8 @@ public class LettuceEvalshaBenchmark extends WorkloadState {
     /** Empties Redis, loads the script and opens one connection, as the store does. */
     @Setup(Level.Trial)
     public void setUp() {
-        BenchRedis.reset();
-        prepareWorkload();
-        RedisClient created = RedisClient.create(BenchRedis.uri());
+        prepareRedisWorkload();
+        RedisClient created = BenchRedis.lettuce();
         client = created;
         StatefulRedisConnection<String, String> opened = created.connect();
         connection = opened;
@@ -41,17 +39,10 @@ public class LettuceEvalshaBenchmark extends WorkloadState {
         async = opened.async();
     }
 
-    /** Lets the asynchronous calls of an iteration complete before the next one starts. */
-    @TearDown(Level.Iteration)
-    public void drain() throws InterruptedException {
-        inFlight.drain();
-    }
-
     /** Closes the connection and reports the outcomes. */
     @TearDown(Level.Trial)
     public void tearDown() {
-        BenchRedis.recordOutcomes(
-                "LettuceEvalsha", "keys=" + keys + ",windows=" + windows, rejected.sum(), inFlight.failed());
+        recordOutcomes("LettuceEvalsha", inFlight.failed());
         if (connection != null) {
             connection.close();
         }

@@ -2,10 +2,6 @@ package dev.ratelimit.benchmarks;
 
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
-import dev.ratelimit.core.SlidingWindowRateLimiter;
-import dev.ratelimit.core.WindowStore;
-import dev.ratelimit.redis.lettuce.LettuceWindowStore;
-import io.lettuce.core.RedisClient;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -17,54 +13,33 @@ import org.openjdk.jmh.annotations.TearDown;
 
 /**
  * Ours over Lettuce: the full {@link RateLimiter} (validation, ordering, circuit breaker, decision)
- * over {@link LettuceWindowStore}, blocking and asynchronous.
+ * over {@link dev.ratelimit.redis.lettuce.LettuceWindowStore}, blocking and asynchronous.
  */
 @State(Scope.Benchmark)
-public class LettuceStoreBenchmark extends WorkloadState {
+public class LettuceStoreBenchmark extends AsyncWorkloadState {
 
-    private final InFlight inFlight = new InFlight();
-    private @Nullable RedisClient client;
-    private @Nullable WindowStore store;
+    private @Nullable LettuceStore lettuce;
     private @Nullable RateLimiter limiter;
 
     /** Empties Redis and builds the limiter; it fails closed, so a store failure fails the run. */
     @Setup(Level.Trial)
     public void setUp() {
-        BenchRedis.reset();
-        prepareWorkload();
-        RedisClient created = RedisClient.create(BenchRedis.uri());
-        client = created;
-        // Connection set-up is not measured: a fork starting on a busy machine may take longer than
-        // the default 3 s to connect, and the fail-closed warm-up check below would end the run.
-        WindowStore built = LettuceWindowStore.builder(created)
-                .connectTimeout(java.time.Duration.ofSeconds(30))
-                .build();
-        store = built;
-        limiter = SlidingWindowRateLimiter.builder(built)
-                .failOpen(false)
-                .name("bench")
-                .build();
+        prepareRedisWorkload();
+        // Connection set-up is not measured, so the store may wait long for it (see PATIENT_CONNECT).
+        LettuceStore opened = LettuceStore.open(BenchRedis.uri(), LettuceStore.PATIENT_CONNECT);
+        lettuce = opened;
+        limiter = opened.failClosedLimiter().name("bench").build();
         // Wait for the connection before measuring: the store starts opening it at creation, and if 8
         // threads' first checks all waited for it the circuit breaker would count slow calls and open.
         limiter.check("warm-up", checked);
     }
 
-    /** Lets the asynchronous checks of an iteration complete before the next one starts. */
-    @TearDown(Level.Iteration)
-    public void drain() throws InterruptedException {
-        inFlight.drain();
-    }
-
     /** Closes the store and client and reports the outcomes. */
     @TearDown(Level.Trial)
-    public void tearDown() throws Exception {
-        BenchRedis.recordOutcomes(
-                "LettuceStore", "keys=" + keys + ",windows=" + windows, rejected.sum(), inFlight.failed());
-        if (store instanceof AutoCloseable closeable) {
-            closeable.close();
-        }
-        if (client != null) {
-            client.shutdown();
+    public void tearDown() {
+        recordOutcomes("LettuceStore", inFlight.failed());
+        if (lettuce != null) {
+            lettuce.close();
         }
     }
 

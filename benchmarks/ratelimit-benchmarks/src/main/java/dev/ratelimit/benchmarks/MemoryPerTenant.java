@@ -4,9 +4,6 @@ import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
-import dev.ratelimit.core.SlidingWindowRateLimiter;
-import dev.ratelimit.core.WindowStore;
-import dev.ratelimit.redis.lettuce.LettuceWindowStore;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import io.github.bucket4j.distributed.BucketProxy;
 import io.lettuce.core.RedisClient;
@@ -47,13 +44,9 @@ final class MemoryPerTenant {
         Window minute = tier.windows().get(0);
         Window day = tier.windows().get(1);
         MutableClock clock = MutableClock.of(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
-        RedisClient client = RedisClient.create(redis.uri());
-        WindowStore store = LettuceWindowStore.create(client);
+        LettuceStore lettuce = LettuceStore.open(redis.uri());
         try {
-            RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
-                    .clock(clock)
-                    .failOpen(false)
-                    .build();
+            RateLimiter limiter = lettuce.failClosedLimiter().clock(clock).build();
             // Connect first: checks issued while the connection is being opened may reach Redis out
             // of order, and the fill relies on the clock's order.
             limiter.check("warm-up", Workload.ONE_WINDOW);
@@ -78,14 +71,7 @@ final class MemoryPerTenant {
             }
             return measure(redis, tier, "ours (sliding log, both windows)", note);
         } finally {
-            if (store instanceof AutoCloseable closeable) {
-                try {
-                    closeable.close();
-                } catch (Exception e) {
-                    // best effort
-                }
-            }
-            client.shutdown();
+            lettuce.closeQuietly();
         }
     }
 
@@ -140,13 +126,9 @@ final class MemoryPerTenant {
         redis.call("FLUSHALL");
         Tier tier = Tier.of("budget", windows);
         MutableClock clock = MutableClock.of(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
-        RedisClient client = RedisClient.create(redis.uri());
-        WindowStore store = LettuceWindowStore.create(client);
+        LettuceStore lettuce = LettuceStore.open(redis.uri());
         try {
-            RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
-                    .clock(clock)
-                    .failOpen(false)
-                    .build();
+            RateLimiter limiter = lettuce.failClosedLimiter().clock(clock).build();
             limiter.check("warm-up", Workload.ONE_WINDOW);
             // spread over the day less a minute, so the first one is still in the window at the end
             long spacing = Duration.ofDays(1).minusMinutes(1).toMillis() / DAY_REQUESTS;
@@ -165,14 +147,7 @@ final class MemoryPerTenant {
             }
             return measure(redis, budget, contender, note);
         } finally {
-            if (store instanceof AutoCloseable closeable) {
-                try {
-                    closeable.close();
-                } catch (Exception e) {
-                    // best effort
-                }
-            }
-            client.shutdown();
+            lettuce.closeQuietly();
         }
     }
 

@@ -24,8 +24,7 @@ public class RedissonBenchmark extends WorkloadState {
     /** Empties Redis and sets every user's rate (setup round trips are not measured). */
     @Setup(Level.Trial)
     public void setUp() {
-        BenchRedis.reset();
-        prepareWorkload();
+        prepareRedisWorkload();
         RedissonClient created = Peers.redisson();
         client = created;
         int users = contended ? 1 : Workload.USERS;
@@ -42,7 +41,7 @@ public class RedissonBenchmark extends WorkloadState {
     /** Shuts the client down and reports the outcomes. */
     @TearDown(Level.Trial)
     public void tearDown() {
-        BenchRedis.recordOutcomes("Redisson", "keys=" + keys + ",windows=" + windows, rejected.sum(), 0);
+        recordOutcomes("Redisson", 0);
         if (client != null) {
             client.shutdown();
         }

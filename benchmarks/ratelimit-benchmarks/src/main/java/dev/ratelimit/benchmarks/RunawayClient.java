@@ -3,11 +3,7 @@ package dev.ratelimit.benchmarks;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Window;
-import dev.ratelimit.core.SlidingWindowRateLimiter;
-import dev.ratelimit.core.WindowStore;
-import dev.ratelimit.redis.lettuce.LettuceWindowStore;
 import dev.ratelimit.testsupport.redis.RedisServer;
-import io.lettuce.core.RedisClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -80,13 +76,9 @@ final class RunawayClient {
     private static Result run(RedisServer redis, boolean cache, long limit, Duration duration)
             throws InterruptedException {
         redis.call("FLUSHALL");
-        RedisClient client = RedisClient.create(redis.uri());
-        WindowStore store = LettuceWindowStore.builder(client)
-                .connectTimeout(Duration.ofSeconds(30))
-                .build();
+        LettuceStore lettuce = LettuceStore.open(redis.uri(), LettuceStore.PATIENT_CONNECT);
         try {
-            RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
-                    .failOpen(false)
+            RateLimiter limiter = lettuce.failClosedLimiter()
                     .name("runaway")
                     .rejectionCache(cache)
                     .build();
@@ -128,14 +120,7 @@ final class RunawayClient {
             long calls = scriptCalls(redis);
             return new Result(cache ? "on" : "off", limit, seconds, allowed.sum(), rejected.sum(), calls);
         } finally {
-            if (store instanceof AutoCloseable closeable) {
-                try {
-                    closeable.close();
-                } catch (Exception e) {
-                    // best effort
-                }
-            }
-            client.shutdown();
+            lettuce.closeQuietly();
         }
     }
 

@@ -48,9 +48,26 @@ public abstract class WorkloadState {
         return decision;
     }
 
+    /**
+     * Reports the trial's rejections and failed calls under the benchmark's name, with the workload
+     * parameters, for the report's outcome check.
+     *
+     * @param benchmark the contender's name in the outcomes file
+     * @param failed calls that failed
+     */
+    protected void recordOutcomes(String benchmark, long failed) {
+        BenchRedis.recordOutcomes(benchmark, "keys=" + keys + ",windows=" + windows, rejected.sum(), failed);
+    }
+
     /** Reads the parameters; call first in each trial's setup. */
     protected void prepareWorkload() {
         checked = Workload.windows(windows);
         contended = Workload.contended(keys);
+    }
+
+    /** Empties the private Redis and reads the parameters; call first in a Redis benchmark's trial setup. */
+    protected void prepareRedisWorkload() {
+        BenchRedis.reset();
+        prepareWorkload();
     }
 }
