@@ -129,11 +129,20 @@ record GatewayConfig(
      *
      * @param host the address to listen on, or {@code null} for the environment's or the default
      * @param port the port, or {@code null} for the environment's or the default
+     * @param managementHost the management listener's address (status page, status JSON, metrics),
+     *     or {@code null} for the environment's or the default
+     * @param managementPort the management listener's port, or {@code null} for the environment's
+     *     or the default
      * @param shutdownTimeout how long a shutdown lets requests in flight finish before it ends them
      * @param watchConfig whether a change of the file is reloaded by itself ({@code SIGHUP} always is)
      */
     record ServerSettings(
-            @Nullable String host, @Nullable Integer port, Duration shutdownTimeout, boolean watchConfig) {}
+            @Nullable String host,
+            @Nullable Integer port,
+            @Nullable String managementHost,
+            @Nullable Integer managementPort,
+            Duration shutdownTimeout,
+            boolean watchConfig) {}
 
     /** The file's shape, as Jackson reads it; validated into a {@link GatewayConfig}. */
     record RawConfig(
@@ -141,7 +150,10 @@ record GatewayConfig(
             @Nullable LinkedHashMap<String, RawTier> tiers,
             @Nullable LinkedHashMap<String, RawModel> models,
             @Nullable RawLimits limits,
-            @Nullable RawServer server) {}
+            @Nullable RawServer server,
+            @Nullable RawManagement management) {}
+
+    record RawManagement(@Nullable String host, @Nullable Integer port) {}
 
     record RawKey(
             @Nullable String key,
@@ -373,7 +385,7 @@ record GatewayConfig(
         }
         ServerSettings server = null;
         try {
-            server = server(raw.server());
+            server = server(raw.server(), raw.management());
         } catch (IllegalArgumentException e) {
             errors.add(String.valueOf(e.getMessage()));
         }
@@ -396,7 +408,7 @@ record GatewayConfig(
             Map.of(),
             Map.of(),
             new Limits(1, 1, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, true),
-            new ServerSettings(null, null, Duration.ZERO, false),
+            new ServerSettings(null, null, null, null, Duration.ZERO, false),
             "discarded");
 
     private static void collect(List<String> errors, Runnable check) {
@@ -522,24 +534,35 @@ record GatewayConfig(
         }
     }
 
-    private static ServerSettings server(@Nullable RawServer raw) {
+    private static ServerSettings server(@Nullable RawServer raw, @Nullable RawManagement management) {
+        String managementHost = management == null ? null : address(management.host(), "management.host");
+        Integer managementPort = management == null ? null : port(management.port(), "management.port");
         if (raw == null) {
-            return new ServerSettings(null, null, Duration.ofSeconds(DEFAULT_SHUTDOWN_SECONDS), true);
-        }
-        String host = raw.host();
-        if (host != null && (host.isBlank() || !host.equals(host.strip()))) {
-            throw new IllegalArgumentException("server.host: must be an address or host name, was '" + host + "'");
-        }
-        Integer port = raw.port();
-        if (port != null && (port < 0 || port > 65_535)) {
-            throw new IllegalArgumentException("server.port: must be from 0 to 65535, was " + port);
+            return new ServerSettings(
+                    null, null, managementHost, managementPort, Duration.ofSeconds(DEFAULT_SHUTDOWN_SECONDS), true);
         }
         return new ServerSettings(
-                host,
-                port,
+                address(raw.host(), "server.host"),
+                port(raw.port(), "server.port"),
+                managementHost,
+                managementPort,
                 Duration.ofSeconds(positiveOr(
                         raw.shutdownTimeoutSeconds(), DEFAULT_SHUTDOWN_SECONDS, "server.shutdown-timeout-seconds")),
                 raw.watchConfig() == null || raw.watchConfig());
+    }
+
+    private static @Nullable String address(@Nullable String host, String at) {
+        if (host != null && (host.isBlank() || !host.equals(host.strip()))) {
+            throw new IllegalArgumentException(at + ": must be an address or host name, was '" + host + "'");
+        }
+        return host;
+    }
+
+    private static @Nullable Integer port(@Nullable Integer port, String at) {
+        if (port != null && (port < 0 || port > 65_535)) {
+            throw new IllegalArgumentException(at + ": must be from 0 to 65535, was " + port);
+        }
+        return port;
     }
 
     private static long positiveOr(@Nullable Number value, long otherwise, String at) {
