@@ -49,6 +49,8 @@ import org.jspecify.annotations.Nullable;
  * @param models the upstream caps by model name
  * @param limits body size, token default, timeouts, the slot lease and the store failure mode
  * @param server where to listen and how long a shutdown waits for requests in flight
+ * @param passthrough the {@code /v1} paths besides the metered ones that are relayed upstream;
+ *     every other {@code /v1} path is 404 and charged nothing
  * @param source where the configuration came from, for messages
  */
 record GatewayConfig(
@@ -57,10 +59,68 @@ record GatewayConfig(
         Map<String, ModelCap> models,
         Limits limits,
         ServerSettings server,
+        List<Route> passthrough,
         String source) {
 
     static final String DEFAULT_RESOURCE = "default-gateway.yaml";
     static final int DEFAULT_SHUTDOWN_SECONDS = 30;
+
+    /** The pass-through paths when the file lists none: the model list and one model. */
+    static final List<String> DEFAULT_PASSTHROUGH = List.of("GET /v1/models", "GET /v1/models/{id}");
+
+    /**
+     * One pass-through entry, {@code METHOD /v1/path}, where a segment written {@code {name}} stands
+     * for any one segment.
+     *
+     * @param method the HTTP method, upper case
+     * @param segments the path's segments after the leading {@code /}; {@code null} for a wildcard
+     * @param entry the entry as written, for messages
+     */
+    record Route(String method, List<@Nullable String> segments, String entry) {
+
+        /**
+         * Whether this entry allows the method on the (decoded) path; {@code OPTIONS} (a CORS
+         * preflight) is allowed on every path an entry lists.
+         */
+        boolean matches(String requestMethod, String path) {
+            if (!(method.equals(requestMethod) || requestMethod.equals("OPTIONS")) || !path.startsWith("/")) {
+                return false;
+            }
+            String[] parts = path.substring(1).split("/", -1);
+            if (parts.length != segments.size()) {
+                return false;
+            }
+            for (int i = 0; i < parts.length; i++) {
+                String segment = segments.get(i);
+                if (parts[i].isEmpty() || (segment != null && !segment.equals(parts[i]))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        static Route parse(String entry, String at) {
+            String[] parts = entry.split(" ", -1);
+            if (parts.length != 2
+                    || !parts[0].matches("[A-Z]+")
+                    || !parts[1].startsWith("/v1/")
+                    || parts[1].endsWith("/")
+                    || parts[1].contains("//")) {
+                throw new IllegalArgumentException(
+                        at + ": must be \"METHOD /v1/path\" such as \"GET /v1/models/{id}\"," + " was '" + entry + "'");
+            }
+            List<@Nullable String> segments = new ArrayList<>();
+            for (String segment : parts[1].substring(1).split("/")) {
+                boolean wildcard = segment.matches("\\{[A-Za-z_][A-Za-z0-9_]*}");
+                if (!wildcard && (segment.contains("{") || segment.contains("}"))) {
+                    throw new IllegalArgumentException(
+                            at + ": a wildcard is a whole segment such as {id}, was '" + entry + "'");
+                }
+                segments.add(wildcard ? null : segment);
+            }
+            return new Route(parts[0], Collections.unmodifiableList(segments), entry);
+        }
+    }
 
     /**
      * One API key.
@@ -151,7 +211,8 @@ record GatewayConfig(
             @Nullable LinkedHashMap<String, RawModel> models,
             @Nullable RawLimits limits,
             @Nullable RawServer server,
-            @Nullable RawManagement management) {}
+            @Nullable RawManagement management,
+            @Nullable List<String> passthrough) {}
 
     record RawManagement(@Nullable String host, @Nullable Integer port) {}
 
@@ -389,6 +450,17 @@ record GatewayConfig(
         } catch (IllegalArgumentException e) {
             errors.add(String.valueOf(e.getMessage()));
         }
+        List<Route> passthrough = new ArrayList<>();
+        List<String> rawPassthrough = raw.passthrough() == null ? DEFAULT_PASSTHROUGH : raw.passthrough();
+        for (int i = 0; i < rawPassthrough.size(); i++) {
+            String at = "passthrough[" + i + "]";
+            String entry = rawPassthrough.get(i);
+            if (entry == null) {
+                errors.add(at + ": must be \"METHOD /v1/path\", was empty");
+            } else {
+                collect(errors, () -> passthrough.add(Route.parse(entry, at)));
+            }
+        }
         if (!errors.isEmpty() || limits == null || server == null) {
             return DISCARDED; // the caller throws with the errors
         }
@@ -399,6 +471,7 @@ record GatewayConfig(
                 Collections.unmodifiableMap(models),
                 limits,
                 server,
+                List.copyOf(passthrough),
                 source);
     }
 
@@ -409,6 +482,7 @@ record GatewayConfig(
             Map.of(),
             new Limits(1, 1, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, true),
             new ServerSettings(null, null, null, null, Duration.ZERO, false),
+            List.of(),
             "discarded");
 
     private static void collect(List<String> errors, Runnable check) {
