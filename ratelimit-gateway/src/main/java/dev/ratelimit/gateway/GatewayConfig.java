@@ -195,6 +195,8 @@ record GatewayConfig(
      *     or the default
      * @param shutdownTimeout how long a shutdown lets requests in flight finish before it ends them
      * @param watchConfig whether a change of the file is reloaded by itself ({@code SIGHUP} always is)
+     * @param accessLog where the access log goes ({@code stdout}, {@code off} or a file), or {@code
+     *     null} for the environment's or the default
      */
     record ServerSettings(
             @Nullable String host,
@@ -202,7 +204,8 @@ record GatewayConfig(
             @Nullable String managementHost,
             @Nullable Integer managementPort,
             Duration shutdownTimeout,
-            boolean watchConfig) {}
+            boolean watchConfig,
+            @Nullable String accessLog) {}
 
     /** The file's shape, as Jackson reads it; validated into a {@link GatewayConfig}. */
     record RawConfig(
@@ -240,7 +243,8 @@ record GatewayConfig(
             @Nullable String host,
             @Nullable Integer port,
             @Nullable Integer shutdownTimeoutSeconds,
-            @Nullable Boolean watchConfig) {}
+            @Nullable Boolean watchConfig,
+            @Nullable String accessLog) {}
 
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory())
             .setPropertyNamingStrategy(PropertyNamingStrategies.KEBAB_CASE)
@@ -481,7 +485,7 @@ record GatewayConfig(
             Map.of(),
             Map.of(),
             new Limits(1, 1, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, true),
-            new ServerSettings(null, null, null, null, Duration.ZERO, false),
+            new ServerSettings(null, null, null, null, Duration.ZERO, false, null),
             List.of(),
             "discarded");
 
@@ -613,7 +617,13 @@ record GatewayConfig(
         Integer managementPort = management == null ? null : port(management.port(), "management.port");
         if (raw == null) {
             return new ServerSettings(
-                    null, null, managementHost, managementPort, Duration.ofSeconds(DEFAULT_SHUTDOWN_SECONDS), true);
+                    null,
+                    null,
+                    managementHost,
+                    managementPort,
+                    Duration.ofSeconds(DEFAULT_SHUTDOWN_SECONDS),
+                    true,
+                    null);
         }
         return new ServerSettings(
                 address(raw.host(), "server.host"),
@@ -622,7 +632,8 @@ record GatewayConfig(
                 managementPort,
                 Duration.ofSeconds(positiveOr(
                         raw.shutdownTimeoutSeconds(), DEFAULT_SHUTDOWN_SECONDS, "server.shutdown-timeout-seconds")),
-                raw.watchConfig() == null || raw.watchConfig());
+                raw.watchConfig() == null || raw.watchConfig(),
+                raw.accessLog());
     }
 
     private static @Nullable String address(@Nullable String host, String at) {

@@ -48,7 +48,9 @@ import sun.misc.Signal;
  * this process's memory), {@code RATE_LIMIT_DISABLED=true} (the kill switch), {@code
  * MANAGEMENT_HOST} and {@code MANAGEMENT_PORT} (the management listener, which alone serves the
  * status page {@code GET /}, {@code /status.json} and {@code /metrics}; default the configuration's
- * {@code management.host}/{@code management.port}, else 127.0.0.1:8081).
+ * {@code management.host}/{@code management.port}, else 127.0.0.1:8081), {@code ACCESS_LOG}
+ * ({@code stdout}, {@code off} or a file: one JSON line per API request; default the
+ * configuration's {@code server.access-log}, else {@code stdout}).
  */
 public final class GatewayServer {
 
@@ -67,6 +69,7 @@ public final class GatewayServer {
     private final boolean limiterDisabled;
     private final AtomicBoolean closing = new AtomicBoolean();
     private final @Nullable ConfigReloader reloader;
+    private final AccessLog accessLog;
 
     /** How long the relays get to settle after the upstream exchanges are aborted at the deadline. */
     private static final Duration ABORT_GRACE = Duration.ofSeconds(5);
@@ -81,7 +84,8 @@ public final class GatewayServer {
             Gateway gateway,
             @Nullable MockModel mock,
             boolean limiterDisabled,
-            @Nullable ConfigReloader reloader) {
+            @Nullable ConfigReloader reloader,
+            AccessLog accessLog) {
         this.server = server;
         this.host = host;
         this.port = port;
@@ -92,6 +96,7 @@ public final class GatewayServer {
         this.mock = mock;
         this.limiterDisabled = limiterDisabled;
         this.reloader = reloader;
+        this.accessLog = accessLog;
     }
 
     /**
@@ -224,9 +229,21 @@ public final class GatewayServer {
             server.setErrorHandler(new JsonErrors()); // 431, 414, 400 and the like in OpenAI's shape
             ServerConnector connector = connector(server, API, host, port, config);
             ServerConnector management = connector(server, MANAGEMENT, managementHost, managementPort, config);
+            String accessTarget = environment.get("ACCESS_LOG");
+            AccessLog accessLog = AccessLog.open(
+                    accessTarget != null && !accessTarget.isBlank()
+                            ? accessTarget
+                            : config.server().accessLog(),
+                    Clock.systemUTC());
+            opened.add(0, accessLog);
             ServletContextHandler context = new ServletContextHandler();
             context.setContextPath("/");
-            context.setVirtualHosts(List.of("@" + API)); // only the API listener's requests reach it
+            context.setVirtualHosts(List.of("@" + API));
+            // first: a line for every request on the API listener, refused ones included
+            context.addFilter(
+                    new FilterHolder(accessLog),
+                    "/*",
+                    EnumSet.of(DispatcherType.REQUEST)); // only the API listener's requests reach it
             context.setErrorHandler(new JsonErrors());
             context.addFilter(
                     new FilterHolder(new ApiKeyFilter(gateway::config, metrics)),
@@ -305,7 +322,8 @@ public final class GatewayServer {
                     gateway,
                     mock,
                     disabled,
-                    reloader);
+                    reloader,
+                    accessLog);
             opened.clear();
             return started;
         } finally {
@@ -466,6 +484,7 @@ public final class GatewayServer {
             }
             gateway.slots().close();
             store.close();
+            accessLog.close();
         }
     }
 
