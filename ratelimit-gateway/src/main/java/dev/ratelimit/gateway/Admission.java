@@ -110,6 +110,8 @@ final class Admission {
         private final Slots.Slot slot;
         private final @Nullable Reservation reservation;
         private final AtomicBoolean settled = new AtomicBoolean();
+        private volatile @Nullable String ending;
+        private volatile long settledTokens = -1;
 
         private Ticket(
                 String tenant,
@@ -157,6 +159,8 @@ final class Admission {
          */
         void commit(long tokens, String ending) {
             if (settled.compareAndSet(false, true)) {
+                this.ending = ending;
+                this.settledTokens = tokens;
                 try {
                     if (reservation != null) {
                         reservation.commit(tokens).toCompletableFuture().join();
@@ -177,6 +181,8 @@ final class Admission {
          */
         void cancel(String ending) {
             if (settled.compareAndSet(false, true)) {
+                this.ending = ending;
+                this.settledTokens = 0;
                 try {
                     if (reservation != null) {
                         reservation.cancel().toCompletableFuture().join();
@@ -187,6 +193,17 @@ final class Admission {
                     open.remove(this);
                 }
             }
+        }
+
+        /** How the request ended, once settled; {@code null} before, or when it was refused. */
+        @Nullable
+        String ending() {
+            return ending;
+        }
+
+        /** The tokens the settlement charged (0 when cancelled); -1 before it, or when refused. */
+        long settledTokens() {
+            return settledTokens;
         }
 
         boolean isSettled() {

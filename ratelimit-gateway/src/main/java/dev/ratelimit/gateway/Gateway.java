@@ -76,7 +76,8 @@ record Gateway(
             String endpoint,
             ApiKeyFilter.Account account,
             @Nullable ModelCap cap,
-            long estimatedTokens)
+            long estimatedTokens,
+            AccessLog.@Nullable Entry logged)
             throws IOException {
         if (draining.get()) {
             // a request on a connection kept alive from before the shutdown: no new work now
@@ -96,6 +97,9 @@ record Gateway(
         Admission.Ticket ticket;
         try {
             ticket = admission.admit(account.tenant(), account.tier(), cap, estimatedTokens);
+            if (logged != null) {
+                logged.ticket = ticket; // its decision and, once settled, its ending for the access log
+            }
         } catch (RateLimiterUnavailableException e) {
             metrics.refused(endpoint, 503, "rate_limiter_unavailable");
             send(response, responses.unavailable(tier, response::setHeader));

@@ -49,6 +49,8 @@ import org.jspecify.annotations.Nullable;
  * @param models the upstream caps by model name
  * @param limits body size, token default, timeouts, the slot lease and the store failure mode
  * @param server where to listen and how long a shutdown waits for requests in flight
+ * @param passthrough the {@code /v1} paths besides the metered ones that are relayed upstream;
+ *     every other {@code /v1} path is 404 and charged nothing
  * @param source where the configuration came from, for messages
  */
 record GatewayConfig(
@@ -57,10 +59,68 @@ record GatewayConfig(
         Map<String, ModelCap> models,
         Limits limits,
         ServerSettings server,
+        List<Route> passthrough,
         String source) {
 
     static final String DEFAULT_RESOURCE = "default-gateway.yaml";
     static final int DEFAULT_SHUTDOWN_SECONDS = 30;
+
+    /** The pass-through paths when the file lists none: the model list and one model. */
+    static final List<String> DEFAULT_PASSTHROUGH = List.of("GET /v1/models", "GET /v1/models/{id}");
+
+    /**
+     * One pass-through entry, {@code METHOD /v1/path}, where a segment written {@code {name}} stands
+     * for any one segment.
+     *
+     * @param method the HTTP method, upper case
+     * @param segments the path's segments after the leading {@code /}; {@code null} for a wildcard
+     * @param entry the entry as written, for messages
+     */
+    record Route(String method, List<@Nullable String> segments, String entry) {
+
+        /**
+         * Whether this entry allows the method on the (decoded) path; {@code OPTIONS} (a CORS
+         * preflight) is allowed on every path an entry lists.
+         */
+        boolean matches(String requestMethod, String path) {
+            if (!(method.equals(requestMethod) || requestMethod.equals("OPTIONS")) || !path.startsWith("/")) {
+                return false;
+            }
+            String[] parts = path.substring(1).split("/", -1);
+            if (parts.length != segments.size()) {
+                return false;
+            }
+            for (int i = 0; i < parts.length; i++) {
+                String segment = segments.get(i);
+                if (parts[i].isEmpty() || (segment != null && !segment.equals(parts[i]))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        static Route parse(String entry, String at) {
+            String[] parts = entry.split(" ", -1);
+            if (parts.length != 2
+                    || !parts[0].matches("[A-Z]+")
+                    || !parts[1].startsWith("/v1/")
+                    || parts[1].endsWith("/")
+                    || parts[1].contains("//")) {
+                throw new IllegalArgumentException(
+                        at + ": must be \"METHOD /v1/path\" such as \"GET /v1/models/{id}\"," + " was '" + entry + "'");
+            }
+            List<@Nullable String> segments = new ArrayList<>();
+            for (String segment : parts[1].substring(1).split("/")) {
+                boolean wildcard = segment.matches("\\{[A-Za-z_][A-Za-z0-9_]*}");
+                if (!wildcard && (segment.contains("{") || segment.contains("}"))) {
+                    throw new IllegalArgumentException(
+                            at + ": a wildcard is a whole segment such as {id}, was '" + entry + "'");
+                }
+                segments.add(wildcard ? null : segment);
+            }
+            return new Route(parts[0], Collections.unmodifiableList(segments), entry);
+        }
+    }
 
     /**
      * One API key.
@@ -129,11 +189,23 @@ record GatewayConfig(
      *
      * @param host the address to listen on, or {@code null} for the environment's or the default
      * @param port the port, or {@code null} for the environment's or the default
+     * @param managementHost the management listener's address (status page, status JSON, metrics),
+     *     or {@code null} for the environment's or the default
+     * @param managementPort the management listener's port, or {@code null} for the environment's
+     *     or the default
      * @param shutdownTimeout how long a shutdown lets requests in flight finish before it ends them
      * @param watchConfig whether a change of the file is reloaded by itself ({@code SIGHUP} always is)
+     * @param accessLog where the access log goes ({@code stdout}, {@code off} or a file), or {@code
+     *     null} for the environment's or the default
      */
     record ServerSettings(
-            @Nullable String host, @Nullable Integer port, Duration shutdownTimeout, boolean watchConfig) {}
+            @Nullable String host,
+            @Nullable Integer port,
+            @Nullable String managementHost,
+            @Nullable Integer managementPort,
+            Duration shutdownTimeout,
+            boolean watchConfig,
+            @Nullable String accessLog) {}
 
     /** The file's shape, as Jackson reads it; validated into a {@link GatewayConfig}. */
     record RawConfig(
@@ -141,7 +213,11 @@ record GatewayConfig(
             @Nullable LinkedHashMap<String, RawTier> tiers,
             @Nullable LinkedHashMap<String, RawModel> models,
             @Nullable RawLimits limits,
-            @Nullable RawServer server) {}
+            @Nullable RawServer server,
+            @Nullable RawManagement management,
+            @Nullable List<String> passthrough) {}
+
+    record RawManagement(@Nullable String host, @Nullable Integer port) {}
 
     record RawKey(
             @Nullable String key,
@@ -167,7 +243,8 @@ record GatewayConfig(
             @Nullable String host,
             @Nullable Integer port,
             @Nullable Integer shutdownTimeoutSeconds,
-            @Nullable Boolean watchConfig) {}
+            @Nullable Boolean watchConfig,
+            @Nullable String accessLog) {}
 
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory())
             .setPropertyNamingStrategy(PropertyNamingStrategies.KEBAB_CASE)
@@ -373,9 +450,20 @@ record GatewayConfig(
         }
         ServerSettings server = null;
         try {
-            server = server(raw.server());
+            server = server(raw.server(), raw.management());
         } catch (IllegalArgumentException e) {
             errors.add(String.valueOf(e.getMessage()));
+        }
+        List<Route> passthrough = new ArrayList<>();
+        List<String> rawPassthrough = raw.passthrough() == null ? DEFAULT_PASSTHROUGH : raw.passthrough();
+        for (int i = 0; i < rawPassthrough.size(); i++) {
+            String at = "passthrough[" + i + "]";
+            String entry = rawPassthrough.get(i);
+            if (entry == null) {
+                errors.add(at + ": must be \"METHOD /v1/path\", was empty");
+            } else {
+                collect(errors, () -> passthrough.add(Route.parse(entry, at)));
+            }
         }
         if (!errors.isEmpty() || limits == null || server == null) {
             return DISCARDED; // the caller throws with the errors
@@ -387,6 +475,7 @@ record GatewayConfig(
                 Collections.unmodifiableMap(models),
                 limits,
                 server,
+                List.copyOf(passthrough),
                 source);
     }
 
@@ -396,7 +485,8 @@ record GatewayConfig(
             Map.of(),
             Map.of(),
             new Limits(1, 1, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, true),
-            new ServerSettings(null, null, Duration.ZERO, false),
+            new ServerSettings(null, null, null, null, Duration.ZERO, false, null),
+            List.of(),
             "discarded");
 
     private static void collect(List<String> errors, Runnable check) {
@@ -522,24 +612,42 @@ record GatewayConfig(
         }
     }
 
-    private static ServerSettings server(@Nullable RawServer raw) {
+    private static ServerSettings server(@Nullable RawServer raw, @Nullable RawManagement management) {
+        String managementHost = management == null ? null : address(management.host(), "management.host");
+        Integer managementPort = management == null ? null : port(management.port(), "management.port");
         if (raw == null) {
-            return new ServerSettings(null, null, Duration.ofSeconds(DEFAULT_SHUTDOWN_SECONDS), true);
-        }
-        String host = raw.host();
-        if (host != null && (host.isBlank() || !host.equals(host.strip()))) {
-            throw new IllegalArgumentException("server.host: must be an address or host name, was '" + host + "'");
-        }
-        Integer port = raw.port();
-        if (port != null && (port < 0 || port > 65_535)) {
-            throw new IllegalArgumentException("server.port: must be from 0 to 65535, was " + port);
+            return new ServerSettings(
+                    null,
+                    null,
+                    managementHost,
+                    managementPort,
+                    Duration.ofSeconds(DEFAULT_SHUTDOWN_SECONDS),
+                    true,
+                    null);
         }
         return new ServerSettings(
-                host,
-                port,
+                address(raw.host(), "server.host"),
+                port(raw.port(), "server.port"),
+                managementHost,
+                managementPort,
                 Duration.ofSeconds(positiveOr(
                         raw.shutdownTimeoutSeconds(), DEFAULT_SHUTDOWN_SECONDS, "server.shutdown-timeout-seconds")),
-                raw.watchConfig() == null || raw.watchConfig());
+                raw.watchConfig() == null || raw.watchConfig(),
+                raw.accessLog());
+    }
+
+    private static @Nullable String address(@Nullable String host, String at) {
+        if (host != null && (host.isBlank() || !host.equals(host.strip()))) {
+            throw new IllegalArgumentException(at + ": must be an address or host name, was '" + host + "'");
+        }
+        return host;
+    }
+
+    private static @Nullable Integer port(@Nullable Integer port, String at) {
+        if (port != null && (port < 0 || port > 65_535)) {
+            throw new IllegalArgumentException(at + ": must be from 0 to 65535, was " + port);
+        }
+        return port;
     }
 
     private static long positiveOr(@Nullable Number value, long otherwise, String at) {

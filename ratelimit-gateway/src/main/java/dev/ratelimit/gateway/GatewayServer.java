@@ -30,6 +30,7 @@ import org.eclipse.jetty.server.AbstractConnector;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.ContextHandlerCollection;
 import org.jspecify.annotations.Nullable;
 import sun.misc.Signal;
 
@@ -44,22 +45,31 @@ import sun.misc.Signal;
  * configuration file; the built-in default otherwise), {@code UPSTREAM_URL} and {@code
  * UPSTREAM_API_KEY} (the upstream's base URL, such as {@code https://api.openai.com/v1}, and the key
  * the gateway sends it), {@code REDIS_URL} (budgets and slots in Redis through Lettuce instead of
- * this process's memory), {@code RATE_LIMIT_DISABLED=true} (the kill switch).
+ * this process's memory), {@code RATE_LIMIT_DISABLED=true} (the kill switch), {@code
+ * MANAGEMENT_HOST} and {@code MANAGEMENT_PORT} (the management listener, which alone serves the
+ * status page {@code GET /}, {@code /status.json} and {@code /metrics}; default the configuration's
+ * {@code management.host}/{@code management.port}, else 127.0.0.1:8081), {@code ACCESS_LOG}
+ * ({@code stdout}, {@code off} or a file: one JSON line per API request; default the
+ * configuration's {@code server.access-log}, else {@code stdout}).
  */
 public final class GatewayServer {
 
     static final String DEFAULT_HOST = "127.0.0.1";
     static final int DEFAULT_PORT = 8080;
+    static final int DEFAULT_MANAGEMENT_PORT = 8081;
 
     private final Server server;
     private final String host;
     private final int port;
+    private final String managementHost;
+    private final int managementPort;
     private final GatewayStore store;
     private final Gateway gateway;
     private final @Nullable MockModel mock;
     private final boolean limiterDisabled;
     private final AtomicBoolean closing = new AtomicBoolean();
     private final @Nullable ConfigReloader reloader;
+    private final AccessLog accessLog;
 
     /** How long the relays get to settle after the upstream exchanges are aborted at the deadline. */
     private static final Duration ABORT_GRACE = Duration.ofSeconds(5);
@@ -68,19 +78,25 @@ public final class GatewayServer {
             Server server,
             String host,
             int port,
+            String managementHost,
+            int managementPort,
             GatewayStore store,
             Gateway gateway,
             @Nullable MockModel mock,
             boolean limiterDisabled,
-            @Nullable ConfigReloader reloader) {
+            @Nullable ConfigReloader reloader,
+            AccessLog accessLog) {
         this.server = server;
         this.host = host;
         this.port = port;
+        this.managementHost = managementHost;
+        this.managementPort = managementPort;
         this.store = store;
         this.gateway = gateway;
         this.mock = mock;
         this.limiterDisabled = limiterDisabled;
         this.reloader = reloader;
+        this.accessLog = accessLog;
     }
 
     /**
@@ -130,7 +146,18 @@ public final class GatewayServer {
     static GatewayServer start(Map<String, String> environment, @Nullable Clock clock) throws Exception {
         GatewayConfig config = GatewayConfig.load(environment.get("GATEWAY_CONFIG"), environment);
         String host = host(environment.get("HOST"), config.server().host());
-        int port = port(environment.get("PORT"), config.server().port());
+        int port = port("PORT", environment.get("PORT"), config.server().port(), DEFAULT_PORT);
+        String managementHost =
+                host(environment.get("MANAGEMENT_HOST"), config.server().managementHost());
+        int managementPort = port(
+                "MANAGEMENT_PORT",
+                environment.get("MANAGEMENT_PORT"),
+                config.server().managementPort(),
+                DEFAULT_MANAGEMENT_PORT);
+        if (managementPort == port && port != 0) {
+            throw new IllegalArgumentException("MANAGEMENT_PORT (management.port) must differ from PORT (server.port),"
+                    + " both were " + port + ": the status page and metrics have a listener of their own");
+        }
         URI upstreamUrl = upstreamUrl(environment.get("UPSTREAM_URL"));
         List<AutoCloseable> opened = new ArrayList<>();
         GatewayStore store = GatewayStore.select(environment.get("REDIS_URL"));
@@ -200,14 +227,24 @@ public final class GatewayServer {
 
             Server server = new Server();
             server.setErrorHandler(new JsonErrors()); // 431, 414, 400 and the like in OpenAI's shape
-            ServerConnector connector = new ServerConnector(server);
-            connector.setHost(host);
-            connector.setPort(port);
-            // a shutdown must not close a stream that waits for the upstream's next chunk before its deadline
-            connector.setShutdownIdleTimeout(config.server().shutdownTimeout().toMillis());
-            server.addConnector(connector);
+            ServerConnector connector = connector(server, API, host, port, config);
+            ServerConnector management = connector(server, MANAGEMENT, managementHost, managementPort, config);
+            String accessTarget = environment.get("ACCESS_LOG");
+            AccessLog accessLog = AccessLog.open(
+                    accessTarget != null && !accessTarget.isBlank()
+                            ? accessTarget
+                            : config.server().accessLog(),
+                    Clock.systemUTC());
+            opened.add(0, accessLog);
             ServletContextHandler context = new ServletContextHandler();
             context.setContextPath("/");
+            context.setVirtualHosts(List.of("@" + API));
+            // first: a line for every request on the API listener, refused ones included
+            context.addFilter(
+                    new FilterHolder(accessLog),
+                    "/*",
+                    EnumSet.of(DispatcherType.REQUEST)); // only the API listener's requests reach it
+            context.setErrorHandler(new JsonErrors());
             context.addFilter(
                     new FilterHolder(new ApiKeyFilter(gateway::config, metrics)),
                     "/v1/*",
@@ -236,19 +273,28 @@ public final class GatewayServer {
                     disabled,
                     config.limits().failOpen(),
                     draining::get);
+            // probes reach health without a secret on either listener; the admin surfaces only on management
             context.addServlet(new ServletHolder(new InfoServlets.Health(health)), "/health/*");
-            context.addServlet(new ServletHolder(new InfoServlets.Metrics(registry)), "/metrics");
-            context.addServlet(new ServletHolder(new InfoServlets.StatusJson(status)), "/status.json");
-            context.addServlet(new ServletHolder(new InfoServlets.StatusPage()), "/");
-            server.setHandler(context);
+            context.addServlet(new ServletHolder(new InfoServlets.NotFound()), "/");
+            ServletContextHandler admin = new ServletContextHandler();
+            admin.setContextPath("/");
+            admin.setVirtualHosts(List.of("@" + MANAGEMENT));
+            admin.setErrorHandler(new JsonErrors());
+            admin.addServlet(new ServletHolder(new InfoServlets.Health(health)), "/health/*");
+            admin.addServlet(new ServletHolder(new InfoServlets.Metrics(registry)), "/metrics");
+            admin.addServlet(new ServletHolder(new InfoServlets.StatusJson(status)), "/status.json");
+            admin.addServlet(new ServletHolder(new InfoServlets.StatusPage()), "/");
+            server.setHandler(new ContextHandlerCollection(context, admin));
             try {
                 server.start();
             } catch (IOException e) {
                 server.stop();
                 if (e instanceof BindException || e.getCause() instanceof BindException) {
                     throw new IOException(
-                            "port " + port + " on " + host + " is in use or not an address of this machine; set PORT"
-                                    + " to another port (PORT=0 picks a free one) or HOST to another address",
+                            "port " + port + " on " + host + " or management port " + managementPort + " on "
+                                    + managementHost + " is in use or not an address of this machine; set PORT or"
+                                    + " MANAGEMENT_PORT to another port (0 picks a free one) or HOST or"
+                                    + " MANAGEMENT_HOST to another address",
                             e);
                 }
                 throw e;
@@ -266,8 +312,18 @@ public final class GatewayServer {
                     reloader.watch();
                 }
             }
-            GatewayServer started =
-                    new GatewayServer(server, host, connector.getLocalPort(), store, gateway, mock, disabled, reloader);
+            GatewayServer started = new GatewayServer(
+                    server,
+                    host,
+                    connector.getLocalPort(),
+                    managementHost,
+                    management.getLocalPort(),
+                    store,
+                    gateway,
+                    mock,
+                    disabled,
+                    reloader,
+                    accessLog);
             opened.clear();
             return started;
         } finally {
@@ -275,6 +331,21 @@ public final class GatewayServer {
                 resource.close();
             }
         }
+    }
+
+    private static final String API = "api";
+    private static final String MANAGEMENT = "management";
+
+    /** A named listener: the contexts choose their listener by its name. */
+    private static ServerConnector connector(Server server, String name, String host, int port, GatewayConfig config) {
+        ServerConnector connector = new ServerConnector(server);
+        connector.setName(name);
+        connector.setHost(host);
+        connector.setPort(port);
+        // a shutdown must not close a stream that waits for the upstream's next chunk before its deadline
+        connector.setShutdownIdleTimeout(config.server().shutdownTimeout().toMillis());
+        server.addConnector(connector);
+        return connector;
     }
 
     /** Maps a filter to the pass-through servlet by its name, after the filters mapped so far. */
@@ -292,9 +363,18 @@ public final class GatewayServer {
         return port;
     }
 
+    int managementPort() {
+        return managementPort;
+    }
+
     /** Where a client on this machine reaches the gateway: loopback when it listens on every interface. */
     String baseUrl() {
         return "http://" + urlHost(wildcard(host) ? DEFAULT_HOST : host) + ":" + port;
+    }
+
+    /** Where an operator on this machine reaches the status page and the metrics. */
+    String managementUrl() {
+        return "http://" + urlHost(wildcard(managementHost) ? DEFAULT_HOST : managementHost) + ":" + managementPort;
     }
 
     private static boolean wildcard(String host) {
@@ -324,6 +404,9 @@ public final class GatewayServer {
     void printBanner(PrintStream out) {
         out.println("ratelimit gateway listening on http://" + urlHost(host) + ":" + port
                 + (wildcard(host) ? " (every interface)" : ""));
+        out.println("management: http://" + urlHost(managementHost) + ":" + managementPort
+                + (wildcard(managementHost) ? " (every interface)" : "")
+                + " (status page, /status.json, /metrics; never on the API listener)");
         out.println("upstream: " + gateway.upstream().description());
         out.println("store:    " + store.description());
         out.println("config:   " + gateway.config().source() + " (" + describe(gateway.config())
@@ -339,8 +422,8 @@ public final class GatewayServer {
         } else {
             out.println("          (OpenAI clients: base URL " + baseUrl() + "/v1 and one of the configured keys)");
         }
-        out.println("see:      " + baseUrl() + "/ (status), " + baseUrl() + "/metrics (Prometheus), " + baseUrl()
-                + "/health");
+        out.println("see:      " + managementUrl() + "/ (status), " + managementUrl() + "/metrics (Prometheus), "
+                + baseUrl() + "/health");
         out.flush();
     }
 
@@ -401,6 +484,7 @@ public final class GatewayServer {
             }
             gateway.slots().close();
             store.close();
+            accessLog.close();
         }
     }
 
@@ -444,9 +528,9 @@ public final class GatewayServer {
         return configured != null ? configured : DEFAULT_HOST;
     }
 
-    private static int port(@Nullable String value, @Nullable Integer configured) {
+    private static int port(String variable, @Nullable String value, @Nullable Integer configured, int otherwise) {
         if (value == null || value.isBlank()) {
-            return configured != null ? configured : DEFAULT_PORT;
+            return configured != null ? configured : otherwise;
         }
         try {
             int port = Integer.parseInt(value.trim());
@@ -455,7 +539,7 @@ public final class GatewayServer {
             }
             return port;
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("PORT must be a number from 0 to 65535, was '" + value + "'", e);
+            throw new IllegalArgumentException(variable + " must be a number from 0 to 65535, was '" + value + "'", e);
         }
     }
 }

@@ -42,6 +42,23 @@ final class InfoServlets {
     }
 
     /**
+     * Every path of the API listener that no other servlet serves, the status page's included: a JSON
+     * 404, so the admin surfaces are not even named to a client of the API.
+     */
+    static final class NotFound extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            String path = request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo());
+            OpenAi.unknownUrl(
+                    response,
+                    "Unknown path " + (path.isEmpty() ? "/" : path) + ". Try POST /v1/chat/completions or"
+                            + " POST /v1/embeddings.");
+        }
+    }
+
+    /**
      * {@code GET /status.json}: every tenant's windows (limit, used, time to reset) and slots in
      * flight, and the upstream caps, as the store holds them now.
      */

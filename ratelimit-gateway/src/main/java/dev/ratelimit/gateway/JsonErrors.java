@@ -32,6 +32,12 @@ final class JsonErrors extends ErrorHandler {
         response.write(true, ByteBuffer.wrap(body(code)), callback);
     }
 
+    /** Every method gets the JSON body: Jetty's own handler gives one only to GET, POST and HEAD. */
+    @Override
+    public boolean errorPageForMethod(String method) {
+        return true;
+    }
+
     @Override
     public ByteBuffer badMessageError(int status, @Nullable String reason, HttpFields.Mutable fields) {
         fields.put(new HttpField(HttpHeader.CONTENT_TYPE, "application/json"));

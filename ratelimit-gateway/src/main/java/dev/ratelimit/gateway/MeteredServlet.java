@@ -88,7 +88,12 @@ final class MeteredServlet extends HttpServlet {
         }
 
         ModelCap cap = config.models().get(model);
-        Admission.Ticket ticket = gateway.admit(response, kind.metric, account, cap, estimate);
+        AccessLog.Entry logged = AccessLog.entry(request);
+        if (logged != null) {
+            logged.model = model;
+            logged.estimatedTokens = estimate;
+        }
+        Admission.Ticket ticket = gateway.admit(response, kind.metric, account, cap, estimate, logged);
         if (ticket == null) {
             return; // answered: 429, 400 or 503
         }
@@ -133,6 +138,10 @@ final class MeteredServlet extends HttpServlet {
         }
         gateway.metrics().upstreamHeaders(kind.metric, Duration.ofNanos(System.nanoTime() - started));
         int status = exchange.status();
+        AccessLog.Entry logged = AccessLog.entry(request);
+        if (logged != null) {
+            logged.upstreamStatus = status;
+        }
         if (status < 200 || status > 299) {
             relayRefusal(response, exchange, ticket);
         } else if (streamed != null && exchange.isEventStream()) {

@@ -105,6 +105,10 @@ final class MockModel implements AutoCloseable {
                 models(response);
                 return;
             }
+            if (path.startsWith("/models/") && method.equals("GET")) {
+                model(path.substring("/models/".length()), response);
+                return;
+            }
             JsonNode body;
             try {
                 body = OpenAi.JSON.readTree(request.getInputStream());
@@ -119,6 +123,29 @@ final class MockModel implements AutoCloseable {
             } else {
                 OpenAi.unknownUrl(response, "The mock model has no " + method + " " + path + ".");
             }
+        }
+
+        /** {@code GET /v1/models/{id}}: one model of the list, or OpenAI's 404 for another. */
+        private void model(String id, HttpServletResponse response) throws IOException {
+            if (!id.equals(MODEL) && !models.contains(id)) {
+                OpenAi.error(
+                        response,
+                        404,
+                        "invalid_request_error",
+                        "model_not_found",
+                        "model",
+                        "The model '" + id + "' does not exist.");
+                return;
+            }
+            OpenAi.json(
+                    response,
+                    200,
+                    OpenAi.JSON
+                            .createObjectNode()
+                            .put("id", id)
+                            .put("object", "model")
+                            .put("created", 0)
+                            .put("owned_by", "ratelimit"));
         }
 
         private void models(HttpServletResponse response) throws IOException {

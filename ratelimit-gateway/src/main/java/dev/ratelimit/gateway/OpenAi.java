@@ -13,6 +13,9 @@ import org.jspecify.annotations.Nullable;
 /** JSON as the OpenAI API speaks it: one shared mapper and the error shape. */
 final class OpenAi {
 
+    /** The deepest nesting a request body may have. */
+    static final int MAX_NESTING_DEPTH = 64;
+
     /** Strict: one JSON value per body, duplicate keys refused, nesting bounded. */
     static final JsonMapper JSON = JsonMapper.builder()
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
@@ -22,8 +25,9 @@ final class OpenAi {
 
     static {
         JSON.getFactory()
-                .setStreamReadConstraints(
-                        StreamReadConstraints.builder().maxNestingDepth(64).build());
+                .setStreamReadConstraints(StreamReadConstraints.builder()
+                        .maxNestingDepth(MAX_NESTING_DEPTH)
+                        .build());
     }
 
     private OpenAi() {}

@@ -17,8 +17,9 @@ import java.io.IOException;
 import java.io.InputStream;
 
 /**
- * Every other {@code /v1/*} path, {@code GET /v1/models} included: relayed to the upstream as it is,
- * with request limits only. The library's {@link RateLimitFilter} guards these paths: it charges the
+ * The pass-through {@code /v1} paths (the configuration's {@code passthrough:} list, by default
+ * {@code GET /v1/models} and {@code GET /v1/models/{id}}): relayed to the upstream as they are,
+ * with request limits only; any other {@code /v1} path is 404 and charged nothing. The library's {@link RateLimitFilter} guards these paths: it charges the
  * tenant's request windows (no tokens, no concurrency slot) and answers a refusal itself, in
  * OpenAI's error shape; this servlet only relays what it lets through. The response streams back as
  * it arrives.
@@ -94,7 +95,7 @@ final class PassthroughServlet extends HttpServlet {
     }
 
     /**
-     * Reads the body (at most {@code max-body-bytes}, else 413 in OpenAI's shape) before the rate
+     * Answers 404 for a path the pass-through list does not allow, then reads the body (at most {@code max-body-bytes}, else 413 in OpenAI's shape) before the rate
      * limit filter runs, so that bad input is never charged; and counts the filter's refusals in
      * {@code gateway_refusals_total} like the gateway's own.
      */
@@ -110,6 +111,22 @@ final class PassthroughServlet extends HttpServlet {
         public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
                 throws IOException, ServletException {
             HttpServletResponse response = (HttpServletResponse) res;
+            HttpServletRequest request = (HttpServletRequest) req;
+            String path = "/v1" + (request.getPathInfo() == null ? "" : request.getPathInfo());
+            String method = request.getMethod();
+            if (gateway.config().passthrough().stream().noneMatch(route -> route.matches(method, path))) {
+                // not relayed, so nothing is charged: an unknown path costs a client no request
+                gateway.metrics().refused("other", 404, "unknown_url");
+                OpenAi.unknownUrl(
+                        response,
+                        "Unknown request URL: " + method + " " + path + ". The gateway serves POST"
+                                + " /v1/chat/completions, POST /v1/embeddings and "
+                                + gateway.config().passthrough().stream()
+                                        .map(GatewayConfig.Route::entry)
+                                        .collect(java.util.stream.Collectors.joining(", "))
+                                + ".");
+                return;
+            }
             try {
                 req.setAttribute(
                         BODY,

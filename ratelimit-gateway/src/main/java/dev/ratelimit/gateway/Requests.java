@@ -1,6 +1,7 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import jakarta.servlet.http.HttpServletRequest;
@@ -53,12 +54,37 @@ final class Requests {
                     400,
                     "invalid_json",
                     null,
-                    "We could not parse the JSON body of your request: " + e.getOriginalMessage());
+                    "We could not parse the JSON body of your request: " + jsonProblem(e) + ". Send one JSON object.");
         }
         if (!(root instanceof ObjectNode object)) {
             throw BadRequest.invalid(null, "The request body must be a JSON object.");
         }
         return object;
+    }
+
+    /**
+     * What is wrong with a body, in the client's terms: the parser's own message names its classes
+     * and limits ({@code StreamReadConstraints}, {@code [Source: ...]}), so it is never passed on.
+     */
+    private static String jsonProblem(JacksonException e) {
+        String where = e.getLocation() == null || e.getLocation().getLineNr() < 1
+                ? ""
+                : " at line " + e.getLocation().getLineNr() + ", column "
+                        + e.getLocation().getColumnNr();
+        String original = String.valueOf(e.getOriginalMessage());
+        if (e instanceof StreamConstraintsException) {
+            return "it is nested more than " + OpenAi.MAX_NESTING_DEPTH + " levels deep" + where;
+        }
+        if (original.startsWith("Duplicate field")) {
+            return "a field appears twice" + where;
+        }
+        if (original.contains("end-of-input")) {
+            return "it ends before the JSON value is complete" + where;
+        }
+        if (original.contains("Trailing token")) {
+            return "more than one JSON value" + where;
+        }
+        return "it is not valid JSON" + where;
     }
 
     /**

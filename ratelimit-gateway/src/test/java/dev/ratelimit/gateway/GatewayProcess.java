@@ -20,19 +20,30 @@ import java.util.regex.Pattern;
 final class GatewayProcess implements AutoCloseable {
 
     private static final Pattern LISTENING = Pattern.compile("listening on http://[^:]+:(\\d+)");
+    private static final Pattern MANAGEMENT = Pattern.compile("^management: http://[^:]+:(\\d+)");
     /** Variables of the test's own environment that would change what the gateway does. */
     private static final List<String> CLEARED = List.of(
-            "HOST", "PORT", "REDIS_URL", "GATEWAY_CONFIG", "UPSTREAM_URL", "UPSTREAM_API_KEY", "RATE_LIMIT_DISABLED");
+            "HOST",
+            "PORT",
+            "MANAGEMENT_HOST",
+            "MANAGEMENT_PORT",
+            "REDIS_URL",
+            "GATEWAY_CONFIG",
+            "UPSTREAM_URL",
+            "UPSTREAM_API_KEY",
+            "RATE_LIMIT_DISABLED");
 
     final Process process;
     final long startedNanos;
     private final List<String> output = new CopyOnWriteArrayList<>();
     private final CompletableFuture<Integer> port = new CompletableFuture<>();
+    private final CompletableFuture<Integer> managementPort = new CompletableFuture<>();
 
     private GatewayProcess(List<String> command, Map<String, String> environment) throws Exception {
         ProcessBuilder builder = new ProcessBuilder(command);
         CLEARED.forEach(builder.environment()::remove);
         builder.environment().put("PORT", "0");
+        builder.environment().put("MANAGEMENT_PORT", "0");
         builder.environment().putAll(environment);
         builder.redirectErrorStream(true);
         startedNanos = System.nanoTime();
@@ -74,6 +85,10 @@ final class GatewayProcess implements AutoCloseable {
                 if (matcher.find()) {
                     listening = Integer.parseInt(matcher.group(1));
                 }
+                Matcher management = MANAGEMENT.matcher(line);
+                if (management.find()) {
+                    managementPort.complete(Integer.parseInt(management.group(1)));
+                }
                 if (listening >= 0 && line.startsWith("see:")) { // the banner's last line
                     port.complete(listening);
                 }
@@ -82,12 +97,20 @@ final class GatewayProcess implements AutoCloseable {
             port.completeExceptionally(e);
         } finally {
             port.completeExceptionally(new IllegalStateException("gateway exited before listening: " + output));
+            managementPort.completeExceptionally(
+                    new IllegalStateException("gateway exited before listening: " + output));
         }
     }
 
     /** The port from the banner, once the gateway has printed it. */
     int port() throws Exception {
         return port.get(120, TimeUnit.SECONDS);
+    }
+
+    /** Where the status page and the metrics are: the management listener from the banner. */
+    String managementBase() throws Exception {
+        port();
+        return "http://127.0.0.1:" + managementPort.get(120, TimeUnit.SECONDS);
     }
 
     String base() throws Exception {

@@ -53,7 +53,8 @@ class GatewayProcessTest {
             assertThat(badKey.body()).contains("invalid_api_key");
 
             HttpResponse<String> metrics = client.send(
-                    HttpRequest.newBuilder(URI.create(base + "/metrics")).build(),
+                    HttpRequest.newBuilder(URI.create(gateway.managementBase() + "/metrics"))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(metrics.statusCode()).isEqualTo(200);
             assertThat(metrics.body())

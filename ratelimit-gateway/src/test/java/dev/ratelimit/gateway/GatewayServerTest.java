@@ -208,16 +208,16 @@ class GatewayServerTest extends MockGatewayTest {
         harness.chat("demo-free", HELLO);
         harness.chat("demo-free", HELLO);
         for (int i = 0; i < 7; i++) {
-            assertThat(harness.get("/", null).statusCode()).isEqualTo(200);
+            assertThat(harness.admin("/").statusCode()).isEqualTo(200);
             assertThat(harness.get("/health", null).statusCode()).isEqualTo(200);
         }
 
-        HttpResponse<String> page = harness.get("/", null);
+        HttpResponse<String> page = harness.admin("/");
         assertThat(page.headers().firstValue("Content-Type"))
                 .hasValueSatisfying(type -> assertThat(type).startsWith("text/html"));
         assertThat(page.body()).contains("<title>ratelimit gateway</title>", "/status.json");
         assertThat(page.headers().firstValue("x-ratelimit-limit-requests")).isEmpty();
-        var status = OpenAi.JSON.readTree(harness.get("/status.json", null).body());
+        var status = OpenAi.JSON.readTree(harness.admin("/status.json").body());
         assertThat(status.path("upstream").asText()).isEqualTo("built-in mock model");
         var free = status.path("tenants").get(0);
         assertThat(free.path("tenant").asText()).isEqualTo("demo-user-free");
@@ -234,7 +234,7 @@ class GatewayServerTest extends MockGatewayTest {
                         + "\"limiter\":\"enabled\"}");
         assertThat(harness.get("/health/live", null).statusCode()).isEqualTo(200);
         assertThat(harness.get("/health/ready", null).body()).isEqualTo("{\"status\":\"UP\"}");
-        assertThat(harness.get("/metrics", null).body())
+        assertThat(harness.admin("/metrics").body())
                 .contains("ratelimit_decisions_total{limiter=\"gateway\",outcome=\"allowed\",tier=\"free\","
                         + "window=\"minute\"} 2.0")
                 .contains("ratelimit_fail_open{limiter=\"gateway\"} 0.0")
@@ -252,7 +252,7 @@ class GatewayServerTest extends MockGatewayTest {
         for (int i = 0; i < 10; i++) {
             assertThat(harness.chat("demo-free", HELLO).statusCode()).isEqualTo(200);
         }
-        assertThat(harness.get("/metrics", null).body()).contains("ratelimit_disabled{limiter=\"gateway\"} 1.0");
-        assertThat(harness.get("/status.json", null).body()).contains("DISABLED");
+        assertThat(harness.admin("/metrics").body()).contains("ratelimit_disabled{limiter=\"gateway\"} 1.0");
+        assertThat(harness.admin("/status.json").body()).contains("DISABLED");
     }
 }

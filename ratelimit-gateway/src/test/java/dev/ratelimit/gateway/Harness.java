@@ -64,6 +64,7 @@ final class Harness implements AutoCloseable {
     static Harness start(Store store, boolean withStub, Map<String, String> extra) throws Exception {
         Map<String, String> environment = new HashMap<>();
         environment.put("PORT", "0");
+        environment.put("MANAGEMENT_PORT", "0");
         environment.put("GATEWAY_CONFIG", testConfig().toString());
         StubUpstream stub = withStub ? StubUpstream.start() : null;
         if (stub != null) {
@@ -117,6 +118,15 @@ final class Harness implements AutoCloseable {
         return request.build();
     }
 
+    /** A GET on the management listener, the only one that serves the status page and the metrics. */
+    HttpResponse<String> admin(String path) throws Exception {
+        return http.send(
+                HttpRequest.newBuilder(URI.create(server.managementUrl() + path))
+                        .timeout(Duration.ofSeconds(30))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
     HttpResponse<String> get(String path, @Nullable String key) throws Exception {
         HttpRequest.Builder request =
                 HttpRequest.newBuilder(URI.create(base() + path)).timeout(Duration.ofSeconds(30));
@@ -145,7 +155,7 @@ final class Harness implements AutoCloseable {
 
     /** The value of one Prometheus sample whose labels include {@code labels}; 0 when absent. */
     double metric(String name, String... labels) throws Exception {
-        String body = get("/metrics", null).body();
+        String body = admin("/metrics").body();
         double sum = 0;
         for (String line : body.split("\n")) {
             if (!line.startsWith(name + "{") && !line.startsWith(name + " ")) {

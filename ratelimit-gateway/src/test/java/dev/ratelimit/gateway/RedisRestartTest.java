@@ -86,7 +86,7 @@ class RedisRestartTest {
             assertThat(report.path("slots").path("reason").asText()).contains(redis.host() + ":" + redis.port());
             assertThat(harness.get("/health/ready", null).statusCode()).isEqualTo(200);
             JsonNode card = OpenAi.JSON
-                    .readTree(harness.get("/status.json", null).body())
+                    .readTree(harness.admin("/status.json").body())
                     .path("tenants")
                     .get(0);
             assertThat(card.path("inFlight").asInt()).isEqualTo(-1);

@@ -139,7 +139,7 @@ class RedisSlotsTest {
                     assertThat(degraded.headers().firstValue("X-RateLimit-Degraded"))
                             .contains("true");
                 }
-                assertThat(harness.get("/metrics", null).body())
+                assertThat(harness.admin("/metrics").body())
                         .contains("ratelimit_fail_open{limiter=\"gateway\"} 1.0")
                         .contains("gateway_slot_failures_total");
             } finally {

@@ -73,7 +73,7 @@ class StatusPageBrowserTest {
             WebDriver browser = new ChromeDriver(service, options);
             CountDownLatch release = new CountDownLatch(1);
             try {
-                browser.get(harness.base() + "/");
+                browser.get(harness.server.managementUrl() + "/");
                 assertThat(awaitRow(browser, FREE, "minute", "0").value()).isEqualTo("0 / 5");
                 assertThat(awaitRow(browser, FREE, "in-flight", "0").limit()).isEqualTo("2");
                 assertThat(browser.getTitle()).isEqualTo("ratelimit gateway");

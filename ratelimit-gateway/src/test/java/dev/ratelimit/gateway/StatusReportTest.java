@@ -39,7 +39,7 @@ class StatusReportTest {
     }
 
     private static JsonNode status(Harness harness) throws Exception {
-        HttpResponse<String> response = harness.get("/status.json", null);
+        HttpResponse<String> response = harness.admin("/status.json");
         assertThat(response.statusCode()).isEqualTo(200);
         return OpenAi.JSON.readTree(response.body());
     }
@@ -99,6 +99,6 @@ class StatusReportTest {
         for (JsonNode cap : status.path("models")) {
             assertThat(cap.path("error").asText()).startsWith("the store cannot be read");
         }
-        assertThat(first.get("/", null).statusCode()).isEqualTo(200);
+        assertThat(first.admin("/").statusCode()).isEqualTo(200);
     }
 }

@@ -1,0 +1,176 @@
+package dev.ratelimit.gateway;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.servlet.RateLimitFilter;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Clock;
+import java.time.Instant;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One JSON line per request on the API listener: time, tenant, endpoint, model, status, the
+ * limiter's decision and its window, estimated and settled tokens, how it ended, latency and the
+ * upstream's status. It never holds a key (only the tenant the key maps to) nor any part of a
+ * prompt or an answer.
+ */
+final class AccessLog implements Filter, AutoCloseable {
+
+    private static final String ENTRY = "gateway.access";
+
+    /** What the servlets learn about one request, for its line. */
+    static final class Entry {
+        @Nullable
+        String model;
+
+        long estimatedTokens = -1;
+
+        Admission.@Nullable Ticket ticket;
+
+        int upstreamStatus = -1;
+    }
+
+    private final @Nullable OutputStream out;
+    private final Clock clock;
+
+    private AccessLog(@Nullable OutputStream out, Clock clock) {
+        this.out = out;
+        this.clock = clock;
+    }
+
+    /**
+     * Opens the log {@code ACCESS_LOG} (or {@code server.access-log}) names: {@code stdout} (the
+     * default), {@code off}, or a file appended to.
+     */
+    static AccessLog open(@Nullable String target, Clock clock) throws IOException {
+        String value = target == null || target.isBlank() ? "stdout" : target.trim();
+        return switch (value) {
+            case "off" -> new AccessLog(null, clock);
+            case "stdout" -> new AccessLog(System.out, clock);
+            default ->
+                new AccessLog(
+                        Files.newOutputStream(Path.of(value), StandardOpenOption.CREATE, StandardOpenOption.APPEND),
+                        clock);
+        };
+    }
+
+    /** The entry of a request on the API listener, for the servlets to fill in; {@code null} when off. */
+    static @Nullable Entry entry(HttpServletRequest request) {
+        return (Entry) request.getAttribute(ENTRY);
+    }
+
+    @Override
+    public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+            throws IOException, ServletException {
+        if (out == null) {
+            chain.doFilter(req, res);
+            return;
+        }
+        HttpServletRequest request = (HttpServletRequest) req;
+        HttpServletResponse response = (HttpServletResponse) res;
+        Instant time = clock.instant();
+        long started = System.nanoTime();
+        Entry entry = new Entry();
+        request.setAttribute(ENTRY, entry);
+        try {
+            chain.doFilter(req, res);
+        } finally {
+            write(line(request, response, entry, time, (System.nanoTime() - started) / 1_000_000));
+        }
+    }
+
+    private static ObjectNode line(
+            HttpServletRequest request, HttpServletResponse response, Entry entry, Instant time, long latencyMs) {
+        ObjectNode line = OpenAi.JSON.createObjectNode();
+        line.put("time", time.toString());
+        ApiKeyFilter.@Nullable Account account = ApiKeyFilter.account(request);
+        line.put("tenant", account == null ? null : account.tenant());
+        line.put("method", request.getMethod());
+        // the path alone: a query string could carry anything a client put there
+        line.put("endpoint", request.getRequestURI());
+        line.put("model", entry.model);
+        line.put("status", response.getStatus());
+        Admission.@Nullable Ticket ticket = entry.ticket;
+        @Nullable
+        Decision decision = ticket != null
+                ? ticket.decision()
+                : request.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE) instanceof Decision d ? d : null;
+        if (ticket != null && decision == null) {
+            line.put("decision", "concurrency_limited");
+            line.putNull("window");
+        } else if (decision != null) {
+            line.put("decision", decision.allowed() ? "allowed" : "rejected");
+            line.put("window", decision.window().name());
+        } else {
+            line.putNull("decision");
+            line.putNull("window");
+        }
+        putTokens(line, "estimatedTokens", entry.estimatedTokens);
+        putTokens(line, "settledTokens", ticket == null ? -1 : ticket.settledTokens());
+        line.put("ending", ticket == null ? null : ticket.ending());
+        line.put("latencyMs", latencyMs);
+        if (entry.upstreamStatus >= 0) {
+            line.put("upstreamStatus", entry.upstreamStatus);
+        } else {
+            line.putNull("upstreamStatus");
+        }
+        return line;
+    }
+
+    private static void putTokens(ObjectNode line, String field, long tokens) {
+        if (tokens >= 0) {
+            line.put(field, tokens);
+        } else {
+            line.putNull(field);
+        }
+    }
+
+    private void write(ObjectNode line) {
+        OutputStream target = out;
+        if (target == null) {
+            return;
+        }
+        byte[] bytes;
+        try {
+            bytes = (OpenAi.JSON.writeValueAsString(line) + "\n").getBytes(StandardCharsets.UTF_8);
+        } catch (JsonProcessingException e) {
+            return; // a tree of strings and numbers always serializes
+        }
+        synchronized (this) { // whole lines, never interleaved
+            try {
+                target.write(bytes);
+                target.flush();
+            } catch (IOException e) {
+                // a full disk must not fail the request the line describes
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        OutputStream target = out;
+        if (target != null && !(target instanceof PrintStream)) {
+            synchronized (this) {
+                try {
+                    target.close();
+                } catch (IOException e) {
+                    // closing anyway
+                }
+            }
+        }
+    }
+}
