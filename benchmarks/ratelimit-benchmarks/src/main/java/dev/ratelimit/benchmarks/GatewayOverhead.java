@@ -273,6 +273,8 @@ public final class GatewayOverhead {
         ProcessBuilder builder = new ProcessBuilder(
                 java, "-Xmx1g", "-cp", System.getProperty("java.class.path"), "dev.ratelimit.gateway.GatewayServer");
         builder.environment().put("PORT", "0");
+        builder.environment().put("MANAGEMENT_PORT", "0"); // never the default 8081, which may be taken
+        builder.environment().put("ACCESS_LOG", "off"); // a line per request would be measured as overhead
         builder.environment().put("UPSTREAM_URL", upstream);
         builder.environment().put("GATEWAY_CONFIG", config.toString());
         builder.environment().remove("RATE_LIMIT_DISABLED");
