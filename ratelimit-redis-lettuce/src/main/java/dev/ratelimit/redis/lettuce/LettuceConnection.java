@@ -99,12 +99,20 @@ final class LettuceConnection {
      *
      * @param boundsCommands whether the store must bound each command's wait itself: the client's
      *     {@link TimeoutOptions} do not time commands out by the connection's timeout
+     * @param disconnected set at the connection's first disconnect: from then on no check is sent on
+     *     it, even if the client's own reconnection opens it again before it is closed and replaced
      */
     record Connected(
             StatefulConnection<String, String> connection,
             RedisScriptingAsyncCommands<String, String> commands,
             BaseRedisCommands<String, String> sync,
-            boolean boundsCommands) {
+            boolean boundsCommands,
+            AtomicBoolean disconnected) {
+
+        /** Whether checks may be sent on this connection: open, and never disconnected since it was opened. */
+        boolean usable() {
+            return !disconnected.get() && connection.isOpen();
+        }
 
         Connected(
                 StatefulConnection<String, String> connection,
@@ -114,7 +122,8 @@ final class LettuceConnection {
                     connection,
                     commands,
                     sync,
-                    !timesOutByConnection(connection.getOptions().getTimeoutOptions()));
+                    !timesOutByConnection(connection.getOptions().getTimeoutOptions()),
+                    new AtomicBoolean());
         }
 
         private static boolean timesOutByConnection(TimeoutOptions options) {
@@ -173,7 +182,7 @@ final class LettuceConnection {
         }
         if (pending.isDone() && !pending.isCompletedExceptionally()) {
             Connected connected = pending.join();
-            if (!connected.connection().isOpen()) {
+            if (!connected.usable()) {
                 // refused here rather than left to the client, which may queue it until it reconnects
                 replace(connected);
                 return CompletableFuture.failedFuture(RedisFailures.unavailable(
@@ -337,6 +346,7 @@ final class LettuceConnection {
         connected.connection().addListener(new RedisConnectionStateListener() {
             @Override
             public void onRedisDisconnected(RedisChannelHandler<?, ?> handler) {
+                connected.disconnected().set(true);
                 connected.connection().closeAsync();
                 CompletableFuture<Connected> current = connection.get();
                 // only the connection in use is replaced, not one closed after a failed startup check
@@ -406,7 +416,7 @@ final class LettuceConnection {
     void failed(Connected connected, Throwable failure) {
         Throwable cause = RedisFailures.unwrap(failure);
         String message = cause.getMessage();
-        if (!connected.connection().isOpen() || (message != null && message.startsWith("READONLY"))) {
+        if (!connected.usable() || (message != null && message.startsWith("READONLY"))) {
             replace(connected);
         }
     }
