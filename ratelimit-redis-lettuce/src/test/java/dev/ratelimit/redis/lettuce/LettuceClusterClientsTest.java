@@ -47,9 +47,7 @@ class LettuceClusterClientsTest {
             assertThat(application.getOptions()).isSameAs(before);
             store.close();
             assertThat(application.getOptions()).isSameAs(before);
-            try (StatefulRedisClusterConnection<String, String> own = application.connect()) {
-                assertThat(own.sync().set("still", "mine")).isEqualTo("OK");
-            }
+            assertStillConnects(application);
         } finally {
             application.shutdown();
         }
@@ -68,11 +66,16 @@ class LettuceClusterClientsTest {
             store.close();
             assertThat(application.getOptions()).isSameAs(before);
             // the application's client runs on the same resources: it still connects after the store is gone
-            try (StatefulRedisClusterConnection<String, String> own = application.connect()) {
-                assertThat(own.sync().set("still", "mine")).isEqualTo("OK");
-            }
+            assertStillConnects(application);
         } finally {
             application.shutdown();
+        }
+    }
+
+    /** The application's own client still opens working connections. */
+    private static void assertStillConnects(RedisClusterClient application) {
+        try (StatefulRedisClusterConnection<String, String> own = application.connect()) {
+            assertThat(own.sync().set("still", "mine")).isEqualTo("OK");
         }
     }
 
