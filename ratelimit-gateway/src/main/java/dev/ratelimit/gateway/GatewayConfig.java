@@ -27,6 +27,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -108,6 +109,11 @@ record GatewayConfig(
                     || parts[1].contains("//")) {
                 throw new IllegalArgumentException(
                         at + ": must be \"METHOD /v1/path\" such as \"GET /v1/models/{id}\"," + " was '" + entry + "'");
+            }
+            if (Arrays.stream(OpenAiEndpoint.values())
+                    .anyMatch(metered -> parts[1].equals("/v1" + metered.upstreamPath()))) {
+                throw new IllegalArgumentException(at + ": " + parts[1]
+                        + " is a metered endpoint (POST only), never relayed, was '" + entry + "'");
             }
             List<@Nullable String> segments = new ArrayList<>();
             for (String segment : parts[1].substring(1).split("/")) {

@@ -249,10 +249,10 @@ public final class GatewayServer {
                     new FilterHolder(new ApiKeyFilter(gateway::config, metrics)),
                     "/v1/*",
                     EnumSet.of(DispatcherType.REQUEST));
-            context.addServlet(
-                    new ServletHolder(new MeteredServlet(MeteredServlet.Kind.CHAT, gateway)), "/v1/chat/completions");
-            context.addServlet(
-                    new ServletHolder(new MeteredServlet(MeteredServlet.Kind.EMBEDDINGS, gateway)), "/v1/embeddings");
+            for (OpenAiEndpoint endpoint : OpenAiEndpoint.values()) {
+                context.addServlet(
+                        new ServletHolder(new MeteredServlet(endpoint, gateway)), "/v1" + endpoint.upstreamPath());
+            }
             ServletHolder passthrough = new ServletHolder(PassthroughServlet.NAME, new PassthroughServlet(gateway));
             context.addServlet(passthrough, "/v1/*");
             // after ApiKeyFilter (mapped by path, so it runs first): the body, then the library's filter

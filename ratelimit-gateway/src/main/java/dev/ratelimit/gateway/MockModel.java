@@ -12,7 +12,9 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
@@ -23,8 +25,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The built-in model the gateway serves when no {@code UPSTREAM_URL} is set: an OpenAI-compatible
- * server on a private loopback port that answers chat completions (plain and streamed, one chunk
- * per word, with {@code usage} when asked), embeddings and the model list, deterministically and
+ * server on a private loopback port that answers chat completions and legacy completions (plain and
+ * streamed, one chunk per word, with {@code usage} when asked), the Responses API (plain and streamed
+ * as typed events, ending {@code response.completed}, or {@code response.incomplete} when {@code
+ * max_output_tokens} cuts the reply short), embeddings and the model list, deterministically and
  * with real token counts. The gateway reaches it over HTTP like any upstream, so the Quickstart runs
  * the same code path as a real deployment.
  */
@@ -118,6 +122,10 @@ final class MockModel implements AutoCloseable {
             }
             if (path.equals("/chat/completions") && method.equals("POST")) {
                 chat(body, response);
+            } else if (path.equals("/completions") && method.equals("POST")) {
+                completions(body, response);
+            } else if (path.equals("/responses") && method.equals("POST")) {
+                responses(body, response);
             } else if (path.equals("/embeddings") && method.equals("POST")) {
                 embeddings(body, response);
             } else {
@@ -192,10 +200,7 @@ final class MockModel implements AutoCloseable {
             }
             boolean withUsage =
                     body.path("stream_options").path("include_usage").asBoolean(false);
-            response.setStatus(200);
-            response.setContentType("text/event-stream");
-            response.setCharacterEncoding("UTF-8");
-            ServletOutputStream out = response.getOutputStream();
+            ServletOutputStream out = startStream(response);
             String[] words = reply.split(" ");
             for (int i = -1; i <= words.length; i++) {
                 ObjectNode chunk = chunk(id, created, model, withUsage);
@@ -216,6 +221,205 @@ final class MockModel implements AutoCloseable {
                 event(out, chunk.toString());
             }
             event(out, "[DONE]");
+        }
+
+        private void completions(JsonNode body, HttpServletResponse response) throws IOException {
+            String model = body.path("model").asText(MODEL);
+            JsonNode prompt = body.path("prompt");
+            String reply = reply(
+                    prompt.isTextual() ? prompt.textValue() : prompt.path(0).asText(null));
+            long promptTokens = tokens.completionPrompt(model, prompt);
+            long completion = tokens.count(model, reply);
+            String id = "cmpl-mock-" + ids.incrementAndGet();
+            long created = clock.instant().getEpochSecond();
+            if (!body.path("stream").asBoolean(false)) {
+                ObjectNode answer = head(id, "text_completion", created, model);
+                completionChoice(answer, reply, "stop");
+                usage(answer.putObject("usage"), promptTokens, completion);
+                OpenAi.json(response, 200, answer);
+                return;
+            }
+            ServletOutputStream out = startStream(response);
+            String[] words = reply.split(" ");
+            for (int i = 0; i <= words.length; i++) {
+                ObjectNode chunk = head(id, "text_completion", created, model);
+                completionChoice(
+                        chunk,
+                        i < words.length ? (i == 0 ? words[i] : " " + words[i]) : "",
+                        i == words.length ? "stop" : null);
+                event(out, chunk.toString());
+            }
+            if (body.path("stream_options").path("include_usage").asBoolean(false)) {
+                ObjectNode chunk = head(id, "text_completion", created, model);
+                chunk.putArray("choices");
+                usage(chunk.putObject("usage"), promptTokens, completion);
+                event(out, chunk.toString());
+            }
+            event(out, "[DONE]");
+        }
+
+        private static void completionChoice(ObjectNode answer, String text, @Nullable String finish) {
+            answer.putArray("choices")
+                    .addObject()
+                    .put("text", text)
+                    .put("index", 0)
+                    .putNull("logprobs")
+                    .put("finish_reason", finish);
+        }
+
+        /**
+         * {@code POST /v1/responses}: the reply to the last user text, cut to {@code max_output_tokens}
+         * (then {@code incomplete}); streamed as the typed events OpenAI sends, one delta per word.
+         */
+        private void responses(JsonNode body, HttpServletResponse response) throws IOException {
+            String model = body.path("model").asText(MODEL);
+            JsonNode input = body.path("input");
+            String lastUser = input.isTextual() ? input.textValue() : null;
+            for (JsonNode item : input) {
+                if (item.path("role").asText().equals("user")) {
+                    JsonNode content = item.path("content");
+                    lastUser = content.isTextual()
+                            ? content.textValue()
+                            : content.path(0).path("text").asText(null);
+                }
+            }
+            long inputTokens = tokens.responsesInput(model, body.get("instructions"), body.get("input"));
+            long max = body.path("max_output_tokens").asLong(Long.MAX_VALUE);
+            List<String> words = new ArrayList<>();
+            for (String word : reply(lastUser).split(" ")) {
+                String next = words.isEmpty() ? word : " " + word;
+                if (tokens.count(model, String.join("", words) + next) > max) {
+                    break;
+                }
+                words.add(next);
+            }
+            String text = String.join("", words);
+            boolean incomplete = words.size() < reply(lastUser).split(" ").length;
+            String id = "resp_mock" + ids.incrementAndGet();
+            long created = clock.instant().getEpochSecond();
+            ObjectNode done = response(id, created, model, body, incomplete ? "incomplete" : "completed");
+            if (incomplete) {
+                done.putObject("incomplete_details").put("reason", "max_output_tokens");
+            }
+            done.withArray("output").add(message(id, text, "completed"));
+            long output = tokens.count(model, text);
+            ObjectNode usage = done.putObject("usage");
+            usage.put("input_tokens", inputTokens);
+            usage.putObject("input_tokens_details").put("cached_tokens", 0);
+            usage.put("output_tokens", output);
+            usage.putObject("output_tokens_details").put("reasoning_tokens", 0);
+            usage.put("total_tokens", inputTokens + output);
+            if (!body.path("stream").asBoolean(false)) {
+                OpenAi.json(response, 200, done);
+                return;
+            }
+            ServletOutputStream out = startStream(response);
+            int[] sequence = {0};
+            ObjectNode started = response(id, created, model, body, "in_progress");
+            typed(out, sequence, "response.created", e -> e.set("response", started));
+            typed(out, sequence, "response.in_progress", e -> e.set("response", started));
+            String item = "msg_" + id;
+            ObjectNode empty = message(id, "", "in_progress");
+            empty.putArray("content");
+            typed(
+                    out,
+                    sequence,
+                    "response.output_item.added",
+                    e -> e.put("output_index", 0).set("item", empty));
+            typed(
+                    out,
+                    sequence,
+                    "response.content_part.added",
+                    e -> part(e, item).set("part", outputText("")));
+            for (String word : words) {
+                typed(
+                        out,
+                        sequence,
+                        "response.output_text.delta",
+                        e -> part(e, item).put("delta", word).putArray("logprobs"));
+            }
+            typed(
+                    out,
+                    sequence,
+                    "response.output_text.done",
+                    e -> part(e, item).put("text", text).putArray("logprobs"));
+            typed(
+                    out,
+                    sequence,
+                    "response.content_part.done",
+                    e -> part(e, item).set("part", outputText(text)));
+            typed(
+                    out,
+                    sequence,
+                    "response.output_item.done",
+                    e -> e.put("output_index", 0).set("item", message(id, text, "completed")));
+            typed(
+                    out,
+                    sequence,
+                    incomplete ? "response.incomplete" : "response.completed",
+                    e -> e.set("response", done));
+        }
+
+        private static ObjectNode response(String id, long created, String model, JsonNode body, String status) {
+            ObjectNode answer = OpenAi.JSON
+                    .createObjectNode()
+                    .put("id", id)
+                    .put("object", "response")
+                    .put("created_at", created)
+                    .put("status", status)
+                    .putNull("error")
+                    .putNull("incomplete_details");
+            answer.set("instructions", body.path("instructions").isTextual() ? body.get("instructions") : null);
+            answer.putObject("metadata");
+            answer.put("model", model);
+            answer.putArray("output");
+            answer.put("parallel_tool_calls", true).put("temperature", 1.0).put("tool_choice", "auto");
+            answer.putArray("tools");
+            answer.put("top_p", 1.0);
+            answer.set("previous_response_id", body.get("previous_response_id"));
+            answer.set("max_output_tokens", body.get("max_output_tokens"));
+            answer.putNull("usage");
+            return answer;
+        }
+
+        private static ObjectNode message(String id, String text, String status) {
+            ObjectNode message = OpenAi.JSON
+                    .createObjectNode()
+                    .put("id", "msg_" + id)
+                    .put("type", "message")
+                    .put("status", status)
+                    .put("role", "assistant");
+            message.putArray("content").add(outputText(text));
+            return message;
+        }
+
+        private static ObjectNode outputText(String text) {
+            ObjectNode part =
+                    OpenAi.JSON.createObjectNode().put("type", "output_text").put("text", text);
+            part.putArray("annotations");
+            return part;
+        }
+
+        private static ObjectNode part(ObjectNode event, String item) {
+            return event.put("item_id", item).put("output_index", 0).put("content_index", 0);
+        }
+
+        /** One typed event: {@code event:} its type, {@code data:} an object with the same {@code type}. */
+        private static void typed(
+                ServletOutputStream out, int[] sequence, String type, java.util.function.Consumer<ObjectNode> fill)
+                throws IOException {
+            ObjectNode event = OpenAi.JSON.createObjectNode().put("type", type);
+            fill.accept(event);
+            event.put("sequence_number", sequence[0]++);
+            out.write(("event: " + type + "\ndata: " + event + "\n\n").getBytes(StandardCharsets.UTF_8));
+            out.flush();
+        }
+
+        private static ServletOutputStream startStream(HttpServletResponse response) throws IOException {
+            response.setStatus(200);
+            response.setContentType("text/event-stream");
+            response.setCharacterEncoding("UTF-8");
+            return response.getOutputStream();
         }
 
         private static ObjectNode head(String id, String object, long created, String model) {

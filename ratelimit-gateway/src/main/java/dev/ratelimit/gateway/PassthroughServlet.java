@@ -19,7 +19,9 @@ import java.io.InputStream;
 /**
  * The pass-through {@code /v1} paths (the configuration's {@code passthrough:} list, by default
  * {@code GET /v1/models} and {@code GET /v1/models/{id}}): relayed to the upstream as they are,
- * with request limits only; any other {@code /v1} path is 404 and charged nothing. The library's {@link RateLimitFilter} guards these paths: it charges the
+ * with request limits only; any other {@code /v1} path is 404 and charged nothing, and so is a
+ * metered endpoint's path with another method than {@code POST} (answered by the metered servlet
+ * with {@link #unknown}; the configuration refuses a list entry naming a metered path). The library's {@link RateLimitFilter} guards these paths: it charges the
  * tenant's request windows (no tokens, no concurrency slot) and answers a refusal itself, in
  * OpenAI's error shape; this servlet only relays what it lets through. The response streams back as
  * it arrives.
@@ -54,6 +56,26 @@ final class PassthroughServlet extends HttpServlet {
                 .openAiHeaders(true)
                 .openAiErrors(true)
                 .build();
+    }
+
+    /** The metered endpoints, for the 404's message. */
+    private static final String METERED = java.util.Arrays.stream(OpenAiEndpoint.values())
+            .map(endpoint -> "POST /v1" + endpoint.upstreamPath())
+            .collect(java.util.stream.Collectors.joining(", "));
+
+    /**
+     * Answers OpenAI's 404 for a {@code /v1} path or method the gateway neither meters nor relays,
+     * counted in {@code gateway_refusals_total{endpoint="other",status="404"}}; nothing is charged.
+     */
+    static void unknown(Gateway gateway, HttpServletResponse response, String method, String path) throws IOException {
+        gateway.metrics().refused("other", 404, "unknown_url");
+        OpenAi.unknownUrl(
+                response,
+                "Unknown request URL: " + method + " " + path + ". The gateway serves " + METERED + " and "
+                        + gateway.config().passthrough().stream()
+                                .map(GatewayConfig.Route::entry)
+                                .collect(java.util.stream.Collectors.joining(", "))
+                        + ".");
     }
 
     @Override
@@ -116,15 +138,7 @@ final class PassthroughServlet extends HttpServlet {
             String method = request.getMethod();
             if (gateway.config().passthrough().stream().noneMatch(route -> route.matches(method, path))) {
                 // not relayed, so nothing is charged: an unknown path costs a client no request
-                gateway.metrics().refused("other", 404, "unknown_url");
-                OpenAi.unknownUrl(
-                        response,
-                        "Unknown request URL: " + method + " " + path + ". The gateway serves POST"
-                                + " /v1/chat/completions, POST /v1/embeddings and "
-                                + gateway.config().passthrough().stream()
-                                        .map(GatewayConfig.Route::entry)
-                                        .collect(java.util.stream.Collectors.joining(", "))
-                                + ".");
+                unknown(gateway, response, method, path);
                 return;
             }
             try {

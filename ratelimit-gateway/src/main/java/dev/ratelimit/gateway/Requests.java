@@ -12,8 +12,8 @@ import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Reads and validates the JSON bodies of the token-metered endpoints, so that bad input is refused
- * with a 4xx before any budget is touched.
+ * Reads and validates the JSON bodies of the token-metered endpoints (chat, legacy completions,
+ * embeddings, responses), so that bad input is refused with a 4xx before any budget is touched.
  */
 final class Requests {
 
@@ -28,6 +28,29 @@ final class Requests {
 
     /** A validated embeddings request. */
     record Embeddings(ObjectNode body, String model) {}
+
+    /**
+     * A validated legacy completions request.
+     *
+     * @param prompts how many prompts {@code prompt} holds (each gets {@code max(n, best_of)} completions)
+     * @param choices completions generated per prompt: {@code best_of}, else {@code n}
+     */
+    record Completions(
+            ObjectNode body,
+            String model,
+            boolean stream,
+            boolean clientWantsUsage,
+            long maxTokens,
+            int prompts,
+            int choices) {}
+
+    /**
+     * A validated Responses API request.
+     *
+     * @param serverState whether the upstream adds context the body does not hold ({@code
+     *     previous_response_id}, {@code conversation}, a stored {@code prompt}), which no local count sees
+     */
+    record Responses(ObjectNode body, String model, boolean stream, long maxOutputTokens, boolean serverState) {}
 
     /** Reads the body: JSON content type (or none), at most {@code maxBytes}, one JSON object. */
     static ObjectNode read(HttpServletRequest request, int maxBytes) throws BadRequest, IOException {
@@ -137,21 +160,128 @@ final class Requests {
             }
         }
         boolean stream = bool(body, "stream");
-        JsonNode options = body.get("stream_options");
-        if (options != null && !options.isNull() && !options.isObject()) {
-            throw BadRequest.invalid("stream_options", "'stream_options' must be an object.");
-        }
-        boolean clientWantsUsage =
-                options != null && options.path("include_usage").asBoolean(false);
+        boolean clientWantsUsage = clientWantsUsage(body);
         Long maxCompletion = positiveLong(body, "max_completion_tokens");
         Long maxTokens = positiveLong(body, "max_tokens");
         long completion =
                 maxCompletion != null ? maxCompletion : maxTokens != null ? maxTokens : defaultMaxCompletionTokens;
-        Long n = positiveLong(body, "n");
-        if (n != null && n > 128) {
-            throw BadRequest.invalid("n", "'n' must be at most 128.");
+        return new Chat(body, model, stream, clientWantsUsage, completion, bounded(body, "n", 128, 1));
+    }
+
+    /**
+     * Validates a legacy completions request: {@code prompt} a string, strings, token ids or arrays
+     * of token ids; {@code max_tokens}, {@code n} and {@code best_of} positive integers with {@code
+     * best_of} at least {@code n}.
+     */
+    static Completions completions(ObjectNode body, long defaultMaxTokens) throws BadRequest {
+        String model = model(body);
+        JsonNode prompt = body.get("prompt");
+        if (prompt == null || prompt.isNull()) {
+            throw BadRequest.missing("prompt", "Missing required parameter: 'prompt'.");
         }
-        return new Chat(body, model, stream, clientWantsUsage, completion, n == null ? 1 : n.intValue());
+        int prompts = 1;
+        boolean valid = prompt.isTextual() || (prompt.isArray() && !prompt.isEmpty());
+        if (prompt.isArray() && !prompt.path(0).isIntegralNumber()) {
+            prompts = prompt.size();
+            for (JsonNode item : prompt) {
+                valid &= item.isTextual() || (item.isArray() && !item.isEmpty());
+            }
+        } else if (prompt.isArray()) {
+            for (JsonNode item : prompt) {
+                valid &= item.isIntegralNumber();
+            }
+        }
+        if (!valid) {
+            throw BadRequest.invalid(
+                    "prompt", "'prompt' must be a string, a non-empty array of strings, or token arrays.");
+        }
+        boolean stream = bool(body, "stream");
+        Long maxTokens = positiveLong(body, "max_tokens");
+        int n = bounded(body, "n", 128, 1);
+        int bestOf = bounded(body, "best_of", 20, n);
+        if (bestOf < n) {
+            throw BadRequest.invalid("best_of", "'best_of' must be at least 'n'.");
+        }
+        return new Completions(
+                body,
+                model,
+                stream,
+                clientWantsUsage(body),
+                maxTokens != null ? maxTokens : defaultMaxTokens,
+                prompts,
+                bestOf);
+    }
+
+    /**
+     * Validates a Responses API request: {@code input} a string or an array of input items
+     * (objects; a message's {@code role} a string and its {@code content} a string or parts),
+     * required unless the upstream holds the context ({@code previous_response_id}, {@code
+     * conversation}, {@code prompt}); {@code instructions} a string; {@code max_output_tokens} a
+     * positive integer.
+     */
+    static Responses responses(ObjectNode body, long defaultMaxOutputTokens) throws BadRequest {
+        String model = model(body);
+        JsonNode previous = body.get("previous_response_id");
+        if (previous != null
+                && !previous.isNull()
+                && !(previous.isTextual() && !previous.textValue().isBlank())) {
+            throw BadRequest.invalid("previous_response_id", "'previous_response_id' must be a non-empty string.");
+        }
+        boolean serverState = present(previous) || present(body.get("conversation")) || present(body.get("prompt"));
+        JsonNode input = body.get("input");
+        if (!present(input) && !serverState) {
+            throw BadRequest.missing("input", "Missing required parameter: 'input'.");
+        }
+        if (present(input) && !input.isTextual() && !input.isArray()) {
+            throw BadRequest.invalid("input", "'input' must be a string or an array of input items.");
+        }
+        if (present(input) && input.isArray()) {
+            for (int i = 0; i < input.size(); i++) {
+                JsonNode item = input.get(i);
+                String at = "input[" + i + "]";
+                if (!item.isObject()) {
+                    throw BadRequest.invalid(at, "'" + at + "' must be an input item object.");
+                }
+                if (item.has("role") && !item.path("role").isTextual()) {
+                    throw BadRequest.invalid(at + ".role", "'" + at + ".role' must be a string.");
+                }
+                JsonNode content = item.get("content");
+                if (item.has("role") && (content == null || !(content.isTextual() || content.isArray()))) {
+                    throw BadRequest.invalid(
+                            at + ".content", "'" + at + ".content' must be a string or an array of content parts.");
+                }
+            }
+        }
+        JsonNode instructions = body.get("instructions");
+        if (present(instructions) && !instructions.isTextual()) {
+            throw BadRequest.invalid("instructions", "'instructions' must be a string.");
+        }
+        boolean stream = bool(body, "stream");
+        bool(body, "background");
+        Long maxOutput = positiveLong(body, "max_output_tokens");
+        return new Responses(body, model, stream, maxOutput != null ? maxOutput : defaultMaxOutputTokens, serverState);
+    }
+
+    private static boolean present(@Nullable JsonNode value) {
+        return value != null && !value.isNull();
+    }
+
+    /** Whether the client asked for a stream's usage chunk; {@code stream_options} must be an object. */
+    private static boolean clientWantsUsage(ObjectNode body) throws BadRequest {
+        JsonNode options = body.get("stream_options");
+        if (options != null && !options.isNull() && !options.isObject()) {
+            throw BadRequest.invalid("stream_options", "'stream_options' must be an object.");
+        }
+        return options != null && options.path("include_usage").asBoolean(false);
+    }
+
+    /** A positive integer of at most {@code max}, or {@code otherwise} when absent. */
+    private static int bounded(ObjectNode body, String field, int max, int otherwise) throws BadRequest {
+        Long value = positiveLong(body, field);
+        if (value != null && value > max) {
+            throw BadRequest.invalid(field, "'" + field + "' must be at most " + max + ".");
+        }
+        return value == null ? otherwise : value.intValue();
     }
 
     static Embeddings embeddings(ObjectNode body) throws BadRequest {

@@ -2,6 +2,7 @@ package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -13,21 +14,49 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Relays a chat completion's server-sent events from the upstream to the client one event at a
- * time, flushing each as it arrives, while it watches for the usage chunk (asked of the upstream
- * by the gateway; dropped here if the client did not ask for it) and keeps the text produced so far
- * (to charge a stream that ends early). Not thread-safe: one per response.
+ * Relays an upstream's server-sent events to the client one event at a time, flushing each as it
+ * arrives, while an {@link Events} watcher of the endpoint's protocol reads each one: the usage, the
+ * text produced so far (to charge a stream that ends early) and whether the stream reached its end.
+ * Not thread-safe: one per response.
  */
 final class SseRelay {
 
     /** How the relay ended. */
     enum Ending {
-        /** The upstream finished the stream ({@code [DONE]} or end of body after the usage). */
+        /** The upstream finished the stream as its protocol says. */
         COMPLETED,
         /** Writing to the client failed: it went away. */
         CLIENT_GONE,
         /** Reading from the upstream failed or ended before the stream was finished. */
         BROKEN
+    }
+
+    /** What one protocol's stream means: a watcher per response, fed each event in turn. */
+    interface Events {
+
+        /**
+         * Reads one event.
+         *
+         * @param type the {@code event:} field, or {@code null} when it has none
+         * @param data the {@code data:} lines joined
+         * @return whether the event goes on to the client
+         */
+        boolean inspect(@Nullable String type, String data);
+
+        /** Whether the stream reached its end as the protocol defines it. */
+        boolean finished();
+
+        /** The tokens the upstream reported for the whole stream, or -1 while it reported none. */
+        long usage();
+
+        /** The text (and tool-call arguments) produced so far. */
+        String produced();
+
+        /** How a finished stream ended, for the settlement metrics. */
+        String ending();
+
+        /** The event sent after a stream that broke off, so the client does not take it as finished. */
+        String brokenNotice(String message);
     }
 
     /** Thrown for a failed write to the client, to tell it from a failed read upstream. */
@@ -39,13 +68,10 @@ final class SseRelay {
         }
     }
 
-    private final boolean clientWantsUsage;
-    private final StringBuilder produced = new StringBuilder();
-    private @Nullable JsonNode usage;
-    private boolean done;
+    private final Events events;
 
-    SseRelay(boolean clientWantsUsage) {
-        this.clientWantsUsage = clientWantsUsage;
+    SseRelay(Events events) {
+        this.events = events;
     }
 
     Ending relay(InputStream upstream, OutputStream client) {
@@ -64,7 +90,7 @@ final class SseRelay {
             if (!event.isEmpty()) {
                 forward(event, client); // the upstream closed without the last blank line
             }
-            return done || usage != null ? Ending.COMPLETED : Ending.BROKEN;
+            return events.finished() ? Ending.COMPLETED : Ending.BROKEN;
         } catch (ClientGone e) {
             return Ending.CLIENT_GONE;
         } catch (IOException e) {
@@ -74,57 +100,30 @@ final class SseRelay {
 
     private void forward(List<String> event, OutputStream client) throws ClientGone {
         StringBuilder data = new StringBuilder();
+        String type = null;
         for (String line : event) {
             if (line.startsWith("data:")) {
                 if (data.length() > 0) {
                     data.append('\n');
                 }
                 data.append(line, line.startsWith("data: ") ? 6 : 5, line.length());
+            } else if (line.startsWith("event:")) {
+                type = line.substring(6).strip();
             }
         }
-        if (data.toString().equals("[DONE]")) {
-            done = true;
-        } else if (data.length() > 0 && !inspect(data.toString())) {
-            return; // the usage chunk the client did not ask for
+        if ((data.length() > 0 || type != null) && !events.inspect(type, data.toString())) {
+            return;
         }
         write(client, String.join("\n", event) + "\n\n");
     }
 
-    /** Notes usage and produced text; returns whether the chunk goes to the client. */
-    private boolean inspect(String data) {
-        JsonNode chunk;
-        try {
-            chunk = OpenAi.JSON.readTree(data);
-        } catch (JacksonException e) {
-            return true; // not ours to judge: relayed as it came
-        }
-        JsonNode choices = chunk.path("choices");
-        for (JsonNode choice : choices) {
-            JsonNode delta = choice.path("delta");
-            produced.append(delta.path("content").asText(""));
-            for (JsonNode call : delta.path("tool_calls")) {
-                produced.append(call.path("function").path("arguments").asText(""));
-            }
-        }
-        JsonNode chunkUsage = chunk.get("usage");
-        if (chunkUsage != null && chunkUsage.isObject()) {
-            usage = chunkUsage;
-            return clientWantsUsage || !(choices.isArray() && choices.isEmpty());
-        }
-        return true;
-    }
-
-    /** Sends an error event after a stream that broke off, so the client does not take it as finished. */
+    /** Sends the protocol's error event after a stream that broke off. */
     void writeBrokenNotice(OutputStream client) {
-        String event = "data: "
-                + OpenAi.errorBody(
-                        "upstream_error",
-                        "stream_broken",
-                        null,
-                        "The upstream's stream broke off before it finished; the answer is incomplete.")
-                + "\n\n";
         try {
-            write(client, event);
+            write(
+                    client,
+                    events.brokenNotice(
+                            "The upstream's stream broke off before it finished; the answer is incomplete."));
         } catch (ClientGone e) {
             // the client left as well
         }
@@ -139,14 +138,155 @@ final class SseRelay {
         }
     }
 
-    /** The usage the upstream reported, or {@code null}. */
-    @Nullable
-    JsonNode usage() {
-        return usage;
+    private static @Nullable JsonNode json(String data) {
+        try {
+            return OpenAi.JSON.readTree(data);
+        } catch (JacksonException e) {
+            return null; // not ours to judge: relayed as it came
+        }
     }
 
-    /** The completion text and tool-call arguments relayed so far. */
-    String produced() {
-        return produced.toString();
+    /**
+     * Chat completions and legacy completions: {@code data:} chunks with {@code choices} (a {@code
+     * delta} in chat, {@code text} in completions), the usage chunk (asked of the upstream by the
+     * gateway; dropped here if the client did not ask for it) and {@code data: [DONE]}.
+     */
+    static final class ChoiceEvents implements Events {
+
+        private final boolean clientWantsUsage;
+        private final StringBuilder produced = new StringBuilder();
+        private long usage = -1;
+        private boolean done;
+
+        ChoiceEvents(boolean clientWantsUsage) {
+            this.clientWantsUsage = clientWantsUsage;
+        }
+
+        @Override
+        public boolean inspect(@Nullable String type, String data) {
+            if (data.equals("[DONE]")) {
+                done = true;
+                return true;
+            }
+            JsonNode chunk = json(data);
+            if (chunk == null) {
+                return true;
+            }
+            JsonNode choices = chunk.path("choices");
+            for (JsonNode choice : choices) {
+                JsonNode delta = choice.path("delta");
+                produced.append(choice.path("text").asText(""));
+                produced.append(delta.path("content").asText(""));
+                for (JsonNode call : delta.path("tool_calls")) {
+                    produced.append(call.path("function").path("arguments").asText(""));
+                }
+            }
+            long reported = Endpoint.usageTotal(chunk.get("usage"));
+            if (reported >= 0) {
+                usage = reported;
+                return clientWantsUsage || !(choices.isArray() && choices.isEmpty());
+            }
+            return true;
+        }
+
+        @Override
+        public boolean finished() {
+            return done || usage >= 0;
+        }
+
+        @Override
+        public long usage() {
+            return usage;
+        }
+
+        @Override
+        public String produced() {
+            return produced.toString();
+        }
+
+        @Override
+        public String ending() {
+            return "stream_completed";
+        }
+
+        @Override
+        public String brokenNotice(String message) {
+            return "data: " + OpenAi.errorBody("upstream_error", "stream_broken", null, message) + "\n\n";
+        }
+    }
+
+    /**
+     * The Responses API's typed events ({@code event: response.created}, {@code
+     * response.output_text.delta}, ...): the stream ends with {@code response.completed}, {@code
+     * response.incomplete} or {@code response.failed}, whose {@code response.usage} is the figure
+     * (or an {@code error} event); there is no {@code [DONE]}. Every event is relayed.
+     */
+    static final class ResponseEvents implements Events {
+
+        private final StringBuilder produced = new StringBuilder();
+        private long usage = -1;
+        private @Nullable String ending;
+        private long sequence;
+
+        @Override
+        public boolean inspect(@Nullable String type, String data) {
+            JsonNode event = json(data);
+            if (event == null) {
+                return true;
+            }
+            String kind = type != null ? type : event.path("type").asText("");
+            sequence = Math.max(sequence, event.path("sequence_number").asLong(0) + 1);
+            if (kind.endsWith(".delta")
+                    && !kind.contains("audio")
+                    && event.path("delta").isTextual()) {
+                produced.append(event.path("delta").textValue()); // text, refusals, tool arguments
+            }
+            switch (kind) {
+                case "response.completed", "response.incomplete", "response.failed" -> {
+                    ending = "stream_" + kind.substring("response.".length());
+                    long reported = Endpoint.usageTotal(event.path("response").get("usage"));
+                    if (reported >= 0) {
+                        usage = reported;
+                    }
+                }
+                case "error" -> ending = "stream_failed";
+                default -> {
+                    // relayed as it came
+                }
+            }
+            return true;
+        }
+
+        @Override
+        public boolean finished() {
+            return ending != null;
+        }
+
+        @Override
+        public long usage() {
+            return usage;
+        }
+
+        @Override
+        public String produced() {
+            return produced.toString();
+        }
+
+        @Override
+        public String ending() {
+            return ending == null ? "stream_completed" : ending;
+        }
+
+        @Override
+        public String brokenNotice(String message) {
+            ObjectNode error = OpenAi.JSON
+                    .createObjectNode()
+                    .put("type", "error")
+                    .put("code", "stream_broken")
+                    .put("message", message)
+                    .putNull("param")
+                    .put("sequence_number", sequence);
+            return "event: error\ndata: " + error + "\n\n";
+        }
     }
 }

@@ -90,6 +90,42 @@ final class TokenCounter {
         return tokenIds ? input.size() : tokens; // a flat array of token ids is one input
     }
 
+    /**
+     * Counts a legacy completions request's {@code prompt}: a string, strings, token ids or arrays of
+     * token ids (counted as they are), with no chat overheads.
+     */
+    long completionPrompt(String model, JsonNode prompt) {
+        return embeddingInput(model, prompt);
+    }
+
+    /**
+     * Estimates the input tokens of a Responses API request as {@link #chatPrompt} does a chat's:
+     * {@code instructions} as a system message, a string {@code input} as one user message, and each
+     * input item with the per-message overhead plus its text: a message's role and text parts, a
+     * function call's name and arguments, a tool output's text, a reasoning item's summary. Images,
+     * files and items the upstream stores ({@code item_reference}, {@code previous_response_id}) count
+     * nothing here; the upstream's {@code usage} settles them.
+     */
+    long responsesInput(String model, @Nullable JsonNode instructions, @Nullable JsonNode input) {
+        Encoding encoding = encodingFor(model);
+        long tokens = REPLY_PRIMING;
+        if (instructions != null && instructions.isTextual()) {
+            tokens += PER_MESSAGE + encoding.countTokensOrdinary("system") + text(encoding, instructions);
+        }
+        if (input != null && input.isTextual()) {
+            tokens += PER_MESSAGE + encoding.countTokensOrdinary("user") + text(encoding, input);
+        } else if (input != null && input.isArray()) {
+            for (JsonNode item : input) {
+                tokens += PER_MESSAGE;
+                tokens += text(encoding, item.get("role")) + content(encoding, item.get("content"));
+                tokens += text(encoding, item.get("name")) + text(encoding, item.get("arguments"));
+                tokens += content(encoding, item.get("output")) + text(encoding, item.get("input"));
+                tokens += content(encoding, item.get("summary"));
+            }
+        }
+        return tokens;
+    }
+
     private static long content(Encoding encoding, @Nullable JsonNode content) {
         if (content == null || content.isNull()) {
             return 0;

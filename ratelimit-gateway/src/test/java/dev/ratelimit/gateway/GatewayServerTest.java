@@ -93,8 +93,8 @@ class GatewayServerTest extends MockGatewayTest {
         }
 
         HttpResponse<String> get = harness.get("/v1/chat/completions", "demo-free");
-        assertThat(get.statusCode()).isEqualTo(405);
-        assertThat(get.headers().firstValue("Allow")).contains("POST");
+        assertThat(get.statusCode()).as("stored completions are neither metered nor relayed").isEqualTo(404);
+        assertThat(get.body()).contains("\"code\":\"unknown_url\"");
 
         assertThat(harness.metric("ratelimit_decisions_total"))
                 .as("no decision was taken")

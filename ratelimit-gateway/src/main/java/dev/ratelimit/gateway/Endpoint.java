@@ -1,0 +1,80 @@
+package dev.ratelimit.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One token-metered endpoint as {@link MeteredServlet} drives it: parse and validate a request and
+ * estimate its tokens (before anything is charged), then read the tokens used from the upstream's
+ * answer, plain ({@link #plainTokens}) or streamed ({@link #events}). The servlet does the rest the
+ * same way for every endpoint: admit, forward, relay, settle once. Another protocol plugs in by
+ * implementing this interface; {@link OpenAiEndpoint} holds OpenAI's four.
+ */
+interface Endpoint {
+
+    /** The endpoint's label in the metrics, such as {@code chat}. */
+    String metric();
+
+    /** The path below the upstream's base URL, such as {@code /chat/completions}. */
+    String upstreamPath();
+
+    /**
+     * Validates a request body and estimates it.
+     *
+     * @throws BadRequest for input the upstream would refuse, before any budget is touched
+     */
+    Call parse(ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens) throws BadRequest;
+
+    /**
+     * The tokens a complete plain (not streamed) answer used: its {@code usage}, or failing that the
+     * prompt estimate plus the answer's counted text.
+     */
+    long plainTokens(JsonNode answer, Call call, TokenCounter tokens);
+
+    /** A watcher for one streamed answer of {@code call}. */
+    SseRelay.Events events(Call call);
+
+    /**
+     * One validated request.
+     *
+     * @param model the model asked for: its upstream cap and its tokenizer
+     * @param body the body to forward (the endpoint may have added to it, such as a stream's usage
+     *     option)
+     * @param promptTokens the counted prompt
+     * @param estimate the tokens reserved: the prompt plus the most the answer may take
+     * @param stream whether the client asked for a stream
+     * @param clientWantsUsage whether the client itself asked for a stream's usage chunk (chat and
+     *     legacy completions); a chunk the gateway asked for alone is not relayed
+     */
+    record Call(
+            String model,
+            ObjectNode body,
+            long promptTokens,
+            long estimate,
+            boolean stream,
+            boolean clientWantsUsage) {}
+
+    /**
+     * The tokens a {@code usage} object reports: {@code total_tokens}, else prompt plus completion
+     * ({@code prompt_tokens}/{@code completion_tokens} in chat and completions, {@code
+     * input_tokens}/{@code output_tokens} in the Responses API, whose reasoning tokens are part of
+     * the output and cached tokens part of the input); -1 when {@code usage} is not an object.
+     */
+    static long usageTotal(@Nullable JsonNode usage) {
+        if (usage == null || !usage.isObject()) {
+            return -1;
+        }
+        JsonNode total = usage.get("total_tokens");
+        if (total != null && total.canConvertToLong()) {
+            return Math.max(0, total.longValue());
+        }
+        long input = usage.has("input_tokens")
+                ? usage.path("input_tokens").asLong(0)
+                : usage.path("prompt_tokens").asLong(0);
+        long output = usage.has("output_tokens")
+                ? usage.path("output_tokens").asLong(0)
+                : usage.path("completion_tokens").asLong(0);
+        return Math.max(0, input + output);
+    }
+}

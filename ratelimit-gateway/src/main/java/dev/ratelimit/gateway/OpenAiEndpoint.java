@@ -1,0 +1,175 @@
+package dev.ratelimit.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/**
+ * OpenAI's token-metered endpoints: what each validates, how it estimates, and where its usage is.
+ *
+ * <table>
+ *   <caption>The estimate reserved per endpoint</caption>
+ *   <tr><th>endpoint</th><th>estimate</th></tr>
+ *   <tr><td>{@code POST /v1/chat/completions}</td><td>counted {@code messages} + {@code n} ×
+ *       ({@code max_completion_tokens}, else {@code max_tokens}, else the configured default)</td></tr>
+ *   <tr><td>{@code POST /v1/completions}</td><td>counted {@code prompt} + prompts × {@code
+ *       max(n, best_of)} × ({@code max_tokens}, else the configured default)</td></tr>
+ *   <tr><td>{@code POST /v1/embeddings}</td><td>counted {@code input}</td></tr>
+ *   <tr><td>{@code POST /v1/responses}</td><td>counted {@code instructions} and {@code input} +
+ *       ({@code max_output_tokens}, else the configured default); context the upstream keeps
+ *       ({@code previous_response_id}) is not in the estimate and is settled from the usage</td></tr>
+ * </table>
+ */
+enum OpenAiEndpoint implements Endpoint {
+    CHAT("chat", "/chat/completions") {
+        @Override
+        public Call parse(ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens) throws BadRequest {
+            Requests.Chat chat = Requests.chat(body, limits.defaultMaxCompletionTokens());
+            long prompt = tokens.chatPrompt(chat.model(), body.get("messages"));
+            askUsage(chat.stream(), chat.clientWantsUsage(), body);
+            return new Call(
+                    chat.model(),
+                    body,
+                    prompt,
+                    prompt + chat.n() * chat.maxCompletionTokens(),
+                    chat.stream(),
+                    chat.clientWantsUsage());
+        }
+
+        @Override
+        String answerText(JsonNode answer) {
+            StringBuilder text = new StringBuilder();
+            for (JsonNode choice : answer.path("choices")) {
+                text.append(choice.path("message").path("content").asText(""));
+            }
+            return text.toString();
+        }
+    },
+
+    COMPLETIONS("completions", "/completions") {
+        @Override
+        public Call parse(ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens) throws BadRequest {
+            Requests.Completions completions = Requests.completions(body, limits.defaultMaxCompletionTokens());
+            long prompt = tokens.completionPrompt(completions.model(), body.get("prompt"));
+            askUsage(completions.stream(), completions.clientWantsUsage(), body);
+            long answers = (long) completions.prompts() * completions.choices();
+            return new Call(
+                    completions.model(),
+                    body,
+                    prompt,
+                    prompt + answers * completions.maxTokens(),
+                    completions.stream(),
+                    completions.clientWantsUsage());
+        }
+
+        @Override
+        String answerText(JsonNode answer) {
+            StringBuilder text = new StringBuilder();
+            for (JsonNode choice : answer.path("choices")) {
+                text.append(choice.path("text").asText(""));
+            }
+            return text.toString();
+        }
+    },
+
+    EMBEDDINGS("embeddings", "/embeddings") {
+        @Override
+        public Call parse(ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens) throws BadRequest {
+            Requests.Embeddings embeddings = Requests.embeddings(body);
+            long prompt = tokens.embeddingInput(embeddings.model(), body.get("input"));
+            return new Call(embeddings.model(), body, prompt, prompt, false, false);
+        }
+
+        @Override
+        String answerText(JsonNode answer) {
+            return "";
+        }
+    },
+
+    RESPONSES("responses", "/responses") {
+        @Override
+        public Call parse(ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens) throws BadRequest {
+            Requests.Responses responses = Requests.responses(body, limits.defaultMaxCompletionTokens());
+            long input = tokens.responsesInput(responses.model(), body.get("instructions"), body.get("input"));
+            return new Call(
+                    responses.model(), body, input, input + responses.maxOutputTokens(), responses.stream(), true);
+        }
+
+        /**
+         * A background response answers at once, {@code queued} and without usage: the work is still
+         * to come, so the whole reservation is committed (its usage is never seen by the gateway).
+         */
+        @Override
+        public long plainTokens(JsonNode answer, Call call, TokenCounter tokens) {
+            String status = answer.path("status").asText("");
+            if (Endpoint.usageTotal(answer.get("usage")) < 0
+                    && (status.equals("queued") || status.equals("in_progress"))) {
+                return call.estimate();
+            }
+            return super.plainTokens(answer, call, tokens);
+        }
+
+        @Override
+        String answerText(JsonNode answer) {
+            StringBuilder text = new StringBuilder();
+            for (JsonNode item : answer.path("output")) {
+                text.append(item.path("arguments").asText(""));
+                for (JsonNode part : item.path("content")) {
+                    text.append(part.path("text").asText(""))
+                            .append(part.path("refusal").asText(""));
+                }
+            }
+            return text.toString();
+        }
+
+        @Override
+        public SseRelay.Events events(Call call) {
+            return new SseRelay.ResponseEvents();
+        }
+    };
+
+    private final String metric;
+    private final String upstreamPath;
+
+    OpenAiEndpoint(String metric, String upstreamPath) {
+        this.metric = metric;
+        this.upstreamPath = upstreamPath;
+    }
+
+    @Override
+    public String metric() {
+        return metric;
+    }
+
+    @Override
+    public String upstreamPath() {
+        return upstreamPath;
+    }
+
+    /** The answer's generated text, to count when it carries no {@code usage}. */
+    abstract String answerText(JsonNode answer);
+
+    @Override
+    public long plainTokens(JsonNode answer, Call call, TokenCounter tokens) {
+        long usage = Endpoint.usageTotal(answer.get("usage"));
+        return usage >= 0 ? usage : call.promptTokens() + tokens.count(call.model(), answerText(answer));
+    }
+
+    @Override
+    public SseRelay.Events events(Call call) {
+        return new SseRelay.ChoiceEvents(call.clientWantsUsage());
+    }
+
+    /**
+     * Asks a chat or completions stream's upstream for its usage chunk, which the gateway needs to
+     * settle; the chunk is dropped on the way back unless the client asked for it too.
+     */
+    private static void askUsage(boolean stream, boolean clientWantsUsage, ObjectNode body) {
+        if (stream && !clientWantsUsage) {
+            ObjectNode options =
+                    body.has("stream_options") && body.get("stream_options").isObject()
+                            ? (ObjectNode) body.get("stream_options")
+                            : body.putObject("stream_options");
+            options.put("include_usage", true);
+        }
+    }
+}
