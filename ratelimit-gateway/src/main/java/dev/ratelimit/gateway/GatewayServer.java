@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.core.WindowStore;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import jakarta.servlet.DispatcherType;
@@ -383,6 +384,11 @@ public final class GatewayServer {
 
     private static String urlHost(String host) {
         return host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
+    }
+
+    /** Where the budgets are kept, for tests that read them with a limiter of their own. */
+    WindowStore windowStore() {
+        return store.store();
     }
 
     Gateway gateway() {

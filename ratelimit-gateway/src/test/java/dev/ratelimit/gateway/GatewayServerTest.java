@@ -93,7 +93,9 @@ class GatewayServerTest extends MockGatewayTest {
         }
 
         HttpResponse<String> get = harness.get("/v1/chat/completions", "demo-free");
-        assertThat(get.statusCode()).as("stored completions are neither metered nor relayed").isEqualTo(404);
+        assertThat(get.statusCode())
+                .as("stored completions are neither metered nor relayed")
+                .isEqualTo(404);
         assertThat(get.body()).contains("\"code\":\"unknown_url\"");
 
         assertThat(harness.metric("ratelimit_decisions_total"))

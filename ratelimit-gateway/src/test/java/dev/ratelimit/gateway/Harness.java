@@ -3,6 +3,10 @@ package dev.ratelimit.gateway;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.Sleeper;
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.Tier;
+import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.testkit.MutableClock;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import java.net.URI;
@@ -170,6 +174,24 @@ final class Harness implements AutoCloseable {
             }
         }
         return sum;
+    }
+
+    /**
+     * What {@code RateLimiter.usage} reports for one window of a tenant's tier: read live from the
+     * gateway's store by a limiter of the test's own on the gateway's clock (the status page's
+     * figures may be up to a second old).
+     */
+    long used(String tenant, String window) {
+        GatewayConfig config = server.gateway().config();
+        Tier tier = config.tenants().get(tenant).tier();
+        RateLimiter reader = SlidingWindowRateLimiter.builder(server.windowStore())
+                .clock(clock)
+                .build();
+        return reader.usage(tenant, tier).stream()
+                .filter(usage -> usage.window().name().equals(window))
+                .mapToLong(Decision.Usage::used)
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no window " + window + " of " + tenant));
     }
 
     double settlements(String outcome, String ending) throws Exception {

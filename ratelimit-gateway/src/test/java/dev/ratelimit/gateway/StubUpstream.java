@@ -182,6 +182,104 @@ final class StubUpstream implements AutoCloseable {
         };
     }
 
+    /** The usage a Responses API answer of the stub reports by default: input and output tokens. */
+    static final int INPUT = 13;
+
+    static final int OUTPUT = 5;
+
+    /**
+     * A Responses API answer reporting {@code input} + {@code output} tokens: plain ({@code
+     * "status"} from {@code terminal}), or, if the request streams, typed events ({@code
+     * response.created}, {@link #OUTPUT} {@code response.output_text.delta}s) ending with the
+     * {@code terminal} event ({@code response.completed}, {@code response.incomplete} or {@code
+     * response.failed}) whose {@code response.usage} carries the figure.
+     */
+    static Behaviour response(String terminal, long input, long output) {
+        return (body, response) -> {
+            ObjectNode done = responseObject(terminal.substring("response.".length()), input, output);
+            if (!body.path("stream").asBoolean(false)) {
+                write(response, 200, Map.of(), done.toString());
+                return;
+            }
+            ServletOutputStream out = startStream(response);
+            typed(out, "response.created", 0, responseObject("in_progress", -1, -1));
+            for (int i = 0; i < OUTPUT; i++) {
+                typed(out, "response.output_text.delta", i + 1, null);
+            }
+            typed(out, terminal, OUTPUT + 1, done);
+        };
+    }
+
+    /**
+     * Streams {@code response.created} and {@code deltas} text deltas, then waits for {@code
+     * release}, then does {@code then} ({@link Then#FINISH} ends with {@code response.completed}).
+     */
+    static Behaviour responseStream(int deltas, CountDownLatch release, Then then, CountDownLatch ended) {
+        return (body, response) -> {
+            try {
+                ServletOutputStream out = startStream(response);
+                typed(out, "response.created", 0, responseObject("in_progress", -1, -1));
+                for (int i = 0; i < deltas; i++) {
+                    typed(out, "response.output_text.delta", i + 1, null);
+                }
+                if (!release.await(30, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the test never released the stream");
+                }
+                switch (then) {
+                    case FINISH ->
+                        typed(out, "response.completed", deltas + 1, responseObject("completed", INPUT, OUTPUT));
+                    case DROP -> throw new IllegalStateException("stub drops the connection mid-stream");
+                    case STALL -> Thread.sleep(3_000);
+                    case ENDLESS -> {
+                        for (int i = 0; i < 30_000; i++) {
+                            typed(out, "response.output_text.delta", deltas + 1 + i, null);
+                            Thread.sleep(1);
+                        }
+                    }
+                }
+            } finally {
+                ended.countDown();
+            }
+        };
+    }
+
+    private static ObjectNode responseObject(String status, long input, long output) {
+        ObjectNode answer = OpenAi.JSON
+                .createObjectNode()
+                .put("id", "resp_stub")
+                .put("object", "response")
+                .put("status", status)
+                .put("model", "stub");
+        ObjectNode message =
+                answer.putArray("output").addObject().put("type", "message").put("role", "assistant");
+        message.putArray("content").addObject().put("type", "output_text").put("text", WORD.repeat(OUTPUT));
+        if (input < 0) {
+            answer.putNull("usage");
+        } else {
+            answer.putObject("usage")
+                    .put("input_tokens", input)
+                    .put("output_tokens", output)
+                    .put("total_tokens", input + output);
+        }
+        return answer;
+    }
+
+    /** One typed event; a {@code null} response makes it a text delta of {@link #WORD}. */
+    private static void typed(ServletOutputStream out, String type, int sequence, @Nullable ObjectNode response)
+            throws IOException {
+        ObjectNode event = OpenAi.JSON.createObjectNode().put("type", type).put("sequence_number", sequence);
+        if (response == null) {
+            event.put("item_id", "msg_stub")
+                    .put("output_index", 0)
+                    .put("content_index", 0)
+                    .put("delta", WORD);
+        } else {
+            event.set("response", response);
+        }
+        out.write(("event: " + type + "\ndata: " + event + "\n\n").getBytes(StandardCharsets.UTF_8));
+        out.flush();
+    }
+
     /** Sends no response headers until {@code release}: the gateway's first-byte timeout ends it. */
     static Behaviour hang(CountDownLatch release) {
         return (body, response) -> release.await(30, TimeUnit.SECONDS);
