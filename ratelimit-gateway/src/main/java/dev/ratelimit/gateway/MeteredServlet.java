@@ -43,7 +43,7 @@ final class MeteredServlet extends HttpServlet {
     protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
         if (!request.getMethod().equals("POST")) {
             // GET /v1/chat/completions (stored completions) and the like: neither metered nor relayed
-            PassthroughServlet.unknown(gateway, response, request.getMethod(), request.getServletPath());
+            PassthroughServlet.unknown(gateway, request, response, request.getServletPath());
             return;
         }
         ApiKeyFilter.Account account = ApiKeyFilter.account(request);

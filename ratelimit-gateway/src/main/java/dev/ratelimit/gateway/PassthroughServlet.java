@@ -67,7 +67,10 @@ final class PassthroughServlet extends HttpServlet {
      * Answers OpenAI's 404 for a {@code /v1} path or method the gateway neither meters nor relays,
      * counted in {@code gateway_refusals_total{endpoint="other",status="404"}}; nothing is charged.
      */
-    static void unknown(Gateway gateway, HttpServletResponse response, String method, String path) throws IOException {
+    static void unknown(Gateway gateway, HttpServletRequest request, HttpServletResponse response, String path)
+            throws IOException {
+        String method = request.getMethod();
+        Requests.drain(request, response);
         gateway.metrics().refused("other", 404, "unknown_url");
         OpenAi.unknownUrl(
                 response,
@@ -138,7 +141,7 @@ final class PassthroughServlet extends HttpServlet {
             String method = request.getMethod();
             if (gateway.config().passthrough().stream().noneMatch(route -> route.matches(method, path))) {
                 // not relayed, so nothing is charged: an unknown path costs a client no request
-                unknown(gateway, response, method, path);
+                unknown(gateway, request, response, path);
                 return;
             }
             try {

@@ -58,6 +58,7 @@ final class Requests {
         if (contentType != null) {
             String mediaType = contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
             if (!mediaType.equals("application/json")) {
+                drop(request.getInputStream()); // the connection stays usable (see drain)
                 throw new BadRequest(
                         415,
                         "unsupported_content_type",
@@ -336,19 +337,45 @@ final class Requests {
         return value.longValue();
     }
 
+    /**
+     * Reads and drops the body of a request refused without reading it (up to {@link #DRAIN_BYTES}),
+     * so that the connection stays usable: a response completed while the client still sends its
+     * body would otherwise be followed by Jetty closing the connection, which a client that pooled
+     * it sees as no answer to its next request. A larger body closes the connection, said so with
+     * {@code Connection: close}.
+     */
+    static void drain(HttpServletRequest request, jakarta.servlet.http.HttpServletResponse response) {
+        try {
+            if (!drop(request.getInputStream())) {
+                response.setHeader("Connection", "close");
+            }
+        } catch (IOException | IllegalStateException e) {
+            response.setHeader("Connection", "close");
+        }
+    }
+
+    /** Drops up to {@link #DRAIN_BYTES}; returns whether the stream ended within them. */
+    private static boolean drop(InputStream rest) {
+        byte[] buffer = new byte[8192];
+        long dropped = 0;
+        try {
+            int read;
+            while ((read = rest.read(buffer)) != -1) {
+                dropped += read;
+                if (dropped > DRAIN_BYTES) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (IOException e) {
+            return false; // the client went away while sending: the answer is written for nobody, harmlessly
+        }
+    }
+
     /** Drops what is left of a refused body, up to {@link #DRAIN_BYTES}; a larger one is cut off. */
     private static BadRequest tooLarge(int maxBytes, @Nullable InputStream rest) {
         if (rest != null) {
-            byte[] buffer = new byte[8192];
-            long dropped = 0;
-            try {
-                int read;
-                while (dropped < DRAIN_BYTES && (read = rest.read(buffer)) != -1) {
-                    dropped += read;
-                }
-            } catch (IOException e) {
-                // the client went away while sending: the 413 is written for nobody, harmlessly
-            }
+            drop(rest);
         }
         return new BadRequest(
                 413,

@@ -88,7 +88,12 @@ class EndpointTableTest {
             String path =
                     parts[1].replace("/models/{id}", "/models/gpt-4o-mini").replace("{id}", "x1");
             String expected = parts[2];
-            HttpResponse<String> answer = send(method, path);
+            HttpResponse<String> answer;
+            try {
+                answer = send(method, path);
+            } catch (java.io.IOException e) {
+                throw new AssertionError(row + ": no answer", e);
+            }
             String got = classify(answer);
             if (!got.equals(expected)) {
                 wrong.add(row + " -> " + got + " (" + answer.statusCode() + " " + answer.body() + ")");
