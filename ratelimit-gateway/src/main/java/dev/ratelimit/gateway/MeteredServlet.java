@@ -9,6 +9,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -93,12 +94,16 @@ final class MeteredServlet extends HttpServlet {
             logged.model = model;
             logged.estimatedTokens = estimate;
         }
+        Upstream.Route route = Upstream.open(gateway, response, UpstreamConfig.Protocol.OPENAI, model, kind.metric);
+        if (route == null) {
+            return; // answered: 404 (no upstream serves the model) or 429 (the upstream's cooldown), uncharged
+        }
         Admission.Ticket ticket = gateway.admit(response, kind.metric, account, cap, estimate, logged);
         if (ticket == null) {
             return; // answered: 429, 400 or 503
         }
         try {
-            forward(request, response, body, chat, model, promptTokens, ticket);
+            forward(request, response, body, chat, model, promptTokens, ticket, route);
         } finally {
             ticket.cancel("gateway_error"); // a settled ticket ignores this: it only catches what escaped above
         }
@@ -111,7 +116,8 @@ final class MeteredServlet extends HttpServlet {
             Requests.@Nullable Chat chat,
             String model,
             long promptTokens,
-            Admission.Ticket ticket)
+            Admission.Ticket ticket,
+            Upstream.Route route)
             throws IOException {
         Requests.@Nullable Chat streamed = chat != null && chat.stream() ? chat : null;
         if (streamed != null && !streamed.clientWantsUsage()) {
@@ -125,8 +131,8 @@ final class MeteredServlet extends HttpServlet {
         long started = System.nanoTime();
         Upstream.Exchange exchange;
         try {
-            exchange = gateway.upstream()
-                    .send("POST", kind.upstreamPath, "application/json", OpenAi.JSON.writeValueAsBytes(body));
+            exchange = route.send(
+                    "POST", kind.upstreamPath, "application/json", OpenAi.JSON.writeValueAsBytes(body), Map.of());
         } catch (Upstream.Failure e) {
             ticket.cancel(e.ending());
             e.answer(response);
