@@ -76,6 +76,10 @@ final class Cooldowns implements AutoCloseable {
         }
     }
 
+    private static String probeKey(String upstream, String model, long bucket) {
+        return "ratelimit:cooldown-probe:{" + upstream + "}:" + model + ":" + bucket;
+    }
+
     static String key(String upstream, String model) {
         return "ratelimit:cooldown:{" + upstream + "}:" + model;
     }
@@ -120,7 +124,7 @@ final class Cooldowns implements AutoCloseable {
             try {
                 String set = redis.sync()
                         .set(
-                                "ratelimit:cooldown-probe:{" + upstream + "}:" + model + ":" + bucket,
+                                probeKey(upstream, model, bucket),
                                 "1",
                                 SetArgs.Builder.nx().px(2 * interval.toMillis()));
                 return "OK".equals(set);
@@ -135,8 +139,11 @@ final class Cooldowns implements AutoCloseable {
         return before == null ? probes.putIfAbsent(key, bucket) == null : probes.replace(key, before, bucket);
     }
 
-    /** Starts (or moves) a model's cooldown to end at {@code until}; counts it. */
-    void start(String upstream, String model, Instant until) {
+    /**
+     * Starts (or moves) a model's cooldown to end at {@code until} and counts it; the interval it
+     * starts in has had its probe (the answer that started it), so the first probe comes in the next.
+     */
+    void start(String upstream, String model, Instant until, Duration probeInterval) {
         long now = clock.millis();
         long end = Math.min(until.toEpochMilli(), now + LONGEST.toMillis());
         if (end <= now) {
@@ -146,10 +153,14 @@ final class Cooldowns implements AutoCloseable {
         Active active = new Active(upstream, model, Instant.ofEpochMilli(end));
         local.put(key, active);
         remember(key, active);
+        long bucket = Math.floorDiv(now, probeInterval.toMillis());
+        probes.merge(key, bucket, Math::max);
         StatefulRedisConnection<String, String> redis = connection();
         if (redis != null) {
             try {
                 redis.sync().set(key, Long.toString(end), SetArgs.Builder.px(end - now));
+                redis.sync()
+                        .set(probeKey(upstream, model, bucket), "1", SetArgs.Builder.px(2 * probeInterval.toMillis()));
             } catch (RedisException e) {
                 failed(e);
             }

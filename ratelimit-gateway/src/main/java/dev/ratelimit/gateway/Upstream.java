@@ -446,7 +446,7 @@ final class Upstream implements AutoCloseable {
             until = exhausted(exchange, now);
         }
         if (until != null && until.isAfter(now)) {
-            cooldowns.start(route.target.name(), route.model, until);
+            cooldowns.start(route.target.name(), route.model, until, route.target.config.probeInterval());
         } else if (route.probe && status >= 200 && status <= 299) {
             cooldowns.end(route.target.name(), route.model);
         }
