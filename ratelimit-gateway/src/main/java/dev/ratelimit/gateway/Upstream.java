@@ -227,7 +227,7 @@ final class Upstream implements AutoCloseable {
         if (targets.size() == 2
                 && targets.get(0).name().equals("mock")
                 && targets.get(1).name().equals("mock")) {
-            return "built-in mock model (OpenAI and Anthropic protocols)";
+            return "built-in mock model"; // it speaks both protocols
         }
         return targets.stream().map(Target::describe).collect(Collectors.joining("; "));
     }

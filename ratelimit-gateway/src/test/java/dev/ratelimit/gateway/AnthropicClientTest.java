@@ -7,9 +7,9 @@ import com.anthropic.client.AnthropicClient;
 import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.core.Sleeper;
 import com.anthropic.core.http.StreamResponse;
-import com.anthropic.errors.AnthropicServiceException;
-import com.anthropic.errors.AuthenticationException;
+import com.anthropic.errors.OverloadedException;
 import com.anthropic.errors.RateLimitException;
+import com.anthropic.errors.UnauthorizedException;
 import com.anthropic.models.messages.Message;
 import com.anthropic.models.messages.MessageCountTokensParams;
 import com.anthropic.models.messages.MessageCreateParams;
@@ -169,10 +169,10 @@ class AnthropicClientTest extends MockGatewayTest {
     }
 
     @Test
-    @DisplayName("an unknown key raises AuthenticationException; a missing one too")
+    @DisplayName("an unknown key raises UnauthorizedException (the SDK's 401, type authentication_error)")
     void unknownKey() {
         assertThatThrownBy(() -> client("sk-nobody").messages().create(hello("Hi")))
-                .isInstanceOfSatisfying(AuthenticationException.class, e -> {
+                .isInstanceOfSatisfying(UnauthorizedException.class, e -> {
                     assertThat(e.statusCode()).isEqualTo(401);
                     assertThat(e.type().orElseThrow().asString()).isEqualTo("authentication_error");
                 });
@@ -205,7 +205,7 @@ class AnthropicClientTest extends MockGatewayTest {
     @DisplayName("the mock's 529 on demand reaches the SDK as 529 overloaded_error, and nothing is charged")
     void overloadedPassesThrough() throws Exception {
         assertThatThrownBy(() -> client("demo-pro").messages().create(hello("[mock:529]")))
-                .isInstanceOfSatisfying(AnthropicServiceException.class, e -> {
+                .isInstanceOfSatisfying(OverloadedException.class, e -> {
                     assertThat(e.statusCode()).isEqualTo(529);
                     assertThat(e.type().orElseThrow().asString()).isEqualTo("overloaded_error");
                 });
