@@ -28,8 +28,10 @@ import java.util.stream.Collectors;
 import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.InputStreamResponseListener;
+import org.eclipse.jetty.client.ProxyAuthenticationProtocolHandler;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
+import org.eclipse.jetty.client.WWWAuthenticationProtocolHandler;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -180,6 +182,9 @@ final class Upstream implements AutoCloseable {
         client.setMaxRequestsQueuedPerDestination(4_096);
         client.setUserAgentField(null);
         client.start();
+        // the gateway answers challenges with nothing: a 401 is relayed (as a 502), not an exception mid-body
+        client.getProtocolHandlers().remove(WWWAuthenticationProtocolHandler.NAME);
+        client.getProtocolHandlers().remove(ProxyAuthenticationProtocolHandler.NAME);
     }
 
     /**

@@ -70,19 +70,22 @@ class CooldownTest {
 
         List<Integer> seen = new ArrayList<>();
         for (int interval = 0; interval < 4; interval++) {
+            if (interval > 0) {
+                harness.clock.advance(PROBE_INTERVAL);
+            }
             send(harness, 4);
             seen.add(upstreams.anthropic.received().size());
-            harness.clock.advance(PROBE_INTERVAL);
         }
         // the interval the cooldown began in had its request; each later one lets exactly one through
         assertThat(seen).containsExactly(1, 2, 3, 4);
 
+        harness.clock.advance(Duration.ofSeconds(2)); // still the last probe's interval
         HttpResponse<String> held = Upstreams.messages(harness, "demo-pro", Upstreams.body(MODEL, false));
         assertThat(held.statusCode()).isEqualTo(429);
         assertThat(held.headers().firstValue("retry-after"))
                 .as("the last probe's 429 moved the end to 60 s after it")
-                .contains("55");
-        assertThat(held.headers().firstValue("retry-after-ms")).contains("55000");
+                .contains("58");
+        assertThat(held.headers().firstValue("retry-after-ms")).contains("58000");
 
         upstreams.anthropic.received().clear();
         drain();
