@@ -242,10 +242,7 @@ final class AnthropicServlet extends HttpServlet {
                             + "); check the upstream's api-key.");
             return;
         }
-        response.setStatus(status);
-        Upstream.copyHeaders(exchange, response);
-        response.setContentLength(bytes.length);
-        response.getOutputStream().write(bytes);
+        exchange.relay(response, bytes);
     }
 
     private void relayPlain(
@@ -260,10 +257,7 @@ final class AnthropicServlet extends HttpServlet {
             return;
         }
         ticket.commit(plainTokens(bytes, prompt), "completed");
-        response.setStatus(exchange.status());
-        Upstream.copyHeaders(exchange, response);
-        response.setContentLength(bytes.length);
-        response.getOutputStream().write(bytes);
+        exchange.relay(response, bytes);
     }
 
     /** The answer's {@code usage}, or failing that the prompt estimate and the answer's counted text. */

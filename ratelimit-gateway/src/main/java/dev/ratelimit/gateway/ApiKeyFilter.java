@@ -59,6 +59,12 @@ final class ApiKeyFilter implements Filter {
             header = null;
         }
         boolean anthropic = Anthropic.isMessagesPath(request);
+        ApiKey key =
+                header == null ? null : find(header.substring(BEARER.length()).trim());
+        if (key == null) {
+            // the body is never read: the connection cannot serve another request after it
+            response.setHeader("Connection", "close");
+        }
         if (header == null && anthropic) {
             metrics.refused("auth", 401, "missing_api_key");
             Anthropic.error(response, 401, "x-api-key header is required (or 'Authorization: Bearer <key>').");
@@ -76,7 +82,6 @@ final class ApiKeyFilter implements Filter {
                     "You didn't provide an API key. Send 'Authorization: Bearer <key>'.");
             return;
         }
-        ApiKey key = find(header.substring(BEARER.length()).trim());
         if (key == null && anthropic) {
             metrics.refused("auth", 401, "invalid_api_key");
             Anthropic.error(response, 401, "invalid x-api-key");

@@ -354,6 +354,14 @@ final class Upstream implements AutoCloseable {
             return bytes.toByteArray();
         }
 
+        /** Answers the client with this response's status, the headers it may see ({@link #copyHeaders}) and {@code bytes}. */
+        void relay(HttpServletResponse client, byte[] bytes) throws IOException {
+            client.setStatus(status());
+            copyHeaders(this, client);
+            client.setContentLength(bytes.length);
+            client.getOutputStream().write(bytes);
+        }
+
         /** Stops the upstream response; closing its unfinished body aborts it. */
         void abort() {
             try {

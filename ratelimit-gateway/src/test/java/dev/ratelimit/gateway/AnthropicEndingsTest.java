@@ -8,51 +8,21 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Every way a Messages API response can end, against an Anthropic stub the test controls, and the
  * routing by model between the {@code openai} and {@code anthropic} upstreams: each admitted
  * request settles exactly once, with the upstream's usage or what was relayed, or nothing.
  */
-@ParameterizedClass
-@EnumSource(Harness.Store.class)
-class AnthropicEndingsTest {
+class AnthropicEndingsTest extends UpstreamsTest {
 
     private static final String PRO = "demo-user-pro";
-    private static final String MODEL = "claude-sonnet-4-5";
     private static final long INPUT = AnthropicStub.INPUT + AnthropicStub.CACHE_WRITE + AnthropicStub.CACHE_READ;
-
-    @Parameter
-    Harness.Store store;
-
-    @TempDir
-    Path directory;
-
-    private Upstreams upstreams;
-    private Harness harness;
-
-    @BeforeEach
-    void start() throws Exception {
-        upstreams = Upstreams.start(store, directory);
-        harness = upstreams.harness;
-    }
-
-    @AfterEach
-    void stop() {
-        upstreams.close();
-    }
 
     private void awaitSettled(String outcome, String ending) throws InterruptedException {
         Harness.await(outcome + " " + ending, () -> {

@@ -3,51 +3,21 @@ package dev.ratelimit.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.Parameter;
-import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * An upstream that says "slow down": while it answers 429 the gateway holds the model's requests
  * back (answering 429 itself, charging nothing) and lets one probe through per interval; a probe's
  * success ends the cooldown. On Redis the cooldown is shared by every gateway process.
  */
-@ParameterizedClass
-@EnumSource(Harness.Store.class)
-class CooldownTest {
+class CooldownTest extends UpstreamsTest {
 
-    private static final String MODEL = "claude-sonnet-4-5";
     private static final Duration PROBE_INTERVAL = Duration.ofSeconds(5);
-
-    @Parameter
-    Harness.Store store;
-
-    @TempDir
-    Path directory;
-
-    private Upstreams upstreams;
-    private Harness harness;
-
-    @BeforeEach
-    void start() throws Exception {
-        upstreams = Upstreams.start(store, directory);
-        harness = upstreams.harness;
-    }
-
-    @AfterEach
-    void stop() {
-        upstreams.close();
-    }
 
     private int send(Harness gateway, int requests) throws Exception {
         int passed = 0;

@@ -34,8 +34,7 @@ class UpstreamConfigTest {
     @Test
     @DisplayName("upstreams are read in file order with their key from the environment, protocol, models and probe")
     void section() throws Exception {
-        GatewayConfig config = parse(
-                """
+        GatewayConfig config = parse("""
                 upstreams:
                   anthropic:
                     url: https://api.anthropic.com/v1
@@ -47,8 +46,7 @@ class UpstreamConfigTest {
                     protocol: OpenAI
                     models: [llama-3, "meta-llama/*"]
                     probe-interval-seconds: 2
-                """,
-                Map.of("ANTHROPIC_API_KEY", "sk-ant-secret"));
+                """, Map.of("ANTHROPIC_API_KEY", "sk-ant-secret"));
 
         assertThat(config.upstreams()).extracting(UpstreamConfig::name).containsExactly("anthropic", "local");
         UpstreamConfig anthropic = config.upstreams().get(0);
@@ -68,8 +66,7 @@ class UpstreamConfigTest {
     @Test
     @DisplayName("every bad entry is reported at once, naming it")
     void errors() {
-        assertThatThrownBy(() -> parse(
-                        """
+        assertThatThrownBy(() -> parse("""
                         upstreams:
                           a:
                             url: ftp://example.com
@@ -87,8 +84,7 @@ class UpstreamConfigTest {
                             protocol: openai
                             models: [x]
                             probe-interval-seconds: 0
-                        """,
-                        Map.of()))
+                        """, Map.of()))
                 .hasMessageContaining("4 errors")
                 .hasMessageContaining("upstreams.a.url: must be an http(s) URL")
                 .hasMessageContaining("upstreams.b.protocol: must be openai or anthropic, was 'gemini'")
@@ -101,9 +97,7 @@ class UpstreamConfigTest {
     void shorthand() throws Exception {
         GatewayConfig none = parse("", Map.of());
         List<UpstreamConfig> one = Upstream.configured(
-                none,
-                Map.of("UPSTREAM_URL", "https://api.anthropic.com/v1", "UPSTREAM_PROTOCOL", "anthropic"),
-                null);
+                none, Map.of("UPSTREAM_URL", "https://api.anthropic.com/v1", "UPSTREAM_PROTOCOL", "anthropic"), null);
         assertThat(one).singleElement().satisfies(upstream -> {
             assertThat(upstream.protocol()).isEqualTo(Protocol.ANTHROPIC);
             assertThat(upstream.models()).containsExactly("*");
@@ -111,12 +105,10 @@ class UpstreamConfigTest {
         assertThat(Upstream.configured(none, Map.of(), URI.create("http://127.0.0.1:1/v1")))
                 .extracting(UpstreamConfig::protocol)
                 .containsExactly(Protocol.OPENAI, Protocol.ANTHROPIC);
-        GatewayConfig section = parse(
-                """
+        GatewayConfig section = parse("""
                 upstreams:
                   a: { url: "https://example.com/v1", protocol: openai, models: ["*"] }
-                """,
-                Map.of());
+                """, Map.of());
         assertThatThrownBy(() -> Upstream.configured(section, Map.of("UPSTREAM_URL", "https://x.example/v1"), null))
                 .hasMessageContaining("UPSTREAM_URL is set and test.yaml has an upstreams: section");
     }
