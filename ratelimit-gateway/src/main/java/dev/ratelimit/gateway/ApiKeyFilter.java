@@ -16,9 +16,11 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Identity from {@code Authorization: Bearer <key>} only: the key's SHA-256 digest is compared with
+ * Identity from {@code Authorization: Bearer <key>}, or {@code x-api-key: <key>} (where Anthropic's
+ * clients send it) when there is no bearer token: the key's SHA-256 digest is compared with
  * every configured key's in constant time (no early exit, no timing hint of how much matched), and
- * the key is never logged. An unknown or missing key gets OpenAI's 401; a known one leaves the
+ * the key is never logged. An unknown or missing key gets OpenAI's 401 (Anthropic's {@code
+ * authentication_error} on the Messages API's paths); a known one leaves the
  * tenant and its tier (from the configuration, never from the request) for the servlets, and in
  * {@link RateLimitFilter}'s user and tier attributes for the filter on the pass-through paths.
  */
@@ -49,7 +51,26 @@ final class ApiKeyFilter implements Filter {
         HttpServletRequest request = (HttpServletRequest) req;
         HttpServletResponse response = (HttpServletResponse) res;
         String header = request.getHeader("Authorization");
-        if (header == null || !header.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
+        String apiKey = request.getHeader("x-api-key"); // where Anthropic's clients send it
+        boolean bearer = header != null && header.regionMatches(true, 0, BEARER, 0, BEARER.length());
+        if (!bearer && apiKey != null && !apiKey.isBlank()) {
+            header = BEARER + apiKey;
+        } else if (!bearer) {
+            header = null;
+        }
+        boolean anthropic = Anthropic.isMessagesPath(request);
+        ApiKey key =
+                header == null ? null : find(header.substring(BEARER.length()).trim());
+        if (key == null) {
+            // the body is never read: the connection cannot serve another request after it
+            response.setHeader("Connection", "close");
+        }
+        if (header == null && anthropic) {
+            metrics.refused("auth", 401, "missing_api_key");
+            Anthropic.error(response, 401, "x-api-key header is required (or 'Authorization: Bearer <key>').");
+            return;
+        }
+        if (header == null) {
             response.setHeader("WWW-Authenticate", "Bearer");
             metrics.refused("auth", 401, "missing_api_key");
             OpenAi.error(
@@ -61,7 +82,11 @@ final class ApiKeyFilter implements Filter {
                     "You didn't provide an API key. Send 'Authorization: Bearer <key>'.");
             return;
         }
-        ApiKey key = find(header.substring(BEARER.length()).trim());
+        if (key == null && anthropic) {
+            metrics.refused("auth", 401, "invalid_api_key");
+            Anthropic.error(response, 401, "invalid x-api-key");
+            return;
+        }
         if (key == null) {
             response.setHeader("WWW-Authenticate", "Bearer error=\"invalid_token\"");
             metrics.refused("auth", 401, "invalid_api_key");

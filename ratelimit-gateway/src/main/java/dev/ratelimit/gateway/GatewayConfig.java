@@ -53,6 +53,8 @@ import org.jspecify.annotations.Nullable;
  * @param passthrough the {@code /v1} paths besides the metered ones that are relayed upstream;
  *     every other {@code /v1} path is 404 and charged nothing
  * @param source where the configuration came from, for messages
+ * @param upstreams the {@code upstreams:} section, in file order; empty when the file has none
+ *     ({@code UPSTREAM_URL} or the built-in mock model then serve every model)
  */
 record GatewayConfig(
         List<ApiKey> keys,
@@ -61,7 +63,8 @@ record GatewayConfig(
         Limits limits,
         ServerSettings server,
         List<Route> passthrough,
-        String source) {
+        String source,
+        List<UpstreamConfig> upstreams) {
 
     static final String DEFAULT_RESOURCE = "default-gateway.yaml";
     static final int DEFAULT_SHUTDOWN_SECONDS = 30;
@@ -221,7 +224,8 @@ record GatewayConfig(
             @Nullable RawLimits limits,
             @Nullable RawServer server,
             @Nullable RawManagement management,
-            @Nullable List<String> passthrough) {}
+            @Nullable List<String> passthrough,
+            @Nullable LinkedHashMap<String, UpstreamConfig.@Nullable Raw> upstreams) {}
 
     record RawManagement(@Nullable String host, @Nullable Integer port) {}
 
@@ -471,6 +475,7 @@ record GatewayConfig(
                 collect(errors, () -> passthrough.add(Route.parse(entry, at)));
             }
         }
+        List<UpstreamConfig> upstreams = UpstreamConfig.validate(raw.upstreams(), errors);
         if (!errors.isEmpty() || limits == null || server == null) {
             return DISCARDED; // the caller throws with the errors
         }
@@ -482,7 +487,8 @@ record GatewayConfig(
                 limits,
                 server,
                 List.copyOf(passthrough),
-                source);
+                source,
+                List.copyOf(upstreams));
     }
 
     /** Stands in for a configuration with errors, which is never used. */
@@ -493,7 +499,8 @@ record GatewayConfig(
             new Limits(1, 1, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, true),
             new ServerSettings(null, null, null, null, Duration.ZERO, false, null),
             List.of(),
-            "discarded");
+            "discarded",
+            List.of());
 
     private static void collect(List<String> errors, Runnable check) {
         try {

@@ -159,7 +159,7 @@ public final class GatewayServer {
             throw new IllegalArgumentException("MANAGEMENT_PORT (management.port) must differ from PORT (server.port),"
                     + " both were " + port + ": the status page and metrics have a listener of their own");
         }
-        URI upstreamUrl = upstreamUrl(environment.get("UPSTREAM_URL"));
+        upstreamUrl(environment.get("UPSTREAM_URL")); // checked before anything starts
         List<AutoCloseable> opened = new ArrayList<>();
         GatewayStore store = GatewayStore.select(environment.get("REDIS_URL"));
         opened.add(store);
@@ -189,15 +189,18 @@ public final class GatewayServer {
             TokenCounter tokens = new TokenCounter();
 
             MockModel mock = null;
-            Upstream upstream;
-            if (upstreamUrl == null) {
-                mock = MockModel.start(tokens, config.models().keySet(), clock != null ? clock : Clock.systemUTC());
+            Clock wallClock = clock != null ? clock : Clock.systemUTC();
+            String shorthand = environment.get("UPSTREAM_URL");
+            if (config.upstreams().isEmpty() && (shorthand == null || shorthand.isBlank())) {
+                mock = MockModel.start(tokens, config.models().keySet(), wallClock);
                 opened.add(0, mock);
-                upstream = new Upstream(mock.baseUrl(), null, config.limits(), "built-in mock model");
-            } else {
-                upstream = new Upstream(
-                        upstreamUrl, environment.get("UPSTREAM_API_KEY"), config.limits(), upstreamUrl.toString());
             }
+            Cooldowns cooldowns = new Cooldowns(wallClock, store.redis(), registry);
+            opened.add(0, cooldowns);
+            Upstream upstream = new Upstream(
+                    Upstream.configured(config, environment, mock == null ? null : mock.baseUrl()),
+                    config.limits(),
+                    cooldowns);
             opened.add(0, upstream);
             AtomicBoolean draining = new AtomicBoolean();
             AtomicReference<GatewayConfig> configs = new AtomicReference<>(config);
@@ -224,7 +227,8 @@ public final class GatewayServer {
                             "upstream",
                             upstream.description(),
                             "limiter",
-                            disabled ? "DISABLED (kill switch): every request passes" : "enabled"));
+                            disabled ? "DISABLED (kill switch): every request passes" : "enabled"),
+                    cooldowns);
 
             Server server = new Server();
             server.setErrorHandler(new JsonErrors()); // 431, 414, 400 and the like in OpenAI's shape
@@ -254,6 +258,9 @@ public final class GatewayServer {
                 context.addServlet(
                         new ServletHolder(new MeteredServlet(endpoint, gateway)), "/v1" + endpoint.upstreamPath());
             }
+            ServletHolder messages = new ServletHolder(new AnthropicServlet(gateway, new AnthropicTokens(), wallClock));
+            context.addServlet(messages, Anthropic.MESSAGES);
+            context.addServlet(messages, Anthropic.COUNT_TOKENS);
             ServletHolder passthrough = new ServletHolder(PassthroughServlet.NAME, new PassthroughServlet(gateway));
             context.addServlet(passthrough, "/v1/*");
             // after ApiKeyFilter (mapped by path, so it runs first): the body, then the library's filter

@@ -8,6 +8,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Map;
 
 /**
  * One token-metered endpoint ({@link Endpoint}: OpenAI's chat completions, legacy completions,
@@ -63,29 +64,38 @@ final class MeteredServlet extends HttpServlet {
             logged.model = call.model();
             logged.estimatedTokens = call.estimate();
         }
+        Upstream.Route route =
+                Upstream.open(gateway, response, UpstreamConfig.Protocol.OPENAI, call.model(), endpoint.metric());
+        if (route == null) {
+            return; // answered: 404 (no upstream serves the model) or 429 (the upstream's cooldown), uncharged
+        }
         Admission.Ticket ticket = gateway.admit(response, endpoint.metric(), account, cap, call.estimate(), logged);
         if (ticket == null) {
             return; // answered: 429, 400 or 503
         }
         try {
-            forward(request, response, call, ticket);
+            forward(request, response, call, ticket, route);
         } finally {
             ticket.cancel("gateway_error"); // a settled ticket ignores this: it only catches what escaped above
         }
     }
 
     private void forward(
-            HttpServletRequest request, HttpServletResponse response, Endpoint.Call call, Admission.Ticket ticket)
+            HttpServletRequest request,
+            HttpServletResponse response,
+            Endpoint.Call call,
+            Admission.Ticket ticket,
+            Upstream.Route route)
             throws IOException {
         long started = System.nanoTime();
         Upstream.Exchange exchange;
         try {
-            exchange = gateway.upstream()
-                    .send(
-                            "POST",
-                            endpoint.upstreamPath(),
-                            "application/json",
-                            OpenAi.JSON.writeValueAsBytes(call.body()));
+            exchange = route.send(
+                    "POST",
+                    endpoint.upstreamPath(),
+                    "application/json",
+                    OpenAi.JSON.writeValueAsBytes(call.body()),
+                    Map.of());
         } catch (Upstream.Failure e) {
             ticket.cancel(e.ending());
             e.answer(response);

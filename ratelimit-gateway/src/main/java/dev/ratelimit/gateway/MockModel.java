@@ -57,6 +57,7 @@ final class MockModel implements AutoCloseable {
         server.addConnector(connector);
         ServletContextHandler context = new ServletContextHandler();
         context.addServlet(new ServletHolder(new Api(tokens, models, clock)), "/v1/*");
+        context.addServlet(new ServletHolder(new AnthropicMock()), "/v1/messages"); // Anthropic's protocol
         server.setHandler(context);
         server.start();
         return new MockModel(server, URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/v1"));

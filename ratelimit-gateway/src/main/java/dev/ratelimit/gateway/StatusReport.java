@@ -9,8 +9,10 @@ import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.GatewayConfig.ModelCap;
 import dev.ratelimit.gateway.GatewayConfig.TierConfig;
+import dev.ratelimit.http.RetryAfter;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +39,7 @@ final class StatusReport {
     private final boolean failOpen;
     private final Slots slots;
     private final Map<String, String> about;
+    private final Cooldowns cooldowns;
     private byte @Nullable [] json;
     private long takenNanos;
 
@@ -48,7 +51,9 @@ final class StatusReport {
             Supplier<GatewayConfig> configs,
             Slots slots,
             boolean failOpen,
-            Map<String, String> about) {
+            Map<String, String> about,
+            Cooldowns cooldowns) {
+        this.cooldowns = cooldowns;
         this.failOpen = failOpen;
         this.limiter = limiter;
         this.configs = configs;
@@ -95,6 +100,15 @@ final class StatusReport {
                 node.put("slotsError", slotsError(slotProblem));
             }
             windows(node, tier.tier().windows(), () -> limiter.usage(tenant, tier.tier()));
+        }
+        ArrayNode cooling = status.putArray("cooldowns"); // models an upstream told the gateway to hold back
+        Instant now = cooldowns.clock().instant();
+        for (Cooldowns.Active active : cooldowns.active()) {
+            cooling.addObject()
+                    .put("upstream", active.upstream())
+                    .put("model", active.model())
+                    .put("until", active.until().toString())
+                    .put("retryAfterSeconds", RetryAfter.seconds(Duration.between(now, active.until())));
         }
         ArrayNode models = status.putArray("models");
         for (ModelCap cap : config.models().values()) {

@@ -1,31 +1,53 @@
 package dev.ratelimit.gateway;
 
 import dev.ratelimit.gateway.GatewayConfig.Limits;
+import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.http.RetryAfter;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.InputStreamResponseListener;
+import org.eclipse.jetty.client.ProxyAuthenticationProtocolHandler;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
+import org.eclipse.jetty.client.WWWAuthenticationProtocolHandler;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The OpenAI-compatible server behind the gateway, reached with Jetty's HTTP client: a request goes
- * out with the gateway's own upstream key (never the client's), and its response comes back as a
- * stream that is read as it arrives.
+ * The servers behind the gateway, reached with one Jetty HTTP client: each upstream has a base URL,
+ * the gateway's own key for it (never the client's), the API it speaks and the models it serves,
+ * and a request is routed by its model ({@link #route}). A response comes back as a stream that is
+ * read as it arrives.
+ *
+ * <p>An upstream that answers 429 or 529 with {@code retry-after-ms}/{@code retry-after}, or whose
+ * rate-limit headers ({@code x-ratelimit-remaining-*}, {@code anthropic-ratelimit-*-remaining}) say
+ * nothing is left, puts that model into a cooldown ({@link Cooldowns}): until it ends the model's
+ * requests are answered 429 by the gateway, except one probe per interval; a probe answered 2xx ends
+ * it early.
  */
 final class Upstream implements AutoCloseable {
 
@@ -52,20 +74,102 @@ final class Upstream implements AutoCloseable {
             "retry-after-ms",
             "x-should-retry");
 
+    /** One upstream. */
+    static final class Target {
+        private final UpstreamConfig config;
+        private final String base;
+
+        Target(UpstreamConfig config) {
+            this.config = config;
+            String text = config.url().toString();
+            this.base = text.endsWith("/") ? text.substring(0, text.length() - 1) : text;
+        }
+
+        String name() {
+            return config.name();
+        }
+
+        Protocol protocol() {
+            return config.protocol();
+        }
+
+        String describe() {
+            return config.name() + " (" + config.protocol().id() + ", " + base + ", models "
+                    + String.join(" ", config.models()) + ")";
+        }
+    }
+
+    /** The upstream a request goes to, for one model; a probe's answer can end the model's cooldown. */
+    final class Route {
+        private final Target target;
+        private final String model;
+        private final boolean probe;
+
+        private Route(Target target, String model, boolean probe) {
+            this.target = target;
+            this.model = model;
+            this.probe = probe;
+        }
+
+        Target target() {
+            return target;
+        }
+
+        boolean probe() {
+            return probe;
+        }
+
+        /**
+         * Sends a request to this route's upstream and waits for the response headers, which may
+         * start or end the model's cooldown.
+         *
+         * @param headers headers to send besides the gateway's own (such as {@code anthropic-version})
+         */
+        Exchange send(
+                String method,
+                String pathAndQuery,
+                @Nullable String contentType,
+                byte[] body,
+                Map<String, String> headers)
+                throws Failure, InterruptedException {
+            Exchange exchange = Upstream.this.send(target, method, pathAndQuery, contentType, body, headers);
+            observe(this, exchange);
+            return exchange;
+        }
+    }
+
+    /** What routing a model found: a route, no upstream serving it, or a cooldown. */
+    sealed interface Routing permits Routed, NotServed, Cooling {}
+
+    record Routed(Route route) implements Routing {}
+
+    /** No upstream of the protocol serves the model; {@code elsewhere} is one of the other protocol that does. */
+    record NotServed(@Nullable Protocol elsewhere) implements Routing {}
+
+    record Cooling(String upstream, Duration retryAfter) implements Routing {}
+
     private final HttpClient client;
-    private final String base;
-    private final @Nullable String apiKey;
+    private final List<Target> targets;
+    private final Target fallback;
+    private final Cooldowns cooldowns;
     private final Duration firstByteTimeout;
     private final Duration idleTimeout;
-    private final String description;
 
-    Upstream(URI base, @Nullable String apiKey, Limits limits, String description) throws Exception {
-        String text = base.toString();
-        this.base = text.endsWith("/") ? text.substring(0, text.length() - 1) : text;
-        this.apiKey = apiKey == null || apiKey.isBlank() ? null : apiKey.trim();
+    /**
+     * @param upstreams the upstreams, in the order a pattern is tried; at least one
+     */
+    Upstream(List<UpstreamConfig> upstreams, Limits limits, Cooldowns cooldowns) throws Exception {
+        if (upstreams.isEmpty()) {
+            throw new IllegalArgumentException("at least one upstream");
+        }
+        this.targets = upstreams.stream().map(Target::new).toList();
+        this.fallback = targets.stream()
+                .filter(target -> target.protocol() == Protocol.OPENAI)
+                .findFirst()
+                .orElse(targets.get(0));
+        this.cooldowns = cooldowns;
         this.firstByteTimeout = limits.firstByteTimeout();
         this.idleTimeout = limits.idleTimeout();
-        this.description = description;
         QueuedThreadPool threads = new QueuedThreadPool();
         threads.setName("gateway-upstream");
         threads.setDaemon(true);
@@ -78,10 +182,143 @@ final class Upstream implements AutoCloseable {
         client.setMaxRequestsQueuedPerDestination(4_096);
         client.setUserAgentField(null);
         client.start();
+        // the gateway answers challenges with nothing: a 401 is relayed (as a 502), not an exception mid-body
+        client.getProtocolHandlers().remove(WWWAuthenticationProtocolHandler.NAME);
+        client.getProtocolHandlers().remove(ProxyAuthenticationProtocolHandler.NAME);
+    }
+
+    /**
+     * The upstreams a gateway starts with: the file's {@code upstreams:}; else {@code UPSTREAM_URL}
+     * (with {@code UPSTREAM_API_KEY}, and {@code UPSTREAM_PROTOCOL}, default {@code openai}) serving
+     * every model; else the built-in mock model, speaking both protocols.
+     */
+    static List<UpstreamConfig> configured(GatewayConfig config, Map<String, String> environment, @Nullable URI mock) {
+        String url = environment.get("UPSTREAM_URL");
+        boolean shorthand = url != null && !url.isBlank();
+        if (!config.upstreams().isEmpty()) {
+            if (shorthand) {
+                throw new IllegalArgumentException("UPSTREAM_URL is set and " + config.source()
+                        + " has an upstreams: section; use one or the other (the section can name several)");
+            }
+            return config.upstreams();
+        }
+        Duration probe = UpstreamConfig.DEFAULT_PROBE_INTERVAL;
+        if (shorthand) {
+            String protocol = environment.getOrDefault("UPSTREAM_PROTOCOL", "openai");
+            Protocol parsed;
+            try {
+                parsed = Protocol.valueOf(protocol.trim().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(
+                        "UPSTREAM_PROTOCOL must be openai or anthropic, was '" + protocol + "'", e);
+            }
+            return List.of(new UpstreamConfig(
+                    "upstream",
+                    UpstreamConfig.url(url, "UPSTREAM_URL"),
+                    environment.get("UPSTREAM_API_KEY"),
+                    parsed,
+                    List.of("*"),
+                    probe));
+        }
+        if (mock == null) {
+            throw new IllegalArgumentException("no upstream: set UPSTREAM_URL or the file's upstreams:");
+        }
+        return List.of(
+                new UpstreamConfig("mock", mock, null, Protocol.OPENAI, List.of("*"), probe),
+                new UpstreamConfig("mock", mock, null, Protocol.ANTHROPIC, List.of("*"), probe));
     }
 
     String description() {
-        return description;
+        if (targets.size() == 2
+                && targets.get(0).name().equals("mock")
+                && targets.get(1).name().equals("mock")) {
+            return "built-in mock model"; // it speaks both protocols
+        }
+        return targets.stream().map(Target::describe).collect(Collectors.joining("; "));
+    }
+
+    Cooldowns cooldowns() {
+        return cooldowns;
+    }
+
+    /**
+     * Routes a request for {@code model} in {@code protocol}: the upstream that names it exactly,
+     * else the first (in file order) whose pattern matches; then its cooldown, if one is in force,
+     * lets the request through only as the interval's probe.
+     */
+    Routing route(Protocol protocol, String model) {
+        Target target = find(protocol, model);
+        if (target == null) {
+            Protocol other = protocol == Protocol.OPENAI ? Protocol.ANTHROPIC : Protocol.OPENAI;
+            return new NotServed(find(other, model) == null ? null : other);
+        }
+        Instant until = cooldowns.until(target.name(), model);
+        if (until == null) {
+            return new Routed(new Route(target, model, false));
+        }
+        if (cooldowns.tryProbe(target.name(), model, target.config.probeInterval())) {
+            return new Routed(new Route(target, model, true));
+        }
+        return new Cooling(target.name(), Duration.between(cooldowns.clock().instant(), until));
+    }
+
+    private @Nullable Target find(Protocol protocol, String model) {
+        for (Target target : targets) {
+            if (target.protocol() == protocol && target.config.servesExactly(model)) {
+                return target;
+            }
+        }
+        for (Target target : targets) {
+            if (target.protocol() == protocol && target.config.servesByPattern(model)) {
+                return target;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Routes a metered request, or answers it in the caller's API shape, uncharged: 404 for a model
+     * no upstream serves, 429 with the upstream's retry time while the model cools down.
+     *
+     * @return the route, or {@code null} when the request was answered
+     */
+    static @Nullable Route open(
+            Gateway gateway, HttpServletResponse response, Protocol protocol, String model, String endpoint)
+            throws IOException {
+        Routing routing = gateway.upstream().route(protocol, model);
+        if (routing instanceof Routed routed) {
+            return routed.route();
+        }
+        if (routing instanceof NotServed notServed) {
+            gateway.metrics().refused(endpoint, 404, "model_not_found");
+            String message = "The model '" + model + "' is not served by this gateway"
+                    + (notServed.elsewhere() == null
+                            ? "."
+                            : " over this API; it is served over "
+                                    + (notServed.elsewhere() == Protocol.ANTHROPIC
+                                            ? "Anthropic's Messages API (POST /v1/messages)."
+                                            : "OpenAI's API (POST /v1/chat/completions)."));
+            if (protocol == Protocol.ANTHROPIC) {
+                Anthropic.error(response, 404, message);
+            } else {
+                OpenAi.error(response, 404, "invalid_request_error", "model_not_found", "model", message);
+            }
+            return null;
+        }
+        Cooling cooling = (Cooling) routing;
+        gateway.metrics().refused(endpoint, 429, "upstream_cooldown");
+        Duration wait = cooling.retryAfter().isNegative() ? Duration.ZERO : cooling.retryAfter();
+        long seconds = RetryAfter.seconds(wait);
+        response.setHeader("Retry-After", Long.toString(seconds));
+        response.setHeader("retry-after-ms", Long.toString(RetryAfter.millis(wait)));
+        String message = "The upstream '" + cooling.upstream() + "' asked the gateway to slow down for model '" + model
+                + "'; nothing was charged; retry in " + seconds + (seconds == 1 ? " second." : " seconds.");
+        if (protocol == Protocol.ANTHROPIC) {
+            Anthropic.error(response, 429, message);
+        } else {
+            OpenAi.error(response, 429, "requests", "upstream_cooldown", null, message);
+        }
+        return null;
     }
 
     /** A response whose headers have arrived; its body is read from {@link #body()}. */
@@ -117,6 +354,14 @@ final class Upstream implements AutoCloseable {
             return bytes.toByteArray();
         }
 
+        /** Answers the client with this response's status, the headers it may see ({@link #copyHeaders}) and {@code bytes}. */
+        void relay(HttpServletResponse client, byte[] bytes) throws IOException {
+            client.setStatus(status());
+            copyHeaders(this, client);
+            client.setContentLength(bytes.length);
+            client.getOutputStream().write(bytes);
+        }
+
         /** Stops the upstream response; closing its unfinished body aborts it. */
         void abort() {
             try {
@@ -150,19 +395,37 @@ final class Upstream implements AutoCloseable {
     }
 
     /**
-     * Sends a request and waits for the response headers.
+     * Sends a request to the first OpenAI-protocol upstream (the only one of a one-upstream gateway)
+     * and waits for the response headers: for paths relayed without a model.
      *
-     * @param pathAndQuery the path below the upstream's base, such as {@code /chat/completions}
+     * @param pathAndQuery the path below the upstream's base, such as {@code /models}
      */
     Exchange send(String method, String pathAndQuery, @Nullable String contentType, byte[] body)
             throws Failure, InterruptedException {
-        Request request = client.newRequest(base + pathAndQuery)
+        return send(fallback, method, pathAndQuery, contentType, body, Map.of());
+    }
+
+    private Exchange send(
+            Target target,
+            String method,
+            String pathAndQuery,
+            @Nullable String contentType,
+            byte[] body,
+            Map<String, String> extra)
+            throws Failure, InterruptedException {
+        String apiKey = target.config.apiKey();
+        Request request = client.newRequest(target.base + pathAndQuery)
                 .method(method)
                 .idleTimeout(idleTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .headers(headers -> {
                     headers.remove(HttpHeader.USER_AGENT);
+                    extra.forEach(headers::put);
                     if (apiKey != null) {
-                        headers.put(HttpHeader.AUTHORIZATION, "Bearer " + apiKey);
+                        if (target.protocol() == Protocol.ANTHROPIC) {
+                            headers.put("x-api-key", apiKey);
+                        } else {
+                            headers.put(HttpHeader.AUTHORIZATION, "Bearer " + apiKey);
+                        }
                     }
                     headers.put(HttpHeader.ACCEPT, "application/json, text/event-stream");
                 });
@@ -184,21 +447,149 @@ final class Upstream implements AutoCloseable {
         }
     }
 
+    /** Starts a cooldown when the upstream says the model is out, and ends one when a probe got an answer. */
+    private void observe(Route route, Exchange exchange) {
+        int status = exchange.status();
+        Instant now = cooldowns.clock().instant();
+        Instant until = null;
+        if (status == 429 || status == 529) {
+            Duration delay = retryDelay(exchange, now);
+            until = delay == null ? null : now.plus(delay);
+        } else if (status >= 200 && status <= 299) {
+            until = exhausted(exchange, now);
+        }
+        if (until != null && until.isAfter(now)) {
+            cooldowns.start(route.target.name(), route.model, until, route.target.config.probeInterval());
+        } else if (route.probe && status >= 200 && status <= 299) {
+            cooldowns.end(route.target.name(), route.model);
+        }
+    }
+
+    /** {@code retry-after-ms}, else {@code retry-after} (seconds or an HTTP date); {@code null} if neither. */
+    static @Nullable Duration retryDelay(Exchange exchange, Instant now) {
+        return retryDelay(exchange.header("retry-after-ms"), exchange.header("retry-after"), now);
+    }
+
+    static @Nullable Duration retryDelay(@Nullable String millis, @Nullable String seconds, Instant now) {
+        if (millis != null) {
+            try {
+                double value = Double.parseDouble(millis.trim());
+                if (value > 0 && Double.isFinite(value)) {
+                    return Duration.ofNanos((long) Math.ceil(value * 1_000_000));
+                }
+            } catch (NumberFormatException e) {
+                // try retry-after
+            }
+        }
+        if (seconds != null) {
+            String value = seconds.trim();
+            try {
+                double parsed = Double.parseDouble(value);
+                if (parsed > 0 && Double.isFinite(parsed)) {
+                    return Duration.ofNanos((long) Math.ceil(parsed * 1_000_000_000));
+                }
+                return null;
+            } catch (NumberFormatException e) {
+                try {
+                    Instant at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME)
+                            .toInstant();
+                    return at.isAfter(now) ? Duration.between(now, at) : null;
+                } catch (DateTimeParseException unparsed) {
+                    return null;
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * When a unit the upstream reports as used up ({@code remaining} 0) comes back: the latest such
+     * reset of OpenAI's {@code x-ratelimit-*-requests|tokens} or Anthropic's {@code
+     * anthropic-ratelimit-*}; {@code null} when none is used up or its reset cannot be read.
+     */
+    static @Nullable Instant exhausted(Exchange exchange, Instant now) {
+        Instant latest = null;
+        for (String unit : List.of("requests", "tokens")) {
+            if ("0".equals(trimmed(exchange.header("x-ratelimit-remaining-" + unit)))) {
+                Duration reset = goDuration(exchange.header("x-ratelimit-reset-" + unit));
+                latest = later(latest, reset == null ? null : now.plus(reset));
+            }
+        }
+        for (String unit : List.of("requests", "tokens", "input-tokens", "output-tokens")) {
+            if ("0".equals(trimmed(exchange.header("anthropic-ratelimit-" + unit + "-remaining")))) {
+                latest = later(latest, rfc3339(exchange.header("anthropic-ratelimit-" + unit + "-reset")));
+            }
+        }
+        return latest;
+    }
+
+    private static @Nullable String trimmed(@Nullable String value) {
+        return value == null ? null : value.trim();
+    }
+
+    private static @Nullable Instant later(@Nullable Instant a, @Nullable Instant b) {
+        return a == null ? b : b == null || a.isAfter(b) ? a : b;
+    }
+
+    private static @Nullable Instant rfc3339(@Nullable String value) {
+        if (value == null) {
+            return null;
+        }
+        try {
+            return OffsetDateTime.parse(value.trim()).toInstant();
+        } catch (DateTimeParseException e) {
+            return null;
+        }
+    }
+
+    private static final Pattern GO_PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(h|ms|m|s)");
+
+    /** A Go duration as OpenAI writes its resets ({@code 1s}, {@code 6m0s}, {@code 12ms}); {@code null} if not one. */
+    static @Nullable Duration goDuration(@Nullable String value) {
+        if (value == null || value.isBlank()) {
+            return null;
+        }
+        Matcher part = GO_PART.matcher(value.trim());
+        long nanos = 0;
+        int at = 0;
+        while (part.find() && part.start() == at) {
+            double amount = Double.parseDouble(part.group(1));
+            long unit = switch (part.group(2)) {
+                case "h" -> 3_600_000_000_000L;
+                case "m" -> 60_000_000_000L;
+                case "s" -> 1_000_000_000L;
+                default -> 1_000_000L;
+            };
+            nanos += (long) Math.ceil(amount * unit);
+            at = part.end();
+        }
+        return at == value.trim().length() && at > 0 ? Duration.ofNanos(nanos) : null;
+    }
+
     /**
      * Copies the upstream's response headers that the client should see; {@code Retry-After} and
-     * {@code retry-after-ms} only when the upstream itself refused the request.
+     * {@code retry-after-ms} only when the upstream itself refused the request. The upstream's own
+     * rate-limit headers never: the gateway's describe the tenant's budgets.
      */
     static void copyHeaders(Exchange exchange, HttpServletResponse response) {
-        boolean refusal = exchange.status() == 429 || exchange.status() == 503;
+        int status = exchange.status();
+        boolean refusal = status == 429 || status == 503 || status == 529;
         for (HttpField field : exchange.response().getHeaders()) {
             String name = field.getLowerCaseName();
             boolean retry =
                     name.equals("retry-after") || name.equals("retry-after-ms") || name.equals("x-should-retry");
-            if ((DROPPED.contains(name) && !(retry && refusal)) || name.startsWith("x-ratelimit-")) {
-                continue; // the gateway's own rate-limit headers describe the tenant's budgets
+            if ((DROPPED.contains(name) && !(retry && refusal))
+                    || name.startsWith("x-ratelimit-")
+                    || name.startsWith("anthropic-ratelimit-")) {
+                continue;
             }
             response.addHeader(field.getName(), field.getValue());
         }
+    }
+
+    /** The configured upstreams, for the status page. */
+    List<Target> targets() {
+        return new ArrayList<>(targets);
     }
 
     @Override
@@ -208,5 +599,6 @@ final class Upstream implements AutoCloseable {
         } catch (Exception e) {
             // shutting down anyway
         }
+        cooldowns.close();
     }
 }

@@ -24,5 +24,14 @@ public enum HeaderFamily {
      * unit), {@code retry-after-ms} on a 429, and, without {@link #X_RATELIMIT}, {@code
      * x-ratelimit-window} naming the window that tripped and {@code X-RateLimit-Degraded}.
      */
-    OPENAI
+    OPENAI,
+
+    /**
+     * Anthropic's {@code anthropic-ratelimit-requests-limit}, {@code -remaining} and {@code -reset}
+     * (an RFC 3339 time, whole seconds, rounded up), and the same for {@code -tokens-}, {@code
+     * -input-tokens-} and {@code -output-tokens-} where a front reports token windows (a token
+     * window counts input and output together, so all three report it), {@code retry-after-ms} on a
+     * 429, and {@code X-RateLimit-Degraded}.
+     */
+    ANTHROPIC
 }

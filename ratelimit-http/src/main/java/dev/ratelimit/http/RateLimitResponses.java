@@ -3,7 +3,9 @@ package dev.ratelimit.http;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -87,6 +89,8 @@ public final class RateLimitResponses {
     private final boolean xRateLimit;
     private final boolean ietf;
     private final boolean openAi;
+    private final boolean anthropic;
+    private final Clock clock;
     private final boolean openAiErrors;
     private final boolean eachUnit;
     private final long unavailableRetryAfterSeconds;
@@ -96,6 +100,8 @@ public final class RateLimitResponses {
         this.xRateLimit = builder.families.contains(HeaderFamily.X_RATELIMIT);
         this.ietf = builder.families.contains(HeaderFamily.IETF);
         this.openAi = builder.families.contains(HeaderFamily.OPENAI);
+        this.anthropic = builder.families.contains(HeaderFamily.ANTHROPIC);
+        this.clock = builder.clock;
         this.openAiErrors = builder.openAiErrors;
         this.eachUnit = builder.eachUnit;
         this.unavailableRetryAfterSeconds = builder.unavailableRetryAfterSeconds;
@@ -125,7 +131,7 @@ public final class RateLimitResponses {
         policy(tier, headers);
         if (decision.degraded()) {
             // the store was not consulted: remaining counts are unknown, so none are claimed
-            if (xRateLimit || openAi) {
+            if (xRateLimit || openAi || anthropic) {
                 headers.accept(DEGRADED, "true");
             }
             return;
@@ -264,11 +270,11 @@ public final class RateLimitResponses {
     /** {@code Retry-After} and, per family, the exact delay and the name of what tripped. */
     private void retry(Duration retryAfter, String window, BiConsumer<String, String> headers) {
         headers.accept(RETRY_AFTER, Long.toString(RetryAfter.seconds(retryAfter)));
-        if (openAi) {
+        if (openAi || anthropic) {
             headers.accept(RETRY_AFTER_MS, Long.toString(RetryAfter.millis(retryAfter)));
-            if (!xRateLimit) {
-                headers.accept(OPENAI_WINDOW, HeaderValues.token(window));
-            }
+        }
+        if (openAi && !xRateLimit) {
+            headers.accept(OPENAI_WINDOW, HeaderValues.token(window));
         }
     }
 
@@ -311,6 +317,27 @@ public final class RateLimitResponses {
                 headers.accept("x-ratelimit-reset-" + unit, HeaderValues.goDuration(window.reset()));
             }
         }
+        if (anthropic) {
+            Instant now = clock.instant();
+            for (Reported window : reported) {
+                String reset = resetTime(now, window.reset());
+                for (String unit : window.tokens() ? ANTHROPIC_TOKEN_UNITS : ANTHROPIC_REQUEST_UNITS) {
+                    headers.accept("anthropic-ratelimit-" + unit + "-limit", Long.toString(window.limit()));
+                    headers.accept("anthropic-ratelimit-" + unit + "-remaining", Long.toString(window.remaining()));
+                    headers.accept("anthropic-ratelimit-" + unit + "-reset", reset);
+                }
+            }
+        }
+    }
+
+    private static final List<String> ANTHROPIC_REQUEST_UNITS = List.of("requests");
+    private static final List<String> ANTHROPIC_TOKEN_UNITS = List.of("tokens", "input-tokens", "output-tokens");
+
+    /** {@code now + reset} as an RFC 3339 time in UTC, rounded up to the whole second. */
+    static String resetTime(Instant now, Duration reset) {
+        Instant at = now.plus(reset);
+        Instant whole = at.truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+        return (whole.equals(at) ? whole : whole.plusSeconds(1)).toString();
     }
 
     private List<Reported> reported(Tier tier, Decision decision) {
@@ -385,7 +412,8 @@ public final class RateLimitResponses {
     @Override
     public String toString() {
         return "RateLimitResponses{xRateLimit=" + xRateLimit + ", ietf=" + ietf + ", openAi=" + openAi
-                + ", openAiErrors=" + openAiErrors + ", eachUnit=" + eachUnit + ", unavailableRetryAfter="
+                + ", anthropic=" + anthropic + ", openAiErrors=" + openAiErrors + ", eachUnit=" + eachUnit
+                + ", unavailableRetryAfter="
                 + unavailableRetryAfterSeconds + "s}";
     }
 
@@ -412,8 +440,22 @@ public final class RateLimitResponses {
         private boolean openAiErrors;
         private boolean eachUnit;
         private long unavailableRetryAfterSeconds = 5;
+        private Clock clock = Clock.systemUTC();
 
         private Builder() {}
+
+        /**
+         * Sets the clock that {@link HeaderFamily#ANTHROPIC}'s reset times are counted from; defaults
+         * to the system clock in UTC. A front whose limiter runs on another clock passes that one.
+         *
+         * @param clock the clock
+         * @return this builder
+         * @throws NullPointerException if {@code clock} is {@code null}
+         */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock must not be null");
+            return this;
+        }
 
         /**
          * Switches one header family on or off; by default {@link HeaderFamily#X_RATELIMIT} and

@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +40,41 @@ class RateLimitResponsesTest {
 
     private static Decision rejection(Window window, Duration retryAfter, List<Decision.Usage> usage) {
         return new Decision(false, window.limit(), 0, retryAfter, window, retryAfter, false, null, false, usage);
+    }
+
+    @Test
+    @DisplayName(
+            "Anthropic's family: requests, tokens, input and output tokens, resets as RFC 3339 times, retry-after-ms")
+    void anthropicFamily() {
+        RateLimitResponses anthropic = RateLimitResponses.builder()
+                .header(HeaderFamily.X_RATELIMIT, false)
+                .header(HeaderFamily.IETF, false)
+                .header(HeaderFamily.ANTHROPIC, true)
+                .eachUnit(true)
+                .clock(Clock.fixed(Instant.parse("2030-01-01T00:00:00.250Z"), ZoneOffset.UTC))
+                .build();
+        Decision decision = rejection(
+                TOKENS,
+                Duration.ofMillis(9_500),
+                List.of(usage(MINUTE, 2, 30), usage(DAY, 2, 3_600), usage(TOKENS, 1_000, 10)));
+
+        Refusal refusal = anthropic.rejected(TIER, decision, headers::put);
+
+        assertThat(refusal.status()).isEqualTo(429);
+        assertThat(headers)
+                .containsEntry("anthropic-ratelimit-requests-limit", "5")
+                .containsEntry("anthropic-ratelimit-requests-remaining", "3")
+                .containsEntry("anthropic-ratelimit-requests-reset", "2030-01-01T00:00:31Z")
+                .containsEntry("anthropic-ratelimit-tokens-limit", "1000")
+                .containsEntry("anthropic-ratelimit-tokens-remaining", "0")
+                .containsEntry("anthropic-ratelimit-input-tokens-remaining", "0")
+                .containsEntry("anthropic-ratelimit-output-tokens-limit", "1000")
+                .containsEntry("anthropic-ratelimit-output-tokens-reset", "2030-01-01T00:00:11Z")
+                .containsEntry("Retry-After", "10")
+                .containsEntry("retry-after-ms", "9500")
+                .doesNotContainKeys("x-ratelimit-window", "x-ratelimit-limit-requests", "RateLimit");
+        assertThat(RateLimitResponses.resetTime(Instant.parse("2030-01-01T00:00:00Z"), Duration.ofSeconds(5)))
+                .isEqualTo("2030-01-01T00:00:05Z");
     }
 
     @Test

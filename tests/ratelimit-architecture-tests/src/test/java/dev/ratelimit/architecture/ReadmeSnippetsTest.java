@@ -27,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The Java a newcomer copies from README.md compiles against the modules as they are: each {@code
  * java} block, its imports as written and its statements wrapped in a method (a block that declares
  * a type is compiled as it stands), is compiled with this module's test class path, which holds every
- * published module, the Lettuce driver, Spring's web annotations and the OpenAI Java SDK.
+ * published module, the Lettuce driver, Spring's web annotations and the OpenAI and Anthropic Java SDKs.
  */
 class ReadmeSnippetsTest {
 

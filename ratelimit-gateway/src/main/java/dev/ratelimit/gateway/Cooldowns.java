@@ -1,0 +1,274 @@
+package dev.ratelimit.gateway;
+
+import dev.ratelimit.core.ThrottledWarning;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The models an upstream told the gateway to stop sending for a while (a 429 or 529 with {@code
+ * retry-after}, or rate-limit headers saying none is left): until then their requests are answered
+ * 429 by the gateway itself, except one probe per interval, whose success ends the cooldown early.
+ *
+ * <p>In memory for one process; on Redis ({@code REDIS_URL}) shared by every gateway process: one
+ * key per cooling model, {@code ratelimit:cooldown:{upstream}:{model}}, holding the end as epoch
+ * milliseconds and expiring then (PX), and one key per probe interval, set with NX, so that of all
+ * the processes exactly one lets the interval's probe through. Times come from the gateway's clock
+ * (the processes' clocks agree to NTP's precision, far below a retry-after). While Redis cannot be
+ * reached the process falls back to what it knows itself, and logs it at most every 10 seconds.
+ */
+final class Cooldowns implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(Cooldowns.class.getName());
+    private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);
+    /** The longest cooldown an upstream's header can set; a probe ends a wrong one sooner anyway. */
+    static final Duration LONGEST = Duration.ofHours(1);
+    /** The most (upstream, model) pairs remembered for the status page. */
+    private static final int KNOWN_PAIRS = 1_000;
+
+    /** One model cooling down, for the status page. */
+    record Active(String upstream, String model, Instant until) {}
+
+    private final Clock clock;
+    private final MeterRegistry registry;
+    private final @Nullable RedisClient client;
+    private volatile @Nullable StatefulRedisConnection<String, String> connection;
+    private final Map<String, Active> local = new ConcurrentHashMap<>();
+    private final Map<String, Long> probes = new ConcurrentHashMap<>();
+    private final Map<String, Active> known = new ConcurrentHashMap<>();
+    private final ThrottledWarning warning = new ThrottledWarning(LOG, Duration.ofSeconds(10));
+    private volatile long nextConnectNanos = System.nanoTime();
+    private volatile boolean closed;
+
+    /**
+     * @param redis the store's Redis server, or {@code null} for this process's memory
+     */
+    Cooldowns(Clock clock, @Nullable RedisURI redis, MeterRegistry registry) {
+        this.clock = clock;
+        this.registry = registry;
+        if (redis == null) {
+            this.client = null;
+        } else {
+            RedisClient created = RedisClient.create(redis);
+            created.setOptions(ClientOptions.builder()
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                    .socketOptions(SocketOptions.builder()
+                            .connectTimeout(COMMAND_TIMEOUT)
+                            .build())
+                    .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
+                    .build());
+            this.client = created;
+        }
+    }
+
+    private static String probeKey(String upstream, String model, long bucket) {
+        return "ratelimit:cooldown-probe:{" + upstream + "}:" + model + ":" + bucket;
+    }
+
+    static String key(String upstream, String model) {
+        return "ratelimit:cooldown:{" + upstream + "}:" + model;
+    }
+
+    /** When the model's cooldown ends, or {@code null} when it is not cooling down. */
+    @Nullable
+    Instant until(String upstream, String model) {
+        long now = clock.millis();
+        String key = key(upstream, model);
+        StatefulRedisConnection<String, String> redis = connection();
+        if (redis != null) {
+            try {
+                String value = redis.sync().get(key);
+                Long end = value == null ? null : parse(value);
+                if (end == null || end <= now) {
+                    known.remove(key);
+                    return null;
+                }
+                Instant until = Instant.ofEpochMilli(end);
+                remember(key, new Active(upstream, model, until));
+                return until;
+            } catch (RedisException e) {
+                failed(e);
+            }
+        }
+        Active active = local.get(key);
+        if (active == null || active.until().toEpochMilli() <= now) {
+            return null;
+        }
+        return active.until();
+    }
+
+    /**
+     * Whether this request may go through as the interval's one probe: true for the first caller
+     * in each interval (counted from the epoch on the gateway's clock), of all processes on Redis.
+     */
+    boolean tryProbe(String upstream, String model, Duration interval) {
+        long bucket = Math.floorDiv(clock.millis(), interval.toMillis());
+        String key = key(upstream, model);
+        StatefulRedisConnection<String, String> redis = connection();
+        if (redis != null) {
+            try {
+                String set = redis.sync()
+                        .set(
+                                probeKey(upstream, model, bucket),
+                                "1",
+                                SetArgs.Builder.nx().px(2 * interval.toMillis()));
+                return "OK".equals(set);
+            } catch (RedisException e) {
+                failed(e);
+            }
+        }
+        Long before = probes.get(key);
+        if (before != null && before >= bucket) {
+            return false;
+        }
+        return before == null ? probes.putIfAbsent(key, bucket) == null : probes.replace(key, before, bucket);
+    }
+
+    /**
+     * Starts (or moves) a model's cooldown to end at {@code until} and counts it; the interval it
+     * starts in has had its probe (the answer that started it), so the first probe comes in the next.
+     */
+    void start(String upstream, String model, Instant until, Duration probeInterval) {
+        long now = clock.millis();
+        long end = Math.min(until.toEpochMilli(), now + LONGEST.toMillis());
+        if (end <= now) {
+            return;
+        }
+        String key = key(upstream, model);
+        Active active = new Active(upstream, model, Instant.ofEpochMilli(end));
+        local.put(key, active);
+        remember(key, active);
+        long bucket = Math.floorDiv(now, probeInterval.toMillis());
+        probes.merge(key, bucket, Math::max);
+        StatefulRedisConnection<String, String> redis = connection();
+        if (redis != null) {
+            try {
+                redis.sync().set(key, Long.toString(end), SetArgs.Builder.px(end - now));
+                redis.sync()
+                        .set(probeKey(upstream, model, bucket), "1", SetArgs.Builder.px(2 * probeInterval.toMillis()));
+            } catch (RedisException e) {
+                failed(e);
+            }
+        }
+        Counter.builder("gateway.upstream.cooldowns")
+                .description("Cooldowns started because an upstream said a model is out (429, 529, or none left)")
+                .tag("upstream", upstream)
+                .tag("model", model)
+                .register(registry)
+                .increment();
+        LOG.log(
+                System.Logger.Level.INFO,
+                "Upstream {0} asked to slow down for model {1}: its requests get 429 until {2}",
+                upstream,
+                model,
+                active.until());
+    }
+
+    /** Ends a model's cooldown: a probe came back with an answer. */
+    void end(String upstream, String model) {
+        String key = key(upstream, model);
+        local.remove(key);
+        known.remove(key);
+        StatefulRedisConnection<String, String> redis = connection();
+        if (redis != null) {
+            try {
+                redis.sync().del(key);
+            } catch (RedisException e) {
+                failed(e);
+            }
+        }
+    }
+
+    /** The cooldowns in force among the models this process has seen cool down, soonest end first. */
+    List<Active> active() {
+        List<Active> active = new ArrayList<>();
+        for (Active candidate : List.copyOf(known.values())) {
+            Instant until = until(candidate.upstream(), candidate.model());
+            if (until != null) {
+                active.add(new Active(candidate.upstream(), candidate.model(), until));
+            }
+        }
+        active.sort((a, b) -> a.until().compareTo(b.until()));
+        return active;
+    }
+
+    Clock clock() {
+        return clock;
+    }
+
+    private void remember(String key, Active active) {
+        if (known.size() < KNOWN_PAIRS || known.containsKey(key)) {
+            known.put(key, active);
+        }
+    }
+
+    private static @Nullable Long parse(String value) {
+        try {
+            return Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    private @Nullable StatefulRedisConnection<String, String> connection() {
+        RedisClient redis = client;
+        if (redis == null || closed) {
+            return null;
+        }
+        StatefulRedisConnection<String, String> current = connection;
+        if (current != null) {
+            return current;
+        }
+        synchronized (this) {
+            if (connection == null) {
+                if (System.nanoTime() - nextConnectNanos < 0) {
+                    return null; // the last attempt failed moments ago: memory until the next one
+                }
+                try {
+                    connection = redis.connect();
+                } catch (RedisException e) {
+                    nextConnectNanos = System.nanoTime() + RedisSlots.RECONNECT_EVERY.toNanos();
+                    failed(e);
+                    return null;
+                }
+            }
+            return connection;
+        }
+    }
+
+    private void failed(RedisException e) {
+        warning.warn(
+                "Upstream cooldowns: Redis failed ({0}); this process goes by what it knows itself",
+                String.valueOf(e.getMessage()));
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        StatefulRedisConnection<String, String> current = connection;
+        if (current != null) {
+            current.close();
+        }
+        if (client != null) {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+}
