@@ -1,0 +1,16 @@
+package dev.ratelimit.spring.cloud.gateway;
+
+import org.springframework.boot.test.context.SpringBootTest;
+
+/** The gateway application on Redis, ratelimit.fail-open=false, when Redis stops. */
+@SpringBootTest(
+        classes = GatewayTestApp.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = "ratelimit.fail-open=false")
+class GatewayFailClosedOutageTest extends GatewayOutageScenarios {
+
+    @Override
+    protected boolean failOpen() {
+        return false;
+    }
+}
