@@ -1,10 +1,11 @@
 package dev.ratelimit.spring.cloud.gateway;
 
+import com.example.gateway.ApiGatewayApplication;
 import org.springframework.boot.test.context.SpringBootTest;
 
 /** The gateway application on Redis, ratelimit.fail-open=false, when Redis stops. */
 @SpringBootTest(
-        classes = GatewayTestApp.class,
+        classes = ApiGatewayApplication.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = "ratelimit.fail-open=false")
 class GatewayFailClosedOutageTest extends GatewayOutageScenarios {

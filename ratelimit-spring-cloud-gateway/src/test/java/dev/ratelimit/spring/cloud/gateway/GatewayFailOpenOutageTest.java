@@ -1,10 +1,11 @@
 package dev.ratelimit.spring.cloud.gateway;
 
+import com.example.gateway.ApiGatewayApplication;
 import org.springframework.boot.test.context.SpringBootTest;
 
 /** The gateway application on Redis, ratelimit.fail-open=true, when Redis stops. */
 @SpringBootTest(
-        classes = GatewayTestApp.class,
+        classes = ApiGatewayApplication.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = "ratelimit.fail-open=true")
 class GatewayFailOpenOutageTest extends GatewayOutageScenarios {

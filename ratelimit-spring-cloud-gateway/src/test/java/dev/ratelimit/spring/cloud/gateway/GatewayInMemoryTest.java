@@ -1,10 +1,11 @@
 package dev.ratelimit.spring.cloud.gateway;
 
+import com.example.gateway.ApiGatewayApplication;
 import org.springframework.boot.test.context.SpringBootTest;
 
 /** The gateway application on the in-memory store. */
 @SpringBootTest(
-        classes = GatewayTestApp.class,
+        classes = ApiGatewayApplication.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = "ratelimit.store=in-memory")
 class GatewayInMemoryTest extends GatewayScenarios {

@@ -2,6 +2,7 @@ package dev.ratelimit.spring.cloud.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.example.gateway.ApiGatewayApplication;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import org.junit.jupiter.api.Test;
@@ -18,7 +19,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * The gateway application on a private redis-server, through the Lettuce client Spring Boot
  * created. The gateway creates its own {@link RedisRateLimiter} too; the filter uses ours.
  */
-@SpringBootTest(classes = GatewayTestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(classes = ApiGatewayApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @DirtiesContext
 class GatewayRedisTest extends GatewayScenarios {
 

@@ -1,24 +1,26 @@
-package dev.ratelimit.spring.cloud.gateway;
+package com.example.gateway;
 
 import dev.ratelimit.spring.boot.TierResolver;
+import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.context.annotation.Bean;
 import reactor.core.publisher.Mono;
 
-/**
- * A Spring Cloud Gateway application as a user writes one: routes in application.yml (test
- * resources) to a local backend, each with the {@code RequestRateLimiter} filter, and a key
- * resolver reading the {@code X-Api-Key} header. Keys starting {@code pro-} are of the pro tier.
- */
 @SpringBootApplication
-public class GatewayTestApp {
+public class ApiGatewayApplication {
 
+    public static void main(String[] args) {
+        SpringApplication.run(ApiGatewayApplication.class, args);
+    }
+
+    /** Whose budget a request spends: its X-Api-Key header (unchanged by the swap). */
     @Bean
     KeyResolver apiKeyResolver() {
         return exchange -> Mono.justOrEmpty(exchange.getRequest().getHeaders().getFirst("X-Api-Key"));
     }
 
+    /** The tier of a key, on routes that name none: here keys starting "pro-" are pro, others the default. */
     @Bean
     TierResolver tierResolver() {
         return key -> key.getName().startsWith("pro-") ? "pro" : null;
