@@ -1,5 +1,7 @@
 package dev.ratelimit.spring.cloud.gateway;
 
+import dev.ratelimit.testsupport.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -14,6 +16,12 @@ abstract class GatewayApplication {
 
     @LocalServerPort
     int port;
+
+    /** Points Spring Boot's Redis client, and so the Lettuce store, at a test's private redis-server. */
+    static void redis(DynamicPropertyRegistry registry, RedisServerExtension<RedisServer> redis) {
+        registry.add("spring.data.redis.host", () -> redis.get().host());
+        registry.add("spring.data.redis.port", () -> redis.get().port());
+    }
 
     /** A real HTTP client against the gateway. */
     Http http() {

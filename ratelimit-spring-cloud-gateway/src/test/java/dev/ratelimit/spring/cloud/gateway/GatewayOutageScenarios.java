@@ -24,8 +24,7 @@ abstract class GatewayOutageScenarios extends GatewayApplication {
 
     @DynamicPropertySource
     static void redis(DynamicPropertyRegistry registry) {
-        registry.add("spring.data.redis.host", () -> REDIS.get().host());
-        registry.add("spring.data.redis.port", () -> REDIS.get().port());
+        redis(registry, REDIS);
         registry.add("ratelimit.circuit-breaker.wait-duration-in-open-state", () -> "1h");
     }
 

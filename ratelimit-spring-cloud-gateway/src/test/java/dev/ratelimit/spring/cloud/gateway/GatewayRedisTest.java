@@ -28,8 +28,7 @@ class GatewayRedisTest extends GatewayScenarios {
 
     @DynamicPropertySource
     static void redis(DynamicPropertyRegistry registry) {
-        registry.add("spring.data.redis.host", () -> REDIS.get().host());
-        registry.add("spring.data.redis.port", () -> REDIS.get().port());
+        redis(registry, REDIS);
     }
 
     @Autowired
