@@ -16,6 +16,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
 import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter;
 import org.springframework.cloud.gateway.support.ConfigurationService;
+import org.springframework.util.ClassUtils;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -26,8 +27,10 @@ import reactor.core.scheduler.Schedulers;
  * refused by the day window is not charged to the minute window.
  *
  * <p>The key is what the route's {@code KeyResolver} resolves. The tier is the route's {@code
- * tiered-rate-limiter.tier} argument when it has one; else the {@link TierResolver}'s answer for a
- * {@link Principal} named by the key; else the policy's default tier. The key's budget is shared by
+ * tiered-rate-limiter.tier} argument when it has one; else the {@link TierResolver}'s answer for the
+ * caller: Spring Security's authenticated {@code Authentication} when its name is the key (as the
+ * gateway's {@code PrincipalNameKeyResolver} resolves it), else a {@link Principal} named by the key;
+ * else the policy's default tier. The key's budget is shared by
  * every route, unless a route names a budget of its own ({@code tiered-rate-limiter.budget}): routes
  * naming the same budget share it.
  *
@@ -46,6 +49,10 @@ public class TieredRateLimiter extends AbstractRateLimiter<TieredRateLimiter.Con
 
     /** The budget key of requests whose key resolved to the empty string. */
     static final String EMPTY_KEY = "\\empty";
+
+    private static final boolean SECURITY = ClassUtils.isPresent(
+            "org.springframework.security.core.context.ReactiveSecurityContextHolder",
+            TieredRateLimiter.class.getClassLoader());
 
     private final dev.ratelimit.api.RateLimiter limiter;
     private final TierPolicy policy;
@@ -86,7 +93,14 @@ public class TieredRateLimiter extends AbstractRateLimiter<TieredRateLimiter.Con
     @Override
     public Mono<Response> isAllowed(String routeId, String id) {
         Config config = getConfig().get(routeId);
-        Tier tier = tier(config, id);
+        Principal key = new Key(id);
+        Mono<Principal> principal =
+                SECURITY ? SecurityPrincipals.authenticatedAs(id).defaultIfEmpty(key) : Mono.just(key);
+        return principal.flatMap(caller -> check(config, id, caller));
+    }
+
+    private Mono<Response> check(@Nullable Config config, String id, Principal caller) {
+        Tier tier = tier(config, caller);
         String key = key(config, id);
         Mono<Decision> decision = Mono.defer(() -> Mono.fromCompletionStage(limiter.checkAsync(key, tier)));
         return (offload ? decision.subscribeOn(Schedulers.boundedElastic()) : decision)
@@ -94,11 +108,11 @@ public class TieredRateLimiter extends AbstractRateLimiter<TieredRateLimiter.Con
                 .onErrorResume(TieredRateLimiter::unavailable, failure -> Mono.just(unavailable(tier)));
     }
 
-    /** The route's tier, else the resolver's for the key, else the default tier. */
-    Tier tier(@Nullable Config config, String id) {
+    /** The route's tier, else the resolver's for the caller, else the default tier. */
+    Tier tier(@Nullable Config config, Principal caller) {
         String name = config == null ? null : config.getTier();
         if (name == null || name.isBlank()) {
-            name = tiers.resolveTier(new Key(id));
+            name = tiers.resolveTier(caller);
         }
         return policy.resolve(name);
     }

@@ -9,6 +9,16 @@ import org.springframework.test.context.DynamicPropertySource;
 /** What every test of the gateway application has: its routes to {@link Backend}, and its port. */
 abstract class GatewayApplication {
 
+    /**
+     * The documented application has no Spring Security; it is on this module's test class path for
+     * {@link SecuredGatewayTest}, so the other tests leave its auto-configuration out.
+     */
+    static final String WITHOUT_SECURITY = "spring.autoconfigure.exclude="
+            + "org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration,"
+            + "org.springframework.boot.security.autoconfigure.ReactiveUserDetailsServiceAutoConfiguration,"
+            + "org.springframework.boot.security.oauth2.server.resource.autoconfigure.reactive."
+            + "ReactiveOAuth2ResourceServerAutoConfiguration";
+
     @DynamicPropertySource
     static void backend(DynamicPropertyRegistry registry) {
         registry.add("backend.port", Backend::port);

@@ -7,7 +7,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 @SpringBootTest(
         classes = ApiGatewayApplication.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = "ratelimit.fail-open=false")
+        properties = {"ratelimit.fail-open=false", GatewayApplication.WITHOUT_SECURITY})
 class GatewayFailClosedOutageTest extends GatewayOutageScenarios {
 
     @Override

@@ -7,7 +7,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 @SpringBootTest(
         classes = ApiGatewayApplication.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = "ratelimit.fail-open=true")
+        properties = {"ratelimit.fail-open=true", GatewayApplication.WITHOUT_SECURITY})
 class GatewayFailOpenOutageTest extends GatewayOutageScenarios {
 
     @Override

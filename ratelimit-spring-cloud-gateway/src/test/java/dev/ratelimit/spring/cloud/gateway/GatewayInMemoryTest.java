@@ -7,7 +7,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 @SpringBootTest(
         classes = ApiGatewayApplication.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = "ratelimit.store=in-memory")
+        properties = {"ratelimit.store=in-memory", GatewayApplication.WITHOUT_SECURITY})
 class GatewayInMemoryTest extends GatewayScenarios {
 
     @Override

@@ -19,7 +19,10 @@ import org.springframework.test.context.DynamicPropertySource;
  * The gateway application on a private redis-server, through the Lettuce client Spring Boot
  * created. The gateway creates its own {@link RedisRateLimiter} too; the filter uses ours.
  */
-@SpringBootTest(classes = ApiGatewayApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(
+        classes = ApiGatewayApplication.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = GatewayApplication.WITHOUT_SECURITY)
 @DirtiesContext
 class GatewayRedisTest extends GatewayScenarios {
 

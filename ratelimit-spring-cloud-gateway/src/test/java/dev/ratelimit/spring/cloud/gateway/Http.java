@@ -22,8 +22,17 @@ final class Http {
 
     /** GET a path with an API key. */
     HttpResponse<String> get(String path, String apiKey) {
+        return get(path, "X-Api-Key", apiKey);
+    }
+
+    /** GET a path with a bearer token. */
+    HttpResponse<String> getWithToken(String path, String token) {
+        return get(path, "Authorization", "Bearer " + token);
+    }
+
+    private HttpResponse<String> get(String path, String header, String value) {
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .header("X-Api-Key", apiKey)
+                .header(header, value)
                 .timeout(Duration.ofSeconds(30))
                 .GET()
                 .build();

@@ -6,6 +6,7 @@ import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.inmemory.InMemoryWindowStore;
+import java.security.Principal;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -41,6 +42,10 @@ class TieredRateLimiterTest {
                 .offload(false);
     }
 
+    private static Principal caller(String name) {
+        return () -> name;
+    }
+
     @Test
     void keysAreEscapedAsTheWebFiltersEscapeUserIdsAndNamedBudgetsStayApart() {
         assertThat(TieredRateLimiter.key(null, "alice")).isEqualTo("alice");
@@ -57,14 +62,15 @@ class TieredRateLimiterTest {
     @Test
     void theRoutesTierWinsElseTheResolverNamesItFromTheKeyElseTheDefault() {
         TieredRateLimiter limiter = limiter().build();
-        assertThat(limiter.tier(new TieredRateLimiter.Config().setTier("pro"), "free-key")
+        assertThat(limiter.tier(new TieredRateLimiter.Config().setTier("pro"), caller("free-key"))
                         .name())
                 .isEqualTo("pro");
         assertThat(resolved).isEmpty();
-        assertThat(limiter.tier(null, "pro-key").name()).isEqualTo("pro");
-        assertThat(limiter.tier(new TieredRateLimiter.Config(), "someone").name())
+        assertThat(limiter.tier(null, caller("pro-key")).name()).isEqualTo("pro");
+        assertThat(limiter.tier(new TieredRateLimiter.Config(), caller("someone"))
+                        .name())
                 .isEqualTo("free");
-        assertThat(limiter.tier(new TieredRateLimiter.Config().setTier("no-such-tier"), "pro-key")
+        assertThat(limiter.tier(new TieredRateLimiter.Config().setTier("no-such-tier"), caller("pro-key"))
                         .name())
                 .isEqualTo("free");
         assertThat(resolved).containsExactly("pro-key", "someone");
