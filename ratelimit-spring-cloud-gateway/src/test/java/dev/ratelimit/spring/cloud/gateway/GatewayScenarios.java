@@ -9,7 +9,11 @@ import dev.ratelimit.spring.boot.RateLimitStoreInfo;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.cloud.gateway.filter.factory.RequestRateLimiterGatewayFilterFactory;
@@ -20,6 +24,8 @@ import org.springframework.cloud.gateway.filter.factory.RequestRateLimiterGatewa
  * Each test uses keys of its own, so the tests share one application.
  */
 abstract class GatewayScenarios extends GatewayApplication {
+
+    private static final ExecutorService POOL = Executors.newFixedThreadPool(20);
 
     private static final String FREE_POLICY = "\"minute\";q=5;w=60, \"day\";q=100;w=86400";
 
@@ -64,6 +70,7 @@ abstract class GatewayScenarios extends GatewayApplication {
 
         HttpResponse<String> sixth = http.get("/api/hello", key);
         assertThat(sixth.statusCode()).isEqualTo(429);
+        assertThat(sixth.body()).isEmpty();
         long retryAfter =
                 Long.parseLong(sixth.headers().firstValue("Retry-After").orElseThrow());
         assertThat(retryAfter).isBetween(1L, 60L);
@@ -77,6 +84,21 @@ abstract class GatewayScenarios extends GatewayApplication {
         assertThat(Backend.requests(key)).isEqualTo(5);
 
         // all or nothing: the refused request was charged to neither window
+        assertThat(used(key, "free")).containsExactlyInAnyOrderEntriesOf(Map.of("minute", 5L, "day", 5L));
+    }
+
+    @Test
+    void twentyConcurrentRequestsOfAFreeKeyGetExactlyFiveThrough() {
+        Http http = http();
+        String key = key("free-burst");
+        List<CompletableFuture<HttpResponse<String>>> responses = IntStream.range(0, 20)
+                .mapToObj(i -> CompletableFuture.supplyAsync(() -> http.get("/api/hello", key), POOL))
+                .toList();
+        Map<Integer, Long> statuses = responses.stream()
+                .map(CompletableFuture::join)
+                .collect(Collectors.groupingBy(HttpResponse::statusCode, Collectors.counting()));
+        assertThat(statuses).containsExactlyInAnyOrderEntriesOf(Map.of(200, 5L, 429, 15L));
+        assertThat(Backend.requests(key)).isEqualTo(5);
         assertThat(used(key, "free")).containsExactlyInAnyOrderEntriesOf(Map.of("minute", 5L, "day", 5L));
     }
 
