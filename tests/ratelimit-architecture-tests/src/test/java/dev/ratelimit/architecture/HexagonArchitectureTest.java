@@ -61,6 +61,7 @@ class HexagonArchitectureTest {
         assertThat(classes.containPackage("dev.ratelimit.redis.jedis")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.gateway")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.spring.boot")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.spring.cloud.gateway")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.langchain4j")).isTrue();
     }
 
