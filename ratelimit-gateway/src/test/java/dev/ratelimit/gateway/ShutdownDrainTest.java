@@ -94,14 +94,14 @@ class ShutdownDrainTest {
                     .isFalse();
         });
         assertThat(drained.output).contains("deadline passed");
-        // every stream ended and was settled to what it relayed (committed) or to nothing (cancelled)
+        // every stream was cut after what it relayed and committed that (with the prompt), not its estimate
         assertThat(drained.lines).hasSize(STREAMS).allSatisfy(line -> {
-            assertThat(line.path("ending").isTextual()).as("ending of %s", line).isTrue();
-            assertThat(line.path("settledTokens").isNumber())
-                    .as("settled tokens of %s", line)
-                    .isTrue();
+            assertThat(line.path("ending").asText())
+                    .as("ending of %s", line)
+                    .isIn("stream_broken", "client_disconnected");
             assertThat(line.path("settledTokens").asLong())
-                    .as("never the estimate: %s", line)
+                    .as("settled tokens of %s", line)
+                    .isPositive()
                     .isLessThan(line.path("estimatedTokens").asLong());
         });
         long settled = drained.lines.stream()
