@@ -87,7 +87,7 @@ final class MeteredServlet extends HttpServlet {
             return;
         }
 
-        ModelCap cap = config.models().get(model);
+        ModelCap cap = config.capOf(model);
         AccessLog.Entry logged = AccessLog.entry(request);
         if (logged != null) {
             logged.model = model;
