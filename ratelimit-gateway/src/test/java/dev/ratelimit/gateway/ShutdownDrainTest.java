@@ -41,7 +41,10 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>Every wait is bounded: the streams' readers by {@link Future#get(long, TimeUnit)}, the exit by
  * {@link GatewayProcess#awaitExit}, the stub's held streams by their own 30 s and by the release in
  * {@code finally}. The process's output is read as it comes ({@link GatewayProcess}), so its pipe
- * never fills however much the access log writes.
+ * never fills however much the access log writes, and SIGTERM goes through the process's handle:
+ * {@link Process#destroy()} also closes the pipe, so the lines the gateway prints while it drains
+ * (the shutdown's and the access log's) never arrived and a wait for them could only time out.
+ * That, not the gateway, was what stalled an earlier draft; the gateway drained and exited 0.
  */
 class ShutdownDrainTest {
 
