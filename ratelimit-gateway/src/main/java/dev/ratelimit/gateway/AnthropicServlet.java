@@ -105,7 +105,7 @@ final class AnthropicServlet extends HttpServlet {
         if (route == null) {
             return; // answered: 404 or the cooldown's 429
         }
-        Admission.Ticket ticket = admit(response, account, config.models().get(model), estimate, logged);
+        Admission.Ticket ticket = admit(response, account, config.capOf(model), estimate, logged);
         if (ticket == null) {
             return;
         }

@@ -47,7 +47,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @param keys the API keys, in file order
  * @param tiers the tiers by name
- * @param models the upstream caps by model name
+ * @param models the upstream caps by model name; {@link #ANY_MODEL} for every model not listed
  * @param limits body size, token default, timeouts, the slot lease and the store failure mode
  * @param server where to listen and how long a shutdown waits for requests in flight
  * @param passthrough the {@code /v1} paths besides the metered ones that are relayed upstream;
@@ -68,6 +68,12 @@ record GatewayConfig(
 
     static final String DEFAULT_RESOURCE = "default-gateway.yaml";
     static final int DEFAULT_SHUTDOWN_SECONDS = 30;
+
+    /**
+     * The {@code models:} entry whose cap applies to every model not listed: one cap that all of
+     * them share, as budget {@code model:*}.
+     */
+    static final String ANY_MODEL = "*";
 
     /** The pass-through paths when the file lists none: the model list and one model. */
     static final List<String> DEFAULT_PASSTHROUGH = List.of("GET /v1/models", "GET /v1/models/{id}");
@@ -150,6 +156,38 @@ record GatewayConfig(
      * @param maxConcurrent the most requests of one tenant in flight at once
      */
     record TierConfig(String name, Tier tier, Tier requests, int maxConcurrent) {}
+
+    /**
+     * Returns the upstream cap a request for {@code model} is charged to: the model's own entry,
+     * else the {@code "*"} entry (shared by every model not listed), else none.
+     *
+     * @param model the model name as the request gives it
+     * @return the cap, or {@code null} when the model has none
+     */
+    @Nullable
+    ModelCap capOf(String model) {
+        ModelCap cap = models.get(model);
+        return cap != null ? cap : models.get(ANY_MODEL);
+    }
+
+    /**
+     * Returns the warning to log at start when models not listed under {@code models:} have no
+     * upstream cap (there is no {@code "*"} entry), naming the models that have one.
+     *
+     * @return the warning, or {@code null} when every model is capped
+     */
+    @Nullable
+    String uncappedWarning() {
+        if (models.containsKey(ANY_MODEL)) {
+            return null;
+        }
+        return (models.isEmpty()
+                        ? "No model has an upstream cap (models: is empty)"
+                        : "Only " + String.join(", ", models.keySet()) + (models.size() == 1 ? " has" : " have")
+                                + " an upstream cap")
+                + "; requests for any other model reach the upstream limited by the tenants' tiers alone."
+                + " Add a \"*\" entry under models: for a cap that every model not listed shares.";
+    }
 
     /**
      * The upstream's limits for one model, shared by all tenants.

@@ -55,6 +55,8 @@ import sun.misc.Signal;
  */
 public final class GatewayServer {
 
+    private static final System.Logger LOG = System.getLogger(GatewayServer.class.getName());
+
     static final String DEFAULT_HOST = "127.0.0.1";
     static final int DEFAULT_PORT = 8080;
     static final int DEFAULT_MANAGEMENT_PORT = 8081;
@@ -192,7 +194,10 @@ public final class GatewayServer {
             Clock wallClock = clock != null ? clock : Clock.systemUTC();
             String shorthand = environment.get("UPSTREAM_URL");
             if (config.upstreams().isEmpty() && (shorthand == null || shorthand.isBlank())) {
-                mock = MockModel.start(tokens, config.models().keySet(), wallClock);
+                List<String> listed = config.models().keySet().stream()
+                        .filter(model -> !model.equals(GatewayConfig.ANY_MODEL))
+                        .toList();
+                mock = MockModel.start(tokens, listed, wallClock);
                 opened.add(0, mock);
             }
             Cooldowns cooldowns = new Cooldowns(wallClock, store.redis(), registry);
@@ -306,6 +311,10 @@ public final class GatewayServer {
                             e);
                 }
                 throw e;
+            }
+            String uncapped = config.uncappedWarning();
+            if (uncapped != null) {
+                LOG.log(System.Logger.Level.WARNING, uncapped);
             }
             String file = environment.get("GATEWAY_CONFIG");
             ConfigReloader reloader = null;
@@ -428,6 +437,7 @@ public final class GatewayServer {
                 + gateway.config().tenants().entrySet().stream()
                         .map(entry -> entry.getKey() + " (" + entry.getValue().name() + ")")
                         .collect(Collectors.joining(", ")));
+        out.println("caps:     " + caps(gateway.config()));
         out.println("try:      " + curlLine());
         if (demoKeys()) {
             out.println("          (OpenAI clients: base URL " + baseUrl() + "/v1, API key demo-free, demo-pro or"
@@ -438,6 +448,30 @@ public final class GatewayServer {
         out.println("see:      " + managementUrl() + "/ (status), " + managementUrl() + "/metrics (Prometheus), "
                 + baseUrl() + "/health");
         out.flush();
+    }
+
+    /** The upstream caps per model, and what a model not listed is charged to. */
+    static String caps(GatewayConfig config) {
+        String listed = config.models().values().stream()
+                .filter(cap -> !cap.model().equals(GatewayConfig.ANY_MODEL))
+                .map(cap -> cap.model() + " " + rates(cap))
+                .collect(Collectors.joining(", "));
+        GatewayConfig.ModelCap any = config.models().get(GatewayConfig.ANY_MODEL);
+        String others = any == null
+                ? "every other model: no upstream cap"
+                : "every other model: " + rates(any) + " shared (\"*\")";
+        return listed.isEmpty() ? others : listed + "; " + others;
+    }
+
+    private static String rates(GatewayConfig.ModelCap cap) {
+        List<String> rates = new ArrayList<>();
+        if (cap.rpm() > 0) {
+            rates.add(cap.rpm() + " rpm");
+        }
+        if (cap.tpm() > 0) {
+            rates.add(cap.tpm() + " tpm");
+        }
+        return String.join(" ", rates);
     }
 
     private static String describe(GatewayConfig config) {

@@ -58,7 +58,7 @@ final class MeteredServlet extends HttpServlet {
             return;
         }
 
-        ModelCap cap = config.models().get(call.model());
+        ModelCap cap = config.capOf(call.model());
         AccessLog.Entry logged = AccessLog.entry(request);
         if (logged != null) {
             logged.model = call.model();

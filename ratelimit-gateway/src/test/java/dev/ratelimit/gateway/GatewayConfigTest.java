@@ -208,4 +208,44 @@ class GatewayConfigTest {
                 .hasMessageContaining("limits.max-body-bytes: must be at least 1")
                 .hasMessageNotContaining("sk-alpha-123");
     }
+
+    @Test
+    @DisplayName("a \"*\" entry under models: is the cap of every model not listed, and nothing is warned")
+    void anyModelIsTheDefaultCap() throws Exception {
+        GatewayConfig config = parse(VALID + "  \"*\": { rpm: 50, tpm: 9000 }\n");
+
+        assertThat(config.capOf("gpt-4o").budget().name()).isEqualTo("model:gpt-4o");
+        GatewayConfig.ModelCap other = config.capOf("gpt-unlisted");
+        assertThat(other.model()).isEqualTo("*");
+        assertThat(other.budget().name()).isEqualTo("model:*");
+        assertThat(other.budget().windows())
+                .extracting(w -> w.name() + "=" + w.limit())
+                .containsExactly("rpm=50", "tpm=9000");
+        assertThat(config.capOf("another-model")).isSameAs(other); // one cap that they share
+        assertThat(config.uncappedWarning()).isNull();
+        assertThat(GatewayServer.caps(config))
+                .isEqualTo("gpt-4o 500 rpm 30000 tpm; every other model: 50 rpm 9000 tpm shared (\"*\")");
+
+        assertThatThrownBy(() -> parse(VALID + "  \"*\": { tpm: 0 }\n"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("models.*.tpm: must be at least 1");
+    }
+
+    @Test
+    @DisplayName("without \"*\" a model not listed has no cap, and the warning names the models that have one")
+    void withoutAnyModelTheOthersAreUncapped() throws Exception {
+        GatewayConfig config = parse(VALID);
+
+        assertThat(config.capOf("gpt-unlisted")).isNull();
+        assertThat(config.uncappedWarning())
+                .startsWith("Only gpt-4o has an upstream cap; requests for any other model reach the upstream")
+                .contains("Add a \"*\" entry under models:");
+        assertThat(GatewayServer.caps(config))
+                .isEqualTo("gpt-4o 500 rpm 30000 tpm; every other model: no upstream cap");
+
+        GatewayConfig none = parse(VALID.substring(0, VALID.indexOf("models:")));
+        assertThat(none.uncappedWarning()).startsWith("No model has an upstream cap (models: is empty)");
+        assertThat(GatewayConfig.load(null, Map.of()).uncappedWarning())
+                .startsWith("Only gpt-4o-mini, gpt-4o, text-embedding-3-small have an upstream cap");
+    }
 }

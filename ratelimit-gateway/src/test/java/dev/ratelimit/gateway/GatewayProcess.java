@@ -38,6 +38,8 @@ final class GatewayProcess implements AutoCloseable {
     private final List<String> output = new CopyOnWriteArrayList<>();
     private final CompletableFuture<Integer> port = new CompletableFuture<>();
     private final CompletableFuture<Integer> managementPort = new CompletableFuture<>();
+    /** Completes when the output ends: the process closed its stdout, so {@link #output()} is whole. */
+    private final CompletableFuture<Void> outputEnded = new CompletableFuture<>();
 
     private GatewayProcess(List<String> command, Map<String, String> environment) throws Exception {
         ProcessBuilder builder = new ProcessBuilder(command);
@@ -96,6 +98,7 @@ final class GatewayProcess implements AutoCloseable {
         } catch (Exception e) {
             port.completeExceptionally(e);
         } finally {
+            outputEnded.complete(null);
             port.completeExceptionally(new IllegalStateException("gateway exited before listening: " + output));
             managementPort.completeExceptionally(
                     new IllegalStateException("gateway exited before listening: " + output));
@@ -124,17 +127,33 @@ final class GatewayProcess implements AutoCloseable {
 
     /** Sends SIGTERM, as a service manager or Kubernetes does, and returns the exit code. */
     int terminate(long timeoutSeconds) throws Exception {
-        process.destroy(); // SIGTERM on Unix
+        sigterm();
+        return awaitExit(timeoutSeconds);
+    }
+
+    /**
+     * Sends SIGTERM and returns at once. Through the process's handle, not {@link Process#destroy()}:
+     * that one also closes the pipe of the process's output, so everything it prints while it drains
+     * would be lost (and a test waiting for such a line would wait for ever).
+     */
+    void sigterm() {
+        process.toHandle().destroy();
+    }
+
+    /** Waits for the process to exit, and for the last of its output, and returns the exit code. */
+    int awaitExit(long timeoutSeconds) throws Exception {
         if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
             throw new AssertionError("the gateway did not exit within " + timeoutSeconds + " s: " + output());
         }
+        // the reader may still be on the last lines, which the exit does not wait for
+        outputEnded.get(10, TimeUnit.SECONDS);
         return process.exitValue();
     }
 
     @Override
     public void close() throws Exception {
         if (process.isAlive()) {
-            process.destroy();
+            sigterm();
             if (!process.waitFor(30, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
             }

@@ -20,6 +20,9 @@ class GatewayProcessTest {
             assertThat(gateway.output())
                     .contains("upstream: built-in mock model")
                     .contains("store:    in-memory")
+                    .contains("caps:     gpt-4o-mini 5000 rpm 2000000 tpm")
+                    // the built-in configuration has no "*" entry: the warning names the capped models
+                    .contains("Only gpt-4o-mini, gpt-4o, text-embedding-3-small have an upstream cap")
                     .contains("curl " + base + "/v1/chat/completions -H 'Authorization: Bearer demo-free'");
 
             HttpClient client =

@@ -1,15 +1,9 @@
 package dev.ratelimit.langchain4j;
 
-import dev.langchain4j.model.ModelProvider;
-import dev.langchain4j.model.chat.Capability;
 import dev.langchain4j.model.chat.ChatModel;
 import dev.langchain4j.model.chat.ChatRequestOptions;
-import dev.langchain4j.model.chat.listener.ChatModelListener;
 import dev.langchain4j.model.chat.request.ChatRequest;
-import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.langchain4j.model.chat.response.ChatResponse;
-import java.util.List;
-import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -18,14 +12,10 @@ import java.util.function.Supplier;
  * which calls the delegate's, so the delegate's default parameters and listeners apply as they would
  * unwrapped.
  */
-final class RateLimitedChatModel implements ChatModel {
-
-    private final ChatModel delegate;
-    private final LangChain4jRateLimiter rateLimit;
+final class RateLimitedChatModel extends ForwardingModel<ChatModel> implements ChatModel {
 
     RateLimitedChatModel(ChatModel delegate, LangChain4jRateLimiter rateLimit) {
-        this.delegate = delegate;
-        this.rateLimit = rateLimit;
+        super(delegate, rateLimit, passed(delegate));
     }
 
     @Override
@@ -51,30 +41,5 @@ final class RateLimitedChatModel implements ChatModel {
         }
         admission.complete(response);
         return response;
-    }
-
-    @Override
-    public ChatRequestParameters defaultRequestParameters() {
-        return delegate.defaultRequestParameters();
-    }
-
-    @Override
-    public List<ChatModelListener> listeners() {
-        return delegate.listeners();
-    }
-
-    @Override
-    public ModelProvider provider() {
-        return delegate.provider();
-    }
-
-    @Override
-    public Set<Capability> supportedCapabilities() {
-        return delegate.supportedCapabilities();
-    }
-
-    @Override
-    public String toString() {
-        return "RateLimitedChatModel[" + delegate + "]";
     }
 }
