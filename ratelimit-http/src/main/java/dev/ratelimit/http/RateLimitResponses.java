@@ -90,7 +90,7 @@ public final class RateLimitResponses {
     private final boolean ietf;
     private final boolean openAi;
     private final boolean anthropic;
-    private final Clock clock;
+    private final @Nullable Clock clock;
     private final boolean openAiErrors;
     private final boolean eachUnit;
     private final long unavailableRetryAfterSeconds;
@@ -102,6 +102,9 @@ public final class RateLimitResponses {
         this.openAi = builder.families.contains(HeaderFamily.OPENAI);
         this.anthropic = builder.families.contains(HeaderFamily.ANTHROPIC);
         this.clock = builder.clock;
+        if (anthropic && clock == null) {
+            throw new IllegalStateException("HeaderFamily.ANTHROPIC writes reset times: give the builder a clock(...)");
+        }
         this.openAiErrors = builder.openAiErrors;
         this.eachUnit = builder.eachUnit;
         this.unavailableRetryAfterSeconds = builder.unavailableRetryAfterSeconds;
@@ -317,7 +320,7 @@ public final class RateLimitResponses {
                 headers.accept("x-ratelimit-reset-" + unit, HeaderValues.goDuration(window.reset()));
             }
         }
-        if (anthropic) {
+        if (anthropic && clock != null) {
             Instant now = clock.instant();
             for (Reported window : reported) {
                 String reset = resetTime(now, window.reset());
@@ -440,13 +443,14 @@ public final class RateLimitResponses {
         private boolean openAiErrors;
         private boolean eachUnit;
         private long unavailableRetryAfterSeconds = 5;
-        private Clock clock = Clock.systemUTC();
+        private @Nullable Clock clock;
 
         private Builder() {}
 
         /**
-         * Sets the clock that {@link HeaderFamily#ANTHROPIC}'s reset times are counted from; defaults
-         * to the system clock in UTC. A front whose limiter runs on another clock passes that one.
+         * Sets the clock that {@link HeaderFamily#ANTHROPIC}'s reset times are counted from, which
+         * that family requires ({@link #build()} refuses it without one): the front's own, such as
+         * the one its limiter runs on. No other family reads it.
          *
          * @param clock the clock
          * @return this builder
@@ -530,6 +534,7 @@ public final class RateLimitResponses {
          * Builds the writer.
          *
          * @return the writer
+         * @throws IllegalStateException if {@link HeaderFamily#ANTHROPIC} is on without a {@link #clock}
          */
         public RateLimitResponses build() {
             return new RateLimitResponses(this);

@@ -75,6 +75,11 @@ class RateLimitResponsesTest {
                 .doesNotContainKeys("x-ratelimit-window", "x-ratelimit-limit-requests", "RateLimit");
         assertThat(RateLimitResponses.resetTime(Instant.parse("2030-01-01T00:00:00Z"), Duration.ofSeconds(5)))
                 .isEqualTo("2030-01-01T00:00:05Z");
+        assertThatThrownBy(() -> RateLimitResponses.builder()
+                        .header(HeaderFamily.ANTHROPIC, true)
+                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("clock");
     }
 
     @Test
