@@ -278,11 +278,17 @@ final class MockModel implements AutoCloseable {
                 choice.put("finish_reason", i == words.length ? "stop" : null);
                 event(out, chunk.toString());
             }
+            endStream(out, withUsage, chunk(id, created, model, false), prompt, completion);
+        }
+
+        /** Ends a chat or completions stream: the usage chunk if asked, then {@code [DONE]}. */
+        private static void endStream(
+                ServletOutputStream out, boolean withUsage, ObjectNode last, long prompt, long completion)
+                throws IOException {
             if (withUsage) {
-                ObjectNode chunk = chunk(id, created, model, false);
-                chunk.putArray("choices");
-                usage(chunk.putObject("usage"), prompt, completion);
-                event(out, chunk.toString());
+                last.putArray("choices");
+                usage(last.putObject("usage"), prompt, completion);
+                event(out, last.toString());
             }
             event(out, "[DONE]");
         }
@@ -319,13 +325,12 @@ final class MockModel implements AutoCloseable {
                         i == words.length ? "stop" : null);
                 event(out, chunk.toString());
             }
-            if (body.path("stream_options").path("include_usage").asBoolean(false)) {
-                ObjectNode chunk = head(id, "text_completion", created, model);
-                chunk.putArray("choices");
-                usage(chunk.putObject("usage"), promptTokens, completion);
-                event(out, chunk.toString());
-            }
-            event(out, "[DONE]");
+            endStream(
+                    out,
+                    body.path("stream_options").path("include_usage").asBoolean(false),
+                    head(id, "text_completion", created, model),
+                    promptTokens,
+                    completion);
         }
 
         private static void completionChoice(ObjectNode answer, String text, @Nullable String finish) {
