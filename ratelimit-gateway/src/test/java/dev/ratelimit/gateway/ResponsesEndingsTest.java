@@ -101,6 +101,26 @@ class ResponsesEndingsTest {
     }
 
     @Test
+    @DisplayName("background: answered queued without usage, so the whole reservation is committed")
+    void background() throws Exception {
+        start();
+        harness.stub().enqueue((body, response) -> {
+            response.setStatus(200);
+            response.setContentType("application/json");
+            response.getOutputStream()
+                    .write("{\"id\":\"resp_bg\",\"object\":\"response\",\"status\":\"queued\",\"usage\":null}"
+                            .getBytes(StandardCharsets.UTF_8));
+        });
+        String body = PLAIN.replace("{", "{\"background\":true,\"max_output_tokens\":300,");
+
+        HttpResponse<String> answer = harness.post("/v1/responses", "demo-pro", "application/json", body);
+
+        assertThat(answer.statusCode()).isEqualTo(200);
+        awaitSettled("committed", "completed");
+        assertThat(harness.used(PRO, "tokens-minute")).isEqualTo(inputEstimate(body) + 300);
+    }
+
+    @Test
     @DisplayName(
             "stream completed: typed events relayed as they came (no [DONE]); response.completed's usage committed")
     void streamCompleted() throws Exception {
