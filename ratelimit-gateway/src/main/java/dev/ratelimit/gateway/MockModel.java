@@ -16,6 +16,8 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
@@ -87,6 +89,63 @@ final class MockModel implements AutoCloseable {
             said = said.substring(0, MAX_ECHO_CHARS) + "...";
         }
         return "Mock reply from the ratelimit gateway. You said: \"" + said + "\"";
+    }
+
+    /**
+     * What the last user text asks of the mock, for trying a client or the gateway against an
+     * upstream that misbehaves: {@code [mock:slow]} sends a stream's words {@value #SLOW_MILLIS} ms
+     * apart, {@code [mock:break]} drops the connection halfway through a stream, {@code
+     * [mock:status=NNN]} answers that status with OpenAI's error body (429 and 503 with {@code
+     * retry-after: 2}).
+     */
+    record Demand(boolean slow, boolean breakOff, int status) {
+
+        static final long SLOW_MILLIS = 200;
+        private static final Pattern STATUS = Pattern.compile("\\[mock:status=([1-5][0-9][0-9])]");
+
+        static Demand of(@Nullable String text) {
+            if (text == null || !text.contains("[mock:")) {
+                return new Demand(false, false, 0);
+            }
+            Matcher status = STATUS.matcher(text);
+            return new Demand(
+                    text.contains("[mock:slow]"),
+                    text.contains("[mock:break]"),
+                    status.find() ? Integer.parseInt(status.group(1)) : 0);
+        }
+
+        /** Answers the status asked for, if any; returns whether it did. */
+        boolean refuse(HttpServletResponse response) throws IOException {
+            if (status == 0) {
+                return false;
+            }
+            if (status == 429 || status == 503) {
+                response.setHeader("retry-after", "2");
+            }
+            OpenAi.error(
+                    response,
+                    status,
+                    "mock_error",
+                    "mock_" + status,
+                    null,
+                    "The mock model answers " + status + " as asked.");
+            return true;
+        }
+
+        /** Before chunk {@code i} of {@code count}: waits if slow, breaks off halfway if asked. */
+        void beat(int i, int count) throws IOException {
+            if (breakOff && i == count / 2) {
+                throw new IOException("the mock model breaks the stream off as asked");
+            }
+            if (slow && i > 0) {
+                try {
+                    Thread.sleep(SLOW_MILLIS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted", e);
+                }
+            }
+        }
     }
 
     private static final class Api extends HttpServlet {
@@ -185,6 +244,10 @@ final class MockModel implements AutoCloseable {
                     lastUser = message.path("content").textValue();
                 }
             }
+            Demand demand = Demand.of(lastUser);
+            if (demand.refuse(response)) {
+                return;
+            }
             String reply = reply(lastUser);
             long prompt = tokens.chatPrompt(model, messages);
             long completion = tokens.count(model, reply);
@@ -204,6 +267,7 @@ final class MockModel implements AutoCloseable {
             ServletOutputStream out = startStream(response);
             String[] words = reply.split(" ");
             for (int i = -1; i <= words.length; i++) {
+                demand.beat(i, words.length);
                 ObjectNode chunk = chunk(id, created, model, withUsage);
                 ObjectNode choice = chunk.putArray("choices").addObject().put("index", 0);
                 ObjectNode delta = choice.putObject("delta");
@@ -215,11 +279,17 @@ final class MockModel implements AutoCloseable {
                 choice.put("finish_reason", i == words.length ? "stop" : null);
                 event(out, chunk.toString());
             }
+            endStream(out, withUsage, chunk(id, created, model, false), prompt, completion);
+        }
+
+        /** Ends a chat or completions stream: the usage chunk if asked, then {@code [DONE]}. */
+        private static void endStream(
+                ServletOutputStream out, boolean withUsage, ObjectNode last, long prompt, long completion)
+                throws IOException {
             if (withUsage) {
-                ObjectNode chunk = chunk(id, created, model, false);
-                chunk.putArray("choices");
-                usage(chunk.putObject("usage"), prompt, completion);
-                event(out, chunk.toString());
+                last.putArray("choices");
+                usage(last.putObject("usage"), prompt, completion);
+                event(out, last.toString());
             }
             event(out, "[DONE]");
         }
@@ -227,8 +297,13 @@ final class MockModel implements AutoCloseable {
         private void completions(JsonNode body, HttpServletResponse response) throws IOException {
             String model = body.path("model").asText(MODEL);
             JsonNode prompt = body.path("prompt");
-            String reply = reply(
-                    prompt.isTextual() ? prompt.textValue() : prompt.path(0).asText(null));
+            String said =
+                    prompt.isTextual() ? prompt.textValue() : prompt.path(0).asText(null);
+            Demand demand = Demand.of(said);
+            if (demand.refuse(response)) {
+                return;
+            }
+            String reply = reply(said);
             long promptTokens = tokens.completionPrompt(model, prompt);
             long completion = tokens.count(model, reply);
             String id = "cmpl-mock-" + ids.incrementAndGet();
@@ -243,6 +318,7 @@ final class MockModel implements AutoCloseable {
             ServletOutputStream out = startStream(response);
             String[] words = reply.split(" ");
             for (int i = 0; i <= words.length; i++) {
+                demand.beat(i, words.length);
                 ObjectNode chunk = head(id, "text_completion", created, model);
                 completionChoice(
                         chunk,
@@ -250,13 +326,12 @@ final class MockModel implements AutoCloseable {
                         i == words.length ? "stop" : null);
                 event(out, chunk.toString());
             }
-            if (body.path("stream_options").path("include_usage").asBoolean(false)) {
-                ObjectNode chunk = head(id, "text_completion", created, model);
-                chunk.putArray("choices");
-                usage(chunk.putObject("usage"), promptTokens, completion);
-                event(out, chunk.toString());
-            }
-            event(out, "[DONE]");
+            endStream(
+                    out,
+                    body.path("stream_options").path("include_usage").asBoolean(false),
+                    head(id, "text_completion", created, model),
+                    promptTokens,
+                    completion);
         }
 
         private static void completionChoice(ObjectNode answer, String text, @Nullable String finish) {
@@ -283,6 +358,10 @@ final class MockModel implements AutoCloseable {
                             ? content.textValue()
                             : content.path(0).path("text").asText(null);
                 }
+            }
+            Demand demand = Demand.of(lastUser);
+            if (demand.refuse(response)) {
+                return;
             }
             long inputTokens = tokens.responsesInput(model, body.get("instructions"), body.get("input"));
             long max = body.path("max_output_tokens").asLong(Long.MAX_VALUE);
@@ -332,7 +411,9 @@ final class MockModel implements AutoCloseable {
                     sequence,
                     "response.content_part.added",
                     e -> part(e, item).set("part", outputText("")));
-            for (String word : words) {
+            for (int i = 0; i < words.size(); i++) {
+                demand.beat(i, words.size());
+                String word = words.get(i);
                 typed(
                         out,
                         sequence,

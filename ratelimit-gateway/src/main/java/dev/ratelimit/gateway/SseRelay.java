@@ -146,16 +146,31 @@ final class SseRelay {
         }
     }
 
+    /** What both protocols keep: the text produced so far and the usage reported. */
+    private abstract static class Tally implements Events {
+
+        final StringBuilder produced = new StringBuilder();
+        long usage = -1;
+
+        @Override
+        public long usage() {
+            return usage;
+        }
+
+        @Override
+        public String produced() {
+            return produced.toString();
+        }
+    }
+
     /**
      * Chat completions and legacy completions: {@code data:} chunks with {@code choices} (a {@code
      * delta} in chat, {@code text} in completions), the usage chunk (asked of the upstream by the
      * gateway; dropped here if the client did not ask for it) and {@code data: [DONE]}.
      */
-    static final class ChoiceEvents implements Events {
+    static final class ChoiceEvents extends Tally {
 
         private final boolean clientWantsUsage;
-        private final StringBuilder produced = new StringBuilder();
-        private long usage = -1;
         private boolean done;
 
         ChoiceEvents(boolean clientWantsUsage) {
@@ -195,16 +210,6 @@ final class SseRelay {
         }
 
         @Override
-        public long usage() {
-            return usage;
-        }
-
-        @Override
-        public String produced() {
-            return produced.toString();
-        }
-
-        @Override
         public String ending() {
             return "stream_completed";
         }
@@ -221,10 +226,8 @@ final class SseRelay {
      * response.incomplete} or {@code response.failed}, whose {@code response.usage} is the figure
      * (or an {@code error} event); there is no {@code [DONE]}. Every event is relayed.
      */
-    static final class ResponseEvents implements Events {
+    static final class ResponseEvents extends Tally {
 
-        private final StringBuilder produced = new StringBuilder();
-        private long usage = -1;
         private @Nullable String ending;
         private long sequence;
 
@@ -260,16 +263,6 @@ final class SseRelay {
         @Override
         public boolean finished() {
             return ending != null;
-        }
-
-        @Override
-        public long usage() {
-            return usage;
-        }
-
-        @Override
-        public String produced() {
-            return produced.toString();
         }
 
         @Override

@@ -9,10 +9,13 @@ import dev.ratelimit.api.Tier;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.testkit.MutableClock;
 import dev.ratelimit.testsupport.redis.RedisServer;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -192,6 +195,32 @@ final class Harness implements AutoCloseable {
                 .mapToLong(Decision.Usage::used)
                 .findFirst()
                 .orElseThrow(() -> new AssertionError("no window " + window + " of " + tenant));
+    }
+
+    /** Waits until exactly one request has settled with {@code outcome} and {@code ending}, and its slot is free. */
+    void awaitSettled(String outcome, String ending, String tenant) throws InterruptedException {
+        await(outcome + " " + ending, () -> {
+            try {
+                return settlements(outcome, ending) == 1;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await("the slot is free", () -> inFlight(tenant) == 0);
+    }
+
+    /** Sends a JSON POST on a raw socket, for tests that read a stream line by line or walk away from it. */
+    Socket openStream(String path, String key, String body) throws Exception {
+        Socket socket = new Socket("127.0.0.1", server.port());
+        socket.setSoTimeout(20_000);
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        OutputStream out = socket.getOutputStream();
+        out.write(("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + key
+                        + "\r\nContent-Type: application/json\r\nContent-Length: " + bytes.length + "\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
+        out.write(bytes);
+        out.flush();
+        return socket;
     }
 
     double settlements(String outcome, String ending) throws Exception {

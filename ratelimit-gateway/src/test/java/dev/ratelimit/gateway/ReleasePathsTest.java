@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.http.HttpResponse;
@@ -67,14 +66,7 @@ class ReleasePathsTest {
     }
 
     private void awaitSettled(String outcome, String ending) throws InterruptedException {
-        Harness.await(outcome + " " + ending, () -> {
-            try {
-                return harness.settlements(outcome, ending) == 1;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        Harness.await("the slot is free", () -> harness.inFlight(PRO) == 0);
+        harness.awaitSettled(outcome, ending, PRO);
     }
 
     @Test
@@ -458,16 +450,7 @@ class ReleasePathsTest {
     }
 
     private Socket openStream(String key, String body) throws Exception {
-        Socket socket = new Socket("127.0.0.1", harness.server.port());
-        socket.setSoTimeout(20_000);
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        OutputStream out = socket.getOutputStream();
-        out.write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + key
-                        + "\r\nContent-Type: application/json\r\nContent-Length: " + bytes.length + "\r\n\r\n")
-                .getBytes(StandardCharsets.US_ASCII));
-        out.write(bytes);
-        out.flush();
-        return socket;
+        return harness.openStream("/v1/chat/completions", key, body);
     }
 
     private final Map<Socket, BufferedReader> readers = new java.util.HashMap<>();

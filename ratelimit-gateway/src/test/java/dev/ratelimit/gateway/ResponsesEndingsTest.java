@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.net.Socket;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -59,14 +58,7 @@ class ResponsesEndingsTest {
     }
 
     private void awaitSettled(String outcome, String ending) throws InterruptedException {
-        Harness.await(outcome + " " + ending, () -> {
-            try {
-                return harness.settlements(outcome, ending) == 1;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        Harness.await("the slot is free", () -> harness.inFlight(PRO) == 0);
+        harness.awaitSettled(outcome, ending, PRO);
     }
 
     @Test
@@ -106,6 +98,26 @@ class ResponsesEndingsTest {
                 .contains(String.valueOf(200_000 - reserved));
         awaitSettled("committed", "completed");
         assertThat(harness.used(PRO, "tokens-minute")).isEqualTo(5_020).isGreaterThan(reserved);
+    }
+
+    @Test
+    @DisplayName("background: answered queued without usage, so the whole reservation is committed")
+    void background() throws Exception {
+        start();
+        harness.stub().enqueue((body, response) -> {
+            response.setStatus(200);
+            response.setContentType("application/json");
+            response.getOutputStream()
+                    .write("{\"id\":\"resp_bg\",\"object\":\"response\",\"status\":\"queued\",\"usage\":null}"
+                            .getBytes(StandardCharsets.UTF_8));
+        });
+        String body = PLAIN.replace("{", "{\"background\":true,\"max_output_tokens\":300,");
+
+        HttpResponse<String> answer = harness.post("/v1/responses", "demo-pro", "application/json", body);
+
+        assertThat(answer.statusCode()).isEqualTo(200);
+        awaitSettled("committed", "completed");
+        assertThat(harness.used(PRO, "tokens-minute")).isEqualTo(inputEstimate(body) + 300);
     }
 
     @Test
@@ -306,17 +318,7 @@ class ResponsesEndingsTest {
     }
 
     private Socket openStream(String path, String body) throws Exception {
-        Socket socket = new Socket("127.0.0.1", harness.server.port());
-        socket.setSoTimeout(20_000);
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        OutputStream out = socket.getOutputStream();
-        out.write(("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer demo-pro"
-                        + "\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: " + bytes.length
-                        + "\r\n\r\n")
-                .getBytes(StandardCharsets.US_ASCII));
-        out.write(bytes);
-        out.flush();
-        return socket;
+        return harness.openStream(path, "demo-pro", body);
     }
 
     private static BufferedReader reader(Socket socket) throws Exception {

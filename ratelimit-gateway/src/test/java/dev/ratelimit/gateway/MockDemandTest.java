@@ -1,0 +1,93 @@
+package dev.ratelimit.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.openai.core.http.StreamResponse;
+import com.openai.errors.RateLimitException;
+import com.openai.models.completions.Completion;
+import com.openai.models.completions.CompletionCreateParams;
+import com.openai.models.responses.ResponseCreateParams;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.Socket;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The built-in mock model misbehaves on demand ({@code [mock:status=NNN]}, {@code [mock:break]},
+ * {@code [mock:slow]} in the last user text), so the Quickstart can show every ending with nothing
+ * installed; the gateway settles each as it does a real upstream's.
+ */
+class MockDemandTest extends MockGatewayTest {
+
+    @Test
+    @DisplayName("[mock:status=503] on chat: relayed, cancelled, nothing charged")
+    void statusOnDemand() throws Exception {
+        HttpResponse<String> answer = harness.chat(
+                "demo-pro",
+                "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"[mock:status=503]\"}]}");
+
+        assertThat(answer.statusCode()).isEqualTo(503);
+        assertThat(answer.headers().firstValue("retry-after")).contains("2");
+        harness.awaitSettled("cancelled", "upstream_error", "demo-user-pro");
+        assertThat(harness.used("demo-user-pro", "tokens-minute")).isZero();
+    }
+
+    @Test
+    @DisplayName("[mock:status=429] on responses: openai-java raises RateLimitException, and the request is given back")
+    void upstream429OnDemand() throws Exception {
+        assertThatThrownBy(() -> harness.openAi("demo-pro")
+                        .responses()
+                        .create(ResponseCreateParams.builder()
+                                .model("gpt-4o-mini")
+                                .input("[mock:status=429]")
+                                .build()))
+                .isInstanceOfSatisfying(
+                        RateLimitException.class,
+                        e -> assertThat(e.headers().values("retry-after")).containsExactly("2"));
+        harness.awaitSettled("cancelled", "upstream_429", "demo-user-pro");
+        assertThat(harness.used("demo-user-pro", "minute")).isZero();
+    }
+
+    @Test
+    @DisplayName("[mock:break] on a responses stream: the client gets an error event, what was relayed is committed")
+    void breakOnDemand() throws Exception {
+        String body = "{\"model\":\"gpt-4o-mini\",\"stream\":true,\"input\":\"[mock:break] one two three four\"}";
+        List<String> lines = new ArrayList<>();
+        try (Socket socket = harness.openStream("/v1/responses", "demo-pro", body)) {
+            BufferedReader reader =
+                    new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            String line;
+            while ((line = reader.readLine()) != null && !line.equals("0")) {
+                lines.add(line);
+            }
+        }
+
+        assertThat(lines).contains("event: response.output_text.delta", "event: error");
+        assertThat(lines).noneMatch(line -> line.equals("event: response.completed"));
+        harness.awaitSettled("committed", "stream_broken", "demo-user-pro");
+        assertThat(harness.used("demo-user-pro", "tokens-minute")).isPositive();
+    }
+
+    @Test
+    @DisplayName("[mock:slow] on a completions stream: every word still arrives, and the stream settles")
+    void slowOnDemand() throws Exception {
+        StringBuilder text = new StringBuilder();
+        try (StreamResponse<Completion> stream = harness.openAi("demo-pro")
+                .completions()
+                .createStreaming(CompletionCreateParams.builder()
+                        .model("gpt-4o-mini")
+                        .prompt("[mock:slow] hi")
+                        .build())) {
+            stream.stream().forEach(chunk -> chunk.choices().forEach(choice -> text.append(choice.text())));
+        }
+
+        assertThat(text.toString()).isEqualTo(MockModel.reply("[mock:slow] hi"));
+        harness.awaitSettled("committed", "stream_completed", "demo-user-pro");
+    }
+}
