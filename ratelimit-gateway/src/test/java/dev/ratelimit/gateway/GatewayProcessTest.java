@@ -21,8 +21,9 @@ class GatewayProcessTest {
                     .contains("upstream: built-in mock model")
                     .contains("store:    in-memory")
                     .contains("caps:     gpt-4o-mini 5000 rpm 2000000 tpm")
-                    // the built-in configuration has no "*" entry: the warning names the capped models
-                    .contains("Only gpt-4o-mini, gpt-4o, text-embedding-3-small have an upstream cap")
+                    // the built-in configuration caps every other model with "*": no warning
+                    .contains("every other model: 500 rpm 200000 tpm shared (\"*\")")
+                    .doesNotContain("have an upstream cap")
                     .contains("curl " + base + "/v1/chat/completions -H 'Authorization: Bearer demo-free'");
 
             HttpClient client =
