@@ -1,4 +1,4 @@
-package dev.ratelimit.langchain4j;
+package dev.ratelimit.genai;
 
 import dev.ratelimit.api.Decision;
 import java.util.Objects;
@@ -19,7 +19,13 @@ public final class RateLimitExceededException extends RuntimeException {
     private final String userId;
     private final transient Decision decision;
 
-    RateLimitExceededException(String userId, Decision decision) {
+    /**
+     * Creates the exception for a refused call.
+     *
+     * @param userId the end user the call was resolved to
+     * @param decision the refused decision
+     */
+    public RateLimitExceededException(String userId, Decision decision) {
         super(message(userId, decision));
         this.userId = userId;
         this.decision = decision;
