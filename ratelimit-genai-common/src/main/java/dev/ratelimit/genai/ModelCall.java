@@ -71,7 +71,7 @@ public final class ModelCall {
         Reservation reservation = limiter.reserve(
                 userId, tier, promptTokens + maxOutputTokens, modelBudget == null ? List.of() : List.of(modelBudget));
         if (!reservation.decision().allowed()) {
-            throw new RateLimitExceededException(userId, reservation.decision());
+            throw new RateLimitExceededException(userId, tier, reservation.decision());
         }
         return new ModelCall(reservation, encoding, promptTokens);
     }
@@ -105,7 +105,7 @@ public final class ModelCall {
                         modelBudget == null ? List.of() : List.of(modelBudget))
                 .thenApply(reservation -> {
                     if (!reservation.decision().allowed()) {
-                        throw new RateLimitExceededException(userId, reservation.decision());
+                        throw new RateLimitExceededException(userId, tier, reservation.decision());
                     }
                     return new ModelCall(reservation, encoding, promptTokens);
                 });

@@ -23,6 +23,12 @@ public final class TokenCounts {
     /** Loading a vocabulary takes a second or so: the process loads each once, on first use. */
     private static final EncodingRegistry REGISTRY = Encodings.newLazyEncodingRegistry();
 
+    /**
+     * The default encoding, loaded with this class: the integrations touch it when they are built,
+     * so the first model call (possibly on an event-loop thread) does not read the vocabulary.
+     */
+    private static final Encoding O200K = REGISTRY.getEncoding(EncodingType.O200K_BASE);
+
     private TokenCounts() {}
 
     /**
@@ -41,7 +47,7 @@ public final class TokenCounts {
                 return known.get();
             }
         }
-        return REGISTRY.getEncoding(EncodingType.O200K_BASE);
+        return O200K;
     }
 
     /**

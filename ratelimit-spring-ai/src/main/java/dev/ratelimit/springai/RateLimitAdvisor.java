@@ -98,6 +98,7 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
         this.modelBudgets = Map.copyOf(builder.modelBudgets);
         this.defaultMaxTokens = builder.defaultMaxTokens;
         this.order = builder.order;
+        TokenCounts.encodingFor(null); // loads the default vocabulary now, not on the first (reactive) call
     }
 
     /**
