@@ -5,6 +5,7 @@ import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.spring.boot.RateLimitAutoConfiguration;
 import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.TierResolver;
+import dev.ratelimit.spring.boot.web.SecurityEndUserResolver;
 import dev.ratelimit.spring.boot.web.TierResolverConfiguration;
 import dev.ratelimit.spring.boot.web.reactive.RateLimitExceededWebExceptionHandler;
 import dev.ratelimit.spring.boot.web.servlet.RateLimitExceededExceptionResolver;

@@ -1,4 +1,4 @@
-package dev.ratelimit.spring.boot.ai;
+package dev.ratelimit.spring.boot.web;
 
 import dev.ratelimit.spring.boot.TierResolver;
 import dev.ratelimit.spring.boot.web.internal.Callers;
