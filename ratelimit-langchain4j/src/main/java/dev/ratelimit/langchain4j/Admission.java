@@ -3,56 +3,57 @@ package dev.ratelimit.langchain4j;
 import com.knuddels.jtokkit.api.Encoding;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.output.TokenUsage;
-import dev.ratelimit.api.Reservation;
+import dev.ratelimit.genai.ModelCall;
 
 /**
- * One admitted model call: its reservation and what is needed to settle it. Settling waits for the
- * store, so a caller that sees the outcome of a call also sees its settlement in the user's windows.
+ * One admitted model call: the shared {@link ModelCall} and how to settle it from LangChain4j's
+ * {@link ChatResponse}. Settling waits for the store, so a caller that sees the outcome of a call
+ * also sees its settlement in the user's windows.
  */
 final class Admission {
 
-    private final Reservation reservation;
-    private final Encoding encoding;
-    private final long promptTokens;
+    private final ModelCall call;
 
-    Admission(Reservation reservation, Encoding encoding, long promptTokens) {
-        this.reservation = reservation;
-        this.encoding = encoding;
-        this.promptTokens = promptTokens;
+    Admission(ModelCall call) {
+        this.call = call;
     }
 
     Encoding encoding() {
-        return encoding;
+        return call.encoding();
     }
 
-    /** Commits the provider's reported total; without one, the counted prompt and output. */
+    /** Commits the provider's reported usage; without it, the counted prompt and output. */
     void complete(ChatResponse response) {
         TokenUsage usage = response.tokenUsage();
         long counted = TokenCounter.output(
-                encoding, response.aiMessage().text(), response.aiMessage().toolExecutionRequests());
-        commit(usage == null ? promptTokens + counted : reported(usage, counted));
-    }
-
-    private long reported(TokenUsage usage, long countedOutput) {
-        if (usage.totalTokenCount() != null) {
-            return usage.totalTokenCount();
+                call.encoding(),
+                response.aiMessage().text(),
+                response.aiMessage().toolExecutionRequests());
+        if (usage == null) {
+            call.complete(null, null, null, counted).toCompletableFuture().join();
+            return;
         }
-        long input = usage.inputTokenCount() != null ? usage.inputTokenCount() : promptTokens;
-        long output = usage.outputTokenCount() != null ? usage.outputTokenCount() : countedOutput;
-        return input + output;
+        call.complete(
+                        usage.totalTokenCount() == null
+                                ? null
+                                : usage.totalTokenCount().longValue(),
+                        usage.inputTokenCount() == null
+                                ? null
+                                : usage.inputTokenCount().longValue(),
+                        usage.outputTokenCount() == null
+                                ? null
+                                : usage.outputTokenCount().longValue(),
+                        counted)
+                .toCompletableFuture()
+                .join();
     }
 
-    /** Commits the counted prompt and the output produced, for a stream that ended without a response. */
+    /** Commits the counted prompt and output, for a stream that ended without a response. */
     void produced(long outputTokens) {
-        commit(promptTokens + outputTokens);
+        call.produced(outputTokens).toCompletableFuture().join();
     }
 
     void cancel() {
-        reservation.cancel().toCompletableFuture().join();
-    }
-
-    private void commit(long tokens) {
-        // the stage always completes normally: a store failure is counted and logged by the limiter
-        reservation.commit(tokens).toCompletableFuture().join();
+        call.cancel().toCompletableFuture().join();
     }
 }

@@ -7,9 +7,10 @@ import dev.langchain4j.model.chat.StreamingChatModel;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.ratelimit.api.RateLimiter;
-import dev.ratelimit.api.Reservation;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
+import dev.ratelimit.genai.ModelCall;
+import dev.ratelimit.genai.RateLimitExceededException;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -132,14 +133,15 @@ public final class LangChain4jRateLimiter {
         Encoding encoding = TokenCounter.encodingFor(modelName);
         long prompt = TokenCounter.prompt(encoding, request.messages(), request.toolSpecifications());
         Integer maxOutput = request.maxOutputTokens() != null ? request.maxOutputTokens() : defaults.maxOutputTokens();
-        long estimate = prompt + (maxOutput != null ? maxOutput : defaultMaxOutputTokens);
         SharedBudget budget = modelName == null ? null : modelBudgets.get(modelName);
-        Reservation reservation =
-                limiter.reserve(userId, userTier, estimate, budget == null ? List.of() : List.of(budget));
-        if (!reservation.decision().allowed()) {
-            throw new RateLimitExceededException(userId, reservation.decision());
-        }
-        return new Admission(reservation, encoding, prompt);
+        return new Admission(ModelCall.admit(
+                limiter,
+                userId,
+                userTier,
+                budget,
+                encoding,
+                prompt,
+                maxOutput != null ? maxOutput : defaultMaxOutputTokens));
     }
 
     private String userOf(ChatRequest request, @Nullable ChatRequestOptions options) {

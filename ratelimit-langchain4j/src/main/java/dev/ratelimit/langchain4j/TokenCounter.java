@@ -1,9 +1,6 @@
 package dev.ratelimit.langchain4j;
 
-import com.knuddels.jtokkit.Encodings;
 import com.knuddels.jtokkit.api.Encoding;
-import com.knuddels.jtokkit.api.EncodingRegistry;
-import com.knuddels.jtokkit.api.EncodingType;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.data.message.AiMessage;
@@ -13,37 +10,20 @@ import dev.langchain4j.data.message.SystemMessage;
 import dev.langchain4j.data.message.TextContent;
 import dev.langchain4j.data.message.ToolExecutionResultMessage;
 import dev.langchain4j.data.message.UserMessage;
+import dev.ratelimit.genai.TokenCounts;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Counts LangChain4j messages with OpenAI's tokenizers (jtokkit): the model's own encoding when
- * jtokkit knows the model name, else {@code o200k_base}, the encoding of OpenAI's current models and
- * a fair guess for others. An estimate only: the provider's reported usage settles the real count.
- * Thread-safe.
+ * Counts LangChain4j messages with {@link TokenCounts} (jtokkit). An estimate only: the provider's
+ * reported usage settles the real count. Thread-safe.
  */
 final class TokenCounter {
-
-    /** Tokens OpenAI adds per chat message (role and separators) and to prime the reply. */
-    private static final int PER_MESSAGE = 3;
-
-    private static final int REPLY_PRIMING = 3;
-
-    /** Loading a vocabulary takes a second or so: the process loads each once, on first use. */
-    private static final EncodingRegistry REGISTRY = Encodings.newLazyEncodingRegistry();
 
     private TokenCounter() {}
 
     static Encoding encodingFor(@Nullable String modelName) {
-        if (modelName != null) {
-            int slash = modelName.lastIndexOf('/'); // "openai/gpt-4o" as routers name it
-            String name = slash >= 0 ? modelName.substring(slash + 1) : modelName;
-            var known = REGISTRY.getEncodingForModel(name);
-            if (known.isPresent()) {
-                return known.get();
-            }
-        }
-        return REGISTRY.getEncoding(EncodingType.O200K_BASE);
+        return TokenCounts.encodingFor(modelName);
     }
 
     /**
@@ -52,9 +32,9 @@ final class TokenCounter {
      * provider's usage settles them.
      */
     static long prompt(Encoding encoding, List<ChatMessage> messages, List<ToolSpecification> tools) {
-        long tokens = REPLY_PRIMING;
+        long tokens = TokenCounts.REPLY_PRIMING;
         for (ChatMessage message : messages) {
-            tokens += PER_MESSAGE + message(encoding, message);
+            tokens += TokenCounts.PER_MESSAGE + message(encoding, message);
         }
         for (ToolSpecification tool : tools) {
             tokens += text(encoding, tool.toJson());
@@ -95,8 +75,7 @@ final class TokenCounter {
         return tokens;
     }
 
-    /** Counts text as ordinary text: a prompt that spells a special token is counted, never refused. */
     static long text(Encoding encoding, @Nullable String text) {
-        return text == null || text.isEmpty() ? 0 : encoding.countTokensOrdinary(text);
+        return TokenCounts.text(encoding, text);
     }
 }

@@ -2,7 +2,7 @@
  * LangChain4j integration: {@link dev.ratelimit.langchain4j.LangChain4jRateLimiter} wraps a {@code
  * ChatModel} or {@code StreamingChatModel} so every call to the model reserves its estimated tokens
  * for the end user (and the model's shared cap) first, and settles to the usage the provider reports
- * after; a refused call throws {@link dev.ratelimit.langchain4j.RateLimitExceededException} and never
+ * after; a refused call throws {@link dev.ratelimit.genai.RateLimitExceededException} and never
  * reaches the model.
  */
 @NullMarked

@@ -8,9 +8,9 @@ import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.genai.RateLimitExceededException;
 import dev.ratelimit.inmemory.InMemoryWindowStore;
 import dev.ratelimit.langchain4j.LangChain4jRateLimiter;
-import dev.ratelimit.langchain4j.RateLimitExceededException;
 import java.time.Duration;
 import java.util.Map;
 

@@ -21,6 +21,7 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.genai.RateLimitExceededException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

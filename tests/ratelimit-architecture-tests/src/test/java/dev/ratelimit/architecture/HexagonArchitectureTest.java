@@ -30,6 +30,8 @@ class HexagonArchitectureTest {
     private static final String GATEWAY = "dev.ratelimit.gateway..";
     private static final String SPRING = "dev.ratelimit.spring..";
     private static final String LANGCHAIN4J = "dev.ratelimit.langchain4j..";
+    private static final String SPRING_AI = "dev.ratelimit.springai..";
+    private static final String GENAI = "dev.ratelimit.genai..";
     private static final String TESTKIT = "dev.ratelimit.testkit..";
     private static final String TESTSUPPORT = "dev.ratelimit.testsupport..";
 
@@ -63,6 +65,8 @@ class HexagonArchitectureTest {
         assertThat(classes.containPackage("dev.ratelimit.spring.boot")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.spring.cloud.gateway")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.langchain4j")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.springai")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.genai")).isTrue();
     }
 
     @Test
@@ -70,14 +74,15 @@ class HexagonArchitectureTest {
     void springBootIsAnOuterLayer() {
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, GATEWAY, TESTKIT, LANGCHAIN4J)
+                .resideInAnyPackage(
+                        API, CORE, INMEMORY, REDIS, HTTP, SERVLET, GATEWAY, TESTKIT, LANGCHAIN4J, SPRING_AI, GENAI)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage(SPRING)
                 .check(classes);
         noClasses()
                 .that()
-                .resideOutsideOfPackage(SPRING)
+                .resideOutsideOfPackages(SPRING, SPRING_AI)
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage("org.springframework..", "reactor..")
@@ -166,6 +171,7 @@ class HexagonArchitectureTest {
                 .resideInAnyPackage(
                         API,
                         CORE,
+                        GENAI,
                         LANGCHAIN4J,
                         "java..",
                         "org.jspecify..",
@@ -182,11 +188,40 @@ class HexagonArchitectureTest {
     }
 
     @Test
+    @DisplayName("the Spring AI adapter depends on api and the shared GenAI pieces only; the shared pieces on api only")
+    void springAiIsAnAdapter() {
+        classes()
+                .that()
+                .resideInAPackage(SPRING_AI)
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage(
+                        API,
+                        GENAI,
+                        SPRING_AI,
+                        "java..",
+                        "org.jspecify..",
+                        "org.springframework.ai..",
+                        "org.springframework.core..",
+                        "reactor..",
+                        "com.knuddels.jtokkit..")
+                .check(classes);
+        classes()
+                .that()
+                .resideInAPackage(GENAI)
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage(API, GENAI, "java..", "org.jspecify..", "com.knuddels.jtokkit..")
+                .check(classes);
+    }
+
+    @Test
     @DisplayName("nothing published depends on the gateway, the test kit or the unpublished test support")
     void nothingDependsOnGatewayOrKit() {
         noClasses()
                 .that()
-                .resideInAnyPackage(API, CORE, INMEMORY, REDIS, HTTP, SERVLET, SPRING, TESTKIT, LANGCHAIN4J)
+                .resideInAnyPackage(
+                        API, CORE, INMEMORY, REDIS, HTTP, SERVLET, SPRING, TESTKIT, LANGCHAIN4J, SPRING_AI, GENAI)
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(GATEWAY, TESTSUPPORT)

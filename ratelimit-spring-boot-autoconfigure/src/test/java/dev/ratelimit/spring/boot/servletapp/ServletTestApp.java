@@ -3,6 +3,10 @@ package dev.ratelimit.spring.boot.servletapp;
 import dev.ratelimit.spring.boot.RateLimited;
 import dev.ratelimit.spring.boot.TestJwts;
 import java.util.Map;
+import org.springframework.ai.chat.client.ChatClient;
+import org.springframework.ai.openai.OpenAiChatModel;
+import org.springframework.ai.openai.OpenAiChatOptions;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
@@ -15,6 +19,7 @@ import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
@@ -45,6 +50,35 @@ public class ServletTestApp {
     @Bean
     JwtDecoder jwtDecoder() {
         return NimbusJwtDecoder.withSecretKey(TestJwts.key()).build();
+    }
+
+    /** Spring AI's OpenAI model, at the OpenAI stub of the Spring AI scenarios (unused by the others). */
+    @Bean
+    OpenAiChatModel chatModel(@Value("${stub.base-url:http://127.0.0.1:9/v1}") String baseUrl) {
+        return OpenAiChatModel.builder()
+                .options(OpenAiChatOptions.builder()
+                        .baseUrl(baseUrl)
+                        .apiKey("test")
+                        .model("gpt-4o-mini")
+                        .maxRetries(0)
+                        .build())
+                .build();
+    }
+
+    /** Calls the model through a {@code ChatClient} that Spring AI's auto-configured builder made. */
+    @RestController
+    static class Chat {
+
+        private final ChatClient chat;
+
+        Chat(ChatClient.Builder builder) {
+            this.chat = builder.build();
+        }
+
+        @GetMapping("/chat")
+        String chat(@RequestParam String q) {
+            return chat.prompt(q).call().content();
+        }
     }
 
     @RestController

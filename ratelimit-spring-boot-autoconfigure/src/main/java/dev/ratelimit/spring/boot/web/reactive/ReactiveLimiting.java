@@ -95,7 +95,7 @@ final class ReactiveLimiting {
                 responses.unavailable(tier, exchange.getResponse().getHeaders()::set));
     }
 
-    private static Mono<Void> send(ServerHttpResponse response, Refusal refusal) {
+    static Mono<Void> send(ServerHttpResponse response, Refusal refusal) {
         byte[] body = refusal.bytes();
         response.setStatusCode(HttpStatusCode.valueOf(refusal.status()));
         response.getHeaders().setContentType(MediaType.APPLICATION_JSON);

@@ -1,6 +1,7 @@
-package dev.ratelimit.langchain4j;
+package dev.ratelimit.genai;
 
 import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.Tier;
 import java.util.Objects;
 
 /**
@@ -18,11 +19,20 @@ public final class RateLimitExceededException extends RuntimeException {
 
     private final String userId;
     private final transient Decision decision;
+    private final transient Tier tier;
 
-    RateLimitExceededException(String userId, Decision decision) {
+    /**
+     * Creates the exception for a refused call.
+     *
+     * @param userId the end user the call was resolved to
+     * @param tier the user's tier the call was checked against
+     * @param decision the refused decision
+     */
+    public RateLimitExceededException(String userId, Tier tier, Decision decision) {
         super(message(userId, decision));
         this.userId = userId;
-        this.decision = decision;
+        this.tier = Objects.requireNonNull(tier, "tier");
+        this.decision = Objects.requireNonNull(decision, "decision");
     }
 
     private static String message(String userId, Decision decision) {
@@ -50,5 +60,14 @@ public final class RateLimitExceededException extends RuntimeException {
      */
     public Decision decision() {
         return Objects.requireNonNull(decision, "decision (not serialized)");
+    }
+
+    /**
+     * Returns the user's tier the call was checked against, for the HTTP contract's policy headers.
+     *
+     * @return the tier; never {@code null}
+     */
+    public Tier tier() {
+        return Objects.requireNonNull(tier, "tier (not serialized)");
     }
 }

@@ -1,0 +1,10 @@
+/**
+ * What the GenAI framework integrations share: {@link dev.ratelimit.genai.ModelCall}, one reservation
+ * per call to the model settled to the provider's usage; {@link dev.ratelimit.genai.TokenCounts},
+ * the jtokkit estimate; and {@link dev.ratelimit.genai.RateLimitExceededException}, the refusal
+ * thrown instead of calling the model.
+ */
+@NullMarked
+package dev.ratelimit.genai;
+
+import org.jspecify.annotations.NullMarked;

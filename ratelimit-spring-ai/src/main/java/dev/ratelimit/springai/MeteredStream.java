@@ -1,0 +1,83 @@
+package dev.ratelimit.springai;
+
+import com.knuddels.jtokkit.api.Encoding;
+import dev.ratelimit.genai.ModelCall;
+import dev.ratelimit.genai.TokenCounts;
+import org.jspecify.annotations.Nullable;
+import org.springframework.ai.chat.client.ChatClientResponse;
+import org.springframework.ai.chat.messages.AssistantMessage;
+import org.springframework.ai.chat.model.ChatResponse;
+import org.springframework.ai.chat.model.Generation;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Meters one admitted stream: keeps the output produced so far and the last usage the provider
+ * reported, and settles the call once, by the first ending. Completion and errors wait for the
+ * settlement before they reach the subscriber; a cancellation settles without waiting (nobody is
+ * listening any more).
+ */
+final class MeteredStream {
+
+    private final ModelCall call;
+    private final Encoding encoding;
+    private final StringBuilder produced = new StringBuilder(); // guarded by itself
+    private volatile @Nullable ChatResponse lastReported;
+
+    MeteredStream(ModelCall call, Encoding encoding) {
+        this.call = call;
+        this.encoding = encoding;
+    }
+
+    Flux<ChatClientResponse> meter(Flux<ChatClientResponse> stream) {
+        return stream.doOnNext(this::record)
+                .concatWith(
+                        Mono.defer(() -> Mono.fromCompletionStage(completed())).then(Mono.empty()))
+                .onErrorResume(error ->
+                        Mono.defer(() -> Mono.fromCompletionStage(failed())).then(Mono.error(error)))
+                .doOnCancel(this::cancelled);
+    }
+
+    private void record(ChatClientResponse chunk) {
+        ChatResponse response = chunk.chatResponse();
+        if (response == null) {
+            return;
+        }
+        if (RateLimitAdvisor.reported(response.getMetadata().getUsage())) {
+            lastReported = response;
+        }
+        synchronized (produced) {
+            for (Generation generation : response.getResults()) {
+                AssistantMessage output = generation.getOutput();
+                if (output.getText() != null) {
+                    produced.append(output.getText());
+                }
+                for (AssistantMessage.ToolCall toolCall : output.getToolCalls()) {
+                    produced.append(toolCall.name()).append(toolCall.arguments());
+                }
+            }
+        }
+    }
+
+    private long producedTokens() {
+        String text;
+        synchronized (produced) {
+            text = produced.toString();
+        }
+        return TokenCounts.text(encoding, text);
+    }
+
+    private java.util.concurrent.CompletionStage<Void> completed() {
+        return RateLimitAdvisor.settle(call, lastReported, producedTokens());
+    }
+
+    /** Output already streamed was generated (and is billed); a stream that failed before any did no work. */
+    private java.util.concurrent.CompletionStage<Void> failed() {
+        long output = producedTokens();
+        return output > 0 ? call.produced(output) : call.cancel();
+    }
+
+    private void cancelled() {
+        call.produced(producedTokens());
+    }
+}

@@ -1,0 +1,11 @@
+/**
+ * Spring AI integration: {@link dev.ratelimit.springai.RateLimitAdvisor}, a {@code ChatClient}
+ * advisor that reserves every call to the model (each round of a tool-calling loop included) for the
+ * end user and the model's shared cap first, and settles to the usage the provider reports after; a
+ * refused call throws {@link dev.ratelimit.genai.RateLimitExceededException} and never reaches the
+ * model.
+ */
+@NullMarked
+package dev.ratelimit.springai;
+
+import org.jspecify.annotations.NullMarked;
