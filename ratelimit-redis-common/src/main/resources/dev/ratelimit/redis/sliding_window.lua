@@ -174,7 +174,7 @@ end
 ---------------------------------------------------------------------------------------------------
 -- exact token windows: one weighted member per reservation and a sum
 
-local weighted_trim, weighted_freeing, weighted_save
+local weighted_trim, weighted_save
 if weighted then
   -- Drops the members that have left; the sum is written back by weighted_save (or with the next add).
   weighted_trim = function(w)
@@ -212,23 +212,6 @@ if weighted then
       else
         redis.call('SET', w.sumkey, fmt('%d', w.used), 'KEEPTTL')
       end
-    end
-  end
-
-  weighted_freeing = function(w, excess)
-    local freed, from = 0, 0
-    while true do
-      local page = redis.call('ZRANGE', w.key, fmt('%d', from), fmt('%d', from + 63), 'WITHSCORES')
-      if #page == 0 then
-        return nil
-      end
-      for j = 1, #page, 2 do
-        freed = freed + tonumber(string.match(page[j], '^(%d+):'))
-        if freed >= excess then
-          return tonumber(page[j + 1])
-        end
-      end
-      from = from + 64
     end
   end
 end
@@ -459,8 +442,21 @@ if op == 'r' then
               leaves = tonumber(redis.call('ZRANGE', w.key, at, at, 'WITHSCORES')[2]) + w.length
             end
           elseif w.kind == 1 then
-            local t = weighted_freeing(w, excess)
-            leaves = t and (t + w.length) or (now + w.length)
+            -- the member at which the running sum of weights, oldest first, reaches the excess
+            -- (inline: a helper would be allocated on every call, and only a rejection needs it)
+            leaves = now + w.length
+            local freed, from = 0, 0
+            while from >= 0 do
+              local page = redis.call('ZRANGE', w.key, fmt('%d', from), fmt('%d', from + 63), 'WITHSCORES')
+              from = #page == 0 and -1 or from + 64
+              for j = 1, #page, 2 do
+                freed = freed + tonumber(string.match(page[j], '^(%d+):'))
+                if freed >= excess then
+                  leaves, from = tonumber(page[j + 1]) + w.length, -1
+                  break
+                end
+              end
+            end
           else
             local s = ring_walk(w, w.lo, w.hi - w.lo + 1, nil, excess)
             leaves = s and ((s + 1) * w.step + w.length) or (now + w.length)
@@ -483,13 +479,13 @@ if op == 'r' then
     if kind == 0 then
       -- an entry id names one entry: recording it again changes nothing
       w.used = w.used + redis.call('ZADD', w.key, 'NX', score, id)
-      redis.call('EXPIRE', w.key, expiry(now + w.length))
+      redis.call('EXPIRE', w.key, fmt('%d', math.ceil(w.length / 1000) + 1)) -- expiry(now + length), inlined
       if not w.oldest then
         w.oldest = now
       end
     elseif kind == 1 then
       if tokens > 0 and redis.call('ZADD', w.key, 'NX', score, fmt('%d', tokens) .. ':' .. id) == 1 then
-        local seconds = expiry(now + w.length)
+        local seconds = fmt('%d', math.ceil(w.length / 1000) + 1) -- expiry(now + length), inlined
         w.used = w.used + tokens
         redis.call('EXPIRE', w.key, seconds)
         redis.call('SET', w.sumkey, fmt('%d', w.used), 'EX', seconds)
