@@ -4,7 +4,10 @@
 # two floors) are measured in instructions Redis executed during the
 # calls, divided by the decisions: reading, parsing, running and answering every round trip. Unlike
 # INFO commandstats microseconds, which move by +-30 % with the load of a shared machine, the counts
-# repeat from run to run. Needs valgrind (callgrind_control included); takes about ten minutes.
+# repeat from run to run: the scripts are sent a clock of the run's own (20 ms per allowed decision,
+# standing still for rejections) and users drawn from a fixed seed, so what has left a window at each
+# decision does not depend on how fast a loaded machine runs them. Needs valgrind (callgrind_control
+# included); takes about ten to twenty minutes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 for tool in valgrind callgrind_control redis-server; do
