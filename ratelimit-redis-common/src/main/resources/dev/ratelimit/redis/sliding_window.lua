@@ -181,7 +181,7 @@ if op == 'r' and #KEYS == n + (lease_key and 1 or 0) then
         local key, length = KEYS[i], lengths[i]
         -- an entry id names one entry: recording it again changes nothing
         local used = result[3 + 2 * i] + redis.call('ZADD', key, 'NX', score, id)
-        redis.call('EXPIRE', key, fmt('%d', math.ceil(length / 1000) + 1)) -- expiry(now + length), inlined
+        redis.call('EXPIRE', key, fmt('%d', math.ceil(length / 1000) + 1)) -- leaves at now + length
         result[3 + 2 * i] = used
         if used > 0 and result[4 + 2 * i] == 0 then
           result[4 + 2 * i] = length -- the new entry is the oldest
@@ -198,12 +198,9 @@ if op == 'r' and #KEYS == n + (lease_key and 1 or 0) then
   end
 end
 
--- A key expires one second after the last entry it holds leaves its window, at `leaves` (epoch ms),
--- so idle users cost no memory: the TTL of every EXPIRE and SET EX below, in whole seconds rounded
--- up (never early).
-local function expiry(leaves)
-  return fmt('%d', math.ceil((leaves - now) / 1000) + 1)
-end
+-- A key expires one second after the last entry it holds leaves its window, so idle users cost no
+-- memory: every EXPIRE and SET EX below sets ceil((leaves - now) / 1000) + 1 seconds (never early),
+-- written out at each place (a shared function would be allocated on every call).
 
 -- Window i's parameters and key(s). kind: 0 exact requests, 1 exact tokens, 2 precision (ring).
 local windows = {}
@@ -411,7 +408,7 @@ if rings then
 
   -- The expiry depends only on hi: it is set when the ring is created and whenever hi moves.
   ring_expire = function(w)
-    -- expiry((w.hi + 1) * w.step + w.length), inlined: a call per ring costs 1 % of a decision
+    -- the ring's newest step leaves at (hi + 1) * step + length
     redis.call('EXPIRE', w.key, fmt('%d', math.ceil(((w.hi + 1) * w.step + w.length - now) / 1000) + 1))
   end
 end
@@ -550,13 +547,13 @@ if op == 'r' then
     if kind == 0 then
       -- an entry id names one entry: recording it again changes nothing
       w.used = w.used + redis.call('ZADD', w.key, 'NX', score, id)
-      redis.call('EXPIRE', w.key, fmt('%d', math.ceil(w.length / 1000) + 1)) -- expiry(now + length), inlined
+      redis.call('EXPIRE', w.key, fmt('%d', math.ceil(w.length / 1000) + 1)) -- leaves at now + length
       if not w.oldest then
         w.oldest = now
       end
     elseif kind == 1 then
       if tokens > 0 and redis.call('ZADD', w.key, 'NX', score, fmt('%d', tokens) .. ':' .. id) == 1 then
-        local seconds = fmt('%d', math.ceil(w.length / 1000) + 1) -- expiry(now + length), inlined
+        local seconds = fmt('%d', math.ceil(w.length / 1000) + 1) -- leaves at now + length
         w.used = w.used + tokens
         redis.call('EXPIRE', w.key, seconds)
         redis.call('SET', w.sumkey, fmt('%d', w.used), 'EX', seconds)
@@ -623,7 +620,7 @@ for i = 1, n do
         end
       end
     elseif target > estimate then
-      local seconds = expiry(now + w.length)
+      local seconds = fmt('%d', math.ceil(w.length / 1000) + 1)
       redis.call('ZADD', w.key, fmt('%d', now), fmt('%d', target - estimate) .. ':' .. id .. '+')
       redis.call('INCRBY', w.sumkey, fmt('%d', target - estimate))
       redis.call('EXPIRE', w.key, seconds)
