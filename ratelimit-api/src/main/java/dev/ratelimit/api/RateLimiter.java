@@ -116,6 +116,41 @@ public interface RateLimiter {
     Reservation reserve(String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared);
 
     /**
+     * Reserves as {@link #reserve(String, Tier, long, List)} does and takes one of the user's
+     * concurrency slots in the same atomic store step: see {@link Concurrency}. When the user
+     * already holds {@code concurrency.maxConcurrent()} reservations, nothing is charged and the
+     * reservation says {@link Reservation#concurrencyLimited()}; settling an admitted one frees
+     * its slot.
+     *
+     * <p>The default throws {@link UnsupportedOperationException}.
+     *
+     * @param userId the identity whose budget is charged; any non-empty string
+     * @param tier the tier whose windows apply
+     * @param estimatedTokens the tokens the request is expected to use, at least 0
+     * @param shared budgets shared with other users; distinct names
+     * @param concurrency the user's concurrency cap
+     * @return the reservation
+     */
+    default Reservation reserve(
+            String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared, Concurrency concurrency) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no concurrency caps");
+    }
+
+    /**
+     * Returns how many of the user's concurrency slots are held now: reservations made with a
+     * {@link Concurrency} cap and not settled, whose lease has not passed.
+     *
+     * <p>The default throws {@link UnsupportedOperationException}.
+     *
+     * @param userId the identity whose slots to count
+     * @return the slots held; 0 when the limiter is disabled
+     * @throws RateLimiterUnavailableException if the store cannot be reached
+     */
+    default long inFlight(String userId) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no concurrency caps");
+    }
+
+    /**
      * Reserves without blocking the caller; see {@link #reserve(String, Tier, long)}.
      *
      * <p>Invalid arguments are rejected by throwing from this method, before a stage is returned.

@@ -48,6 +48,30 @@ public interface Reservation {
     CompletionStage<Void> cancel();
 
     /**
+     * Tells whether the reservation was refused by its {@link Concurrency} cap: every window had
+     * room, but the user already held the most slots allowed. Nothing was charged; {@link
+     * #decision()} is then not allowed, names the user's shortest window with a zero retry, and its
+     * usage holds every window as it stood (without this request).
+     *
+     * @return {@code true} when refused by the concurrency cap; {@code false} by default
+     */
+    default boolean concurrencyLimited() {
+        return false;
+    }
+
+    /**
+     * Renews the reservation's concurrency slot for another lease, for work that runs longer than
+     * the lease (a long stream renews every third of it). Does nothing for a reservation without a
+     * slot.
+     *
+     * @return a stage completed with {@code true} while the slot is held (and now renewed), {@code
+     *     false} once it was released or lost; {@code true} by default
+     */
+    default CompletionStage<Boolean> renew() {
+        return java.util.concurrent.CompletableFuture.completedFuture(true);
+    }
+
+    /**
      * Tells whether {@link #commit} or {@link #cancel} has been called.
      *
      * @return {@code true} once settled

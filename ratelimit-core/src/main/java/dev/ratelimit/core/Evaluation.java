@@ -33,6 +33,7 @@ public final class Evaluation {
     public static final long NOT_EVALUATED = -1;
 
     private static final int ALLOWED = -1;
+    private static final int LEASE_REFUSED = -2;
 
     private final long nowMillis;
     private final int index;
@@ -52,7 +53,7 @@ public final class Evaluation {
         }
         for (int i = 0; i < used.length; i++) {
             boolean skipped = used[i] == NOT_EVALUATED && resetAfterMillis[i] == NOT_EVALUATED;
-            if (skipped && (index == ALLOWED || i <= index)) {
+            if (skipped && (index < 0 || i <= index)) {
                 throw new IllegalArgumentException("only a window after the rejecting one can be left unevaluated,"
                         + " window " + i + (index == ALLOWED ? " of an allowed request" : " rejected by " + index));
             }
@@ -125,6 +126,28 @@ public final class Evaluation {
     }
 
     /**
+     * Creates the answer for a request whose windows all had room but whose {@linkplain
+     * StoreRequest#lease() lease} found its scope's cap already held; nothing was recorded.
+     *
+     * @param nowMillis the time the store decided at
+     * @param used each window's sum without this request, in request order (every window evaluated)
+     * @param resetAfterMillis for each window, milliseconds until its oldest entry leaves it
+     * @return the evaluation
+     */
+    public static Evaluation leaseRefused(long nowMillis, long[] used, long[] resetAfterMillis) {
+        return new Evaluation(nowMillis, LEASE_REFUSED, false, 0, used, resetAfterMillis);
+    }
+
+    /**
+     * Tells whether the request was refused because its lease's scope already holds its cap.
+     *
+     * @return {@code true} when refused by the lease
+     */
+    public boolean isLeaseRefused() {
+        return index == LEASE_REFUSED;
+    }
+
+    /**
      * Tells whether the request was recorded.
      *
      * @return {@code true} when allowed
@@ -145,10 +168,10 @@ public final class Evaluation {
     /**
      * Returns the index, in request order, of the window that rejected.
      *
-     * @return the index, or -1 when allowed
+     * @return the index, or -1 when allowed or refused by the lease
      */
     public int rejectedIndex() {
-        return index;
+        return index < 0 ? -1 : index;
     }
 
     /**
@@ -211,8 +234,13 @@ public final class Evaluation {
 
     @Override
     public String toString() {
-        String outcome = isAllowed() ? "allowed" : (tooLarge ? "too large for window " : "rejected by window ") + index;
-        return "Evaluation{" + outcome + (isAllowed() || tooLarge ? "" : ", retryAfterMillis=" + retryAfterMillis)
+        String outcome = isAllowed()
+                ? "allowed"
+                : isLeaseRefused()
+                        ? "lease refused"
+                        : (tooLarge ? "too large for window " : "rejected by window ") + index;
+        return "Evaluation{" + outcome
+                + (isAllowed() || tooLarge || isLeaseRefused() ? "" : ", retryAfterMillis=" + retryAfterMillis)
                 + ", now=" + nowMillis + ", used=" + Arrays.toString(used) + ", resetAfterMillis="
                 + Arrays.toString(resetAfterMillis) + "}";
     }

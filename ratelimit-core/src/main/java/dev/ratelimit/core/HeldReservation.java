@@ -23,6 +23,7 @@ final class HeldReservation implements Reservation {
     private final @Nullable StoreGuard guard;
     private final @Nullable LongSupplier clock;
     private final AtomicBoolean settled = new AtomicBoolean();
+    private final boolean concurrencyLimited;
 
     HeldReservation(
             Decision decision,
@@ -30,6 +31,17 @@ final class HeldReservation implements Reservation {
             long estimatedTokens,
             @Nullable StoreGuard guard,
             @Nullable LongSupplier clock) {
+        this(decision, parts, estimatedTokens, guard, clock, false);
+    }
+
+    private HeldReservation(
+            Decision decision,
+            List<Part> parts,
+            long estimatedTokens,
+            @Nullable StoreGuard guard,
+            @Nullable LongSupplier clock,
+            boolean concurrencyLimited) {
+        this.concurrencyLimited = concurrencyLimited;
         this.decision = decision;
         this.parts = List.copyOf(parts);
         this.estimatedTokens = estimatedTokens;
@@ -40,6 +52,11 @@ final class HeldReservation implements Reservation {
     /** A reservation that holds nothing in the store: rejected, degraded or disabled. */
     static HeldReservation none(Decision decision) {
         return new HeldReservation(decision, List.of(), 0, null, null);
+    }
+
+    /** A reservation its concurrency cap refused: it holds nothing in the store. */
+    static HeldReservation concurrencyLimited(Decision decision) {
+        return new HeldReservation(decision, List.of(), 0, null, null, true);
     }
 
     /**
@@ -71,6 +88,25 @@ final class HeldReservation implements Reservation {
     @Override
     public CompletionStage<Void> cancel() {
         return settle(Settlement.CANCEL);
+    }
+
+    @Override
+    public boolean concurrencyLimited() {
+        return concurrencyLimited;
+    }
+
+    @Override
+    public CompletionStage<Boolean> renew() {
+        if (settled.get() || guard == null || clock == null) {
+            return CompletableFuture.completedFuture(!settled.get());
+        }
+        for (Part part : parts) {
+            StoreRequest.Lease lease = part.request().lease();
+            if (lease != null) {
+                return guard.renewLease(lease, part.request().entryId(), clock.getAsLong());
+            }
+        }
+        return CompletableFuture.completedFuture(true);
     }
 
     @Override
@@ -106,12 +142,16 @@ final class HeldReservation implements Reservation {
                     evaluation.nowMillis(),
                     estimatedTokens,
                     actualTokens,
-                    nowMillis);
+                    nowMillis,
+                    request.lease());
         }
 
-        /** A commit that leaves every token window at its estimate changes nothing: no store call. */
+        /**
+         * A commit that leaves every token window at its estimate changes nothing: no store call,
+         * unless the part holds a lease, which the settlement releases.
+         */
         boolean changes(long estimatedTokens, long actualTokens) {
-            if (actualTokens == Settlement.CANCEL) {
+            if (actualTokens == Settlement.CANCEL || request.lease() != null) {
                 return true;
             }
             return actualTokens != estimatedTokens && request.windows().stream().anyMatch(window -> window.isTokens());

@@ -1,5 +1,6 @@
 package dev.ratelimit.core;
 
+import dev.ratelimit.api.Concurrency;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Reservation;
@@ -88,6 +89,24 @@ final class Limiter implements RateLimiter {
     }
 
     @Override
+    public Reservation reserve(
+            String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared, Concurrency concurrency) {
+        Objects.requireNonNull(tier, "tier must not be null");
+        Objects.requireNonNull(concurrency, "concurrency must not be null");
+        return reserveNow(
+                userId, Plan.ordered(tier.windows(), "tier"), estimatedTokens, shared, concurrency, tier.name());
+    }
+
+    @Override
+    public long inFlight(String userId) {
+        Plan.validateUser(userId);
+        if (disabled) {
+            return 0;
+        }
+        return guard.leasesHeld(Plan.lease(userId, Concurrency.of(1)), now());
+    }
+
+    @Override
     public CompletionStage<Reservation> reserveAsync(
             String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared) {
         Objects.requireNonNull(tier, "tier must not be null");
@@ -126,7 +145,17 @@ final class Limiter implements RateLimiter {
 
     private Reservation reserveNow(
             String userId, List<Window> windows, long tokens, List<SharedBudget> shared, String tier) {
-        Start start = start(userId, windows, tokens, shared, tier);
+        return reserveNow(userId, windows, tokens, shared, null, tier);
+    }
+
+    private Reservation reserveNow(
+            String userId,
+            List<Window> windows,
+            long tokens,
+            List<SharedBudget> shared,
+            @Nullable Concurrency concurrency,
+            String tier) {
+        Start start = start(userId, windows, tokens, shared, concurrency, tier);
         Reservation answer = start.answer();
         if (answer != null) {
             return answer;
@@ -137,7 +166,7 @@ final class Limiter implements RateLimiter {
 
     private CompletionStage<Reservation> reserveLater(
             String userId, List<Window> windows, long tokens, List<SharedBudget> shared, String tier) {
-        Start start = start(userId, windows, tokens, shared, tier);
+        Start start = start(userId, windows, tokens, shared, null, tier);
         Reservation answer = start.answer();
         if (answer != null) {
             return CompletableFuture.completedFuture(answer);
@@ -156,11 +185,17 @@ final class Limiter implements RateLimiter {
     private record Start(Plan plan, String tier, @Nullable Reservation answer, long tick, long cancels) {}
 
     /** Validates the request, then answers it without a store call where that is the answer. */
-    private Start start(String userId, List<Window> windows, long tokens, List<SharedBudget> shared, String tier) {
+    private Start start(
+            String userId,
+            List<Window> windows,
+            long tokens,
+            List<SharedBudget> shared,
+            @Nullable Concurrency concurrency,
+            String tier) {
         RejectionCache cache = rejections;
         long tick = cache == null ? 0 : cache.tick();
         long cancels = cache == null ? 0 : cache.cancels();
-        Plan plan = Plan.of(userId, windows, tokens, shared, this::now);
+        Plan plan = Plan.of(userId, windows, tokens, shared, concurrency, this::now);
         Reservation answer = null;
         if (disabled) {
             answer = HeldReservation.none(metrics.recordDisabled(tier, disabledDecision(windows)));
@@ -261,7 +296,10 @@ final class Limiter implements RateLimiter {
             }
             throw new IllegalStateException(cause);
         }
-        return HeldReservation.none(plan.decide(before, request, evaluation));
+        Decision decision = plan.decide(before, request, evaluation);
+        return evaluation.isLeaseRefused()
+                ? HeldReservation.concurrencyLimited(decision)
+                : HeldReservation.none(decision);
     }
 
     /** The reservation every scope admitted: it holds their entries until commit or cancel. */

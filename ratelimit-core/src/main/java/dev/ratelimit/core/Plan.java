@@ -1,5 +1,6 @@
 package dev.ratelimit.core;
 
+import dev.ratelimit.api.Concurrency;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Window;
@@ -28,7 +29,13 @@ final class Plan {
         this.request = request;
         List<StoreRequest> split = new ArrayList<>(request.scopes().size());
         for (StoreRequest.Scope scope : request.scopes()) {
-            split.add(new StoreRequest(List.of(scope), request.tokens(), request.entryId(), request.nowMillis()));
+            StoreRequest.Lease lease = request.lease();
+            split.add(new StoreRequest(
+                    List.of(scope),
+                    request.tokens(),
+                    request.entryId(),
+                    request.nowMillis(),
+                    lease != null && lease.isIn(scope) ? lease : null));
         }
         this.perScope = request.scopes().size() == 1 ? List.of(request) : List.copyOf(split);
     }
@@ -42,6 +49,17 @@ final class Plan {
             List<Window> windows,
             long tokens,
             @Nullable List<SharedBudget> shared,
+            LongSupplier nowMillis) {
+        return of(userId, windows, tokens, shared, null, nowMillis);
+    }
+
+    /** {@link #of(String, List, long, List, LongSupplier)} taking a lease of the user's scope too. */
+    static Plan of(
+            String userId,
+            List<Window> windows,
+            long tokens,
+            @Nullable List<SharedBudget> shared,
+            @Nullable Concurrency concurrency,
             LongSupplier nowMillis) {
         validateUser(userId);
         if (tokens < 0) {
@@ -64,7 +82,14 @@ final class Plan {
             }
             scopes.add(StoreRequest.Scope.shared(budget.name(), ordered(budget.windows(), "shared windows")));
         }
-        return new Plan(new StoreRequest(scopes, tokens, now));
+        StoreRequest.Lease lease = concurrency == null ? null : lease(userId, concurrency);
+        return new Plan(new StoreRequest(scopes, tokens, EntryIds.next(), now, lease));
+    }
+
+    /** The lease of the user's scope that a concurrency cap takes. */
+    static StoreRequest.Lease lease(String userId, Concurrency concurrency) {
+        return new StoreRequest.Lease(
+                userId, false, concurrency.maxConcurrent(), concurrency.lease().toMillis());
     }
 
     /** Refuses a null or empty user id. */
@@ -187,6 +212,13 @@ final class Plan {
         List<Decision.Usage> usage = new ArrayList<>();
         for (HeldReservation.Part part : admitted) {
             addUsage(usage, part.request(), part.evaluation());
+        }
+        if (refused != null && refusal != null && refusal.isLeaseRefused()) {
+            addUsage(usage, refused, refusal);
+            Decision.Usage shortest = usageOf(refused, refusal, 0);
+            Window window = shortest.window();
+            return new Decision(
+                    false, window.limit(), 0, Duration.ZERO, window, shortest.resetAfter(), false, null, false, usage);
         }
         if (refused != null && refusal != null) {
             int index = refusal.rejectedIndex();

@@ -3,6 +3,7 @@ package dev.ratelimit.core;
 import dev.ratelimit.api.Window;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a {@link WindowStore} applies when a reservation is settled: the same scopes and entry id as
@@ -24,6 +25,8 @@ import java.util.Objects;
  * @param estimatedTokens the tokens the reservation charged to token windows
  * @param actualTokens the tokens used, at least 0, or {@link #CANCEL}
  * @param nowMillis the time of settling in epoch milliseconds, or {@link StoreRequest#STORE_TIME}
+ * @param lease the reservation's lease, released in the same atomic step (exactly once: releasing
+ *     it again, or after it expired, frees nothing), or {@code null}
  */
 public record Settlement(
         List<StoreRequest.Scope> scopes,
@@ -31,7 +34,8 @@ public record Settlement(
         long reservedAtMillis,
         long estimatedTokens,
         long actualTokens,
-        long nowMillis) {
+        long nowMillis,
+        StoreRequest.@Nullable Lease lease) {
 
     /** The {@link #actualTokens()} value of a cancel. */
     public static final long CANCEL = -1;
@@ -60,6 +64,30 @@ public record Settlement(
         if (nowMillis != StoreRequest.STORE_TIME && nowMillis < 0) {
             throw new IllegalArgumentException("nowMillis must not be negative, was " + nowMillis);
         }
+        if (lease != null && !lease.heldIn(scopes)) {
+            throw new IllegalArgumentException(
+                    "the lease's scope '" + lease.subject() + "' is none of the settlement's");
+        }
+    }
+
+    /**
+     * Creates a settlement that releases no lease.
+     *
+     * @param scopes the scopes of the reservation
+     * @param entryId the entry id of the reservation's request
+     * @param reservedAtMillis the time the store recorded the reservation at
+     * @param estimatedTokens the tokens the reservation charged to token windows
+     * @param actualTokens the tokens used, or {@link #CANCEL}
+     * @param nowMillis the time of settling, or {@link StoreRequest#STORE_TIME}
+     */
+    public Settlement(
+            List<StoreRequest.Scope> scopes,
+            String entryId,
+            long reservedAtMillis,
+            long estimatedTokens,
+            long actualTokens,
+            long nowMillis) {
+        this(scopes, entryId, reservedAtMillis, estimatedTokens, actualTokens, nowMillis, null);
     }
 
     /**

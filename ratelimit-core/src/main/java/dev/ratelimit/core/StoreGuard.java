@@ -187,6 +187,38 @@ final class StoreGuard {
     }
 
     /**
+     * Renews a lease; the stage completes with the store's answer, or exceptionally with {@link
+     * RateLimiterUnavailableException} when the store fails (counted like any store failure).
+     */
+    CompletionStage<Boolean> renewLease(StoreRequest.Lease lease, String entryId, long nowMillis) {
+        try {
+            return CompletableFuture.completedFuture(store.renewLease(lease, entryId, nowMillis));
+        } catch (RuntimeException e) {
+            metrics.storeFailure("error", failOpen);
+            warn("renewing a lease failed", e);
+            return CompletableFuture.failedFuture(
+                    e instanceof RateLimiterUnavailableException
+                            ? e
+                            : new RateLimiterUnavailableException("Rate limit store unavailable: " + e, e));
+        }
+    }
+
+    /**
+     * Counts the leases of a scope.
+     *
+     * @throws RateLimiterUnavailableException when the store fails
+     */
+    long leasesHeld(StoreRequest.Lease lease, long nowMillis) {
+        try {
+            return store.leasesHeld(lease, nowMillis);
+        } catch (RateLimiterUnavailableException | UnsupportedOperationException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new RateLimiterUnavailableException("Rate limit store unavailable: " + e, e);
+        }
+    }
+
+    /**
      * Applies the failure policy: a degraded decision when failing open, otherwise {@link
      * RateLimiterUnavailableException}.
      */
@@ -223,6 +255,9 @@ final class StoreGuard {
         if (evaluation.size() != windows) {
             throw new RateLimiterUnavailableException(
                     "store answered for " + evaluation.size() + " windows, asked for " + windows);
+        }
+        if (evaluation.isLeaseRefused() && request.lease() == null) {
+            throw new RateLimiterUnavailableException("store refused a lease the request did not take");
         }
         if (!evaluation.isAllowed() && evaluation.rejectedIndex() >= windows) {
             throw new RateLimiterUnavailableException(

@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a {@link WindowStore} evaluates in one atomic step: the windows of one or more scopes, the
@@ -27,8 +28,15 @@ import java.util.Set;
  *     a later {@link Settlement} names it again
  * @param nowMillis the time of the check in epoch milliseconds, or {@link #STORE_TIME} to use the
  *     store's own clock
+ * @param lease a concurrency lease the request also takes in the same atomic step, or {@code null}:
+ *     see {@link Lease}
  */
-public record StoreRequest(List<Scope> scopes, long tokens, String entryId, long nowMillis) {
+public record StoreRequest(
+        List<Scope> scopes,
+        long tokens,
+        String entryId,
+        long nowMillis,
+        @Nullable Lease lease) {
 
     /** The {@link #nowMillis()} value that asks the store to use its own clock. */
     public static final long STORE_TIME = Long.MIN_VALUE;
@@ -70,6 +78,31 @@ public record StoreRequest(List<Scope> scopes, long tokens, String entryId, long
         if (nowMillis != STORE_TIME && nowMillis < 0) {
             throw new IllegalArgumentException("nowMillis must not be negative, was " + nowMillis);
         }
+        if (lease != null && !lease.heldIn(scopes)) {
+            throw new IllegalArgumentException("the lease's scope '" + lease.subject() + "' is none of the request's");
+        }
+    }
+
+    /**
+     * Creates a request without a lease.
+     *
+     * @param scopes the budgets charged, the requesting user's first
+     * @param tokens the tokens reserved
+     * @param entryId the name of what the request records
+     * @param nowMillis the time of the check, or {@link #STORE_TIME}
+     */
+    public StoreRequest(List<Scope> scopes, long tokens, String entryId, long nowMillis) {
+        this(scopes, tokens, entryId, nowMillis, null);
+    }
+
+    /**
+     * Returns this request taking {@code lease} too.
+     *
+     * @param lease the lease, or {@code null} for none
+     * @return a request of the same scopes, tokens, entry id and time
+     */
+    public StoreRequest withLease(@Nullable Lease lease) {
+        return new StoreRequest(scopes, tokens, entryId, nowMillis, lease);
     }
 
     /**
@@ -234,6 +267,67 @@ public record StoreRequest(List<Scope> scopes, long tokens, String entryId, long
          */
         public static Scope shared(String name, List<Window> windows) {
             return new Scope(name, windows, true);
+        }
+    }
+
+    /**
+     * A concurrency lease: a slot among at most {@code cap} held at once in one of the request's
+     * scopes, named by the request's entry id, taken in the same atomic step as the windows.
+     *
+     * <p>For a request with a lease, after evaluating every window (step 2 of {@link WindowStore}):
+     * when the windows admit the request, the store drops the scope's leases whose time has passed,
+     * and when {@code cap} are still held it records nothing anywhere and answers {@link
+     * Evaluation#leaseRefused}; otherwise it records the request in every window and the lease,
+     * held until {@code now + ttlMillis}. A request a window rejects takes no lease. A lease is
+     * released by the settlement that names it ({@link Settlement#lease()}), in the same atomic step:
+     * exactly once (a second release, or the release of a lease that expired, frees nothing), and
+     * renewed while held by {@link WindowStore#renewLease}; a lease its holder stops renewing is
+     * dropped once its time passes. A scope's leases are their own state: they share nothing with
+     * its windows' logs, and a user's and a shared budget's leases of one name stay apart.
+     *
+     * @param subject the subject of the scope that holds the lease
+     * @param shared whether that scope is a shared budget
+     * @param cap the most leases held at once in that scope; at least 1
+     * @param ttlMillis how long a lease lives without renewal; at least 1
+     */
+    public record Lease(String subject, boolean shared, int cap, long ttlMillis) {
+
+        /**
+         * Validates the lease.
+         *
+         * @throws NullPointerException if the subject is {@code null}
+         * @throws IllegalArgumentException if the subject is empty, or the cap or ttl below 1
+         */
+        public Lease {
+            Objects.requireNonNull(subject, "subject must not be null");
+            if (subject.isEmpty()) {
+                throw new IllegalArgumentException("subject must not be empty");
+            }
+            if (cap < 1) {
+                throw new IllegalArgumentException("cap must be at least 1, was " + cap);
+            }
+            if (ttlMillis < 1) {
+                throw new IllegalArgumentException("ttlMillis must be at least 1, was " + ttlMillis);
+            }
+        }
+
+        /**
+         * Tells whether {@code scope} is the scope that holds this lease.
+         *
+         * @param scope a scope
+         * @return {@code true} when subject and kind match
+         */
+        public boolean isIn(Scope scope) {
+            return scope.shared() == shared && scope.subject().equals(subject);
+        }
+
+        boolean heldIn(List<Scope> scopes) {
+            for (Scope scope : scopes) {
+                if (isIn(scope)) {
+                    return true;
+                }
+            }
+            return false;
         }
     }
 }

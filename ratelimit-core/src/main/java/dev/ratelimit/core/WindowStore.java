@@ -37,6 +37,9 @@ import java.util.concurrent.CompletionStage;
  * scopes in one atomic step (Redis Cluster: their keys lie in different hash slots) says so through
  * {@link #atomicAcrossScopes()}; the limiter then sends it one scope at a time and compensates.
  *
+ * <p>A request may also take a concurrency {@link StoreRequest.Lease lease} in the same atomic
+ * step, released by its settlement: see there.
+ *
  * <p>Failures surface as {@link RateLimiterUnavailableException} (thrown, or completing the stage
  * exceptionally); no driver exception type crosses this port. Every call must finish within the
  * store's own timeout: the limiter's circuit breaker does not time calls out. Implementations are
@@ -109,6 +112,37 @@ public interface WindowStore {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    /**
+     * Extends a lease still held to {@code now + lease.ttlMillis()}, for holders that run longer
+     * than the lease (a long stream renews it every third of its ttl). A lease released or expired
+     * is not brought back.
+     *
+     * <p>The default throws {@link UnsupportedOperationException}: a store without leases refuses
+     * requests that carry one in {@link #evaluate} the same way.
+     *
+     * @param lease the lease
+     * @param entryId the entry id of the request that took it
+     * @param nowMillis the time of renewal, or {@link StoreRequest#STORE_TIME}
+     * @return {@code true} when the lease was still held and is renewed
+     * @throws RateLimiterUnavailableException if the store cannot be reached or fails
+     */
+    default boolean renewLease(StoreRequest.Lease lease, String entryId, long nowMillis) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " holds no leases");
+    }
+
+    /**
+     * Returns how many leases the lease's scope holds at {@code now}: those released or past their
+     * time are not counted.
+     *
+     * @param lease the lease naming the scope (its cap and ttl are ignored)
+     * @param nowMillis the time, or {@link StoreRequest#STORE_TIME}
+     * @return the leases held
+     * @throws RateLimiterUnavailableException if the store cannot be reached or fails
+     */
+    default long leasesHeld(StoreRequest.Lease lease, long nowMillis) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " holds no leases");
     }
 
     /**

@@ -1,9 +1,11 @@
 package dev.ratelimit.gateway;
 
+import dev.ratelimit.api.Concurrency;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Reservation;
+import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.gateway.GatewayConfig.ModelCap;
 import dev.ratelimit.gateway.GatewayConfig.TierConfig;
 import java.time.Duration;
@@ -14,17 +16,17 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The gateway's one doorway to the limiter: a request is admitted when its tenant has a free
- * concurrency slot and one reservation of its estimated tokens fits the tenant's windows and the
- * model's upstream cap (all or nothing), and the admission is settled exactly once when the
- * response ends, with the tokens used ({@link Ticket#commit}) or nothing ({@link Ticket#cancel}).
+ * The gateway's one doorway to the limiter: a request is admitted when one reservation of its
+ * estimated tokens fits the tenant's windows and the model's upstream cap and the tenant has a free
+ * concurrency slot, all in one atomic store call (all or nothing: a window's refusal takes no slot,
+ * the cap's refusal charges no window), and the admission is settled exactly once when the response
+ * ends, with the tokens used ({@link Ticket#commit}) or nothing ({@link Ticket#cancel}), which frees
+ * the slot in the same store call.
  */
 final class Admission {
 
     /** When a request the concurrency cap refused may retry: slots free as responses end. */
     static final Duration CONCURRENCY_RETRY = Duration.ofSeconds(1);
-
-    private static final Slots.Slot NO_SLOT = () -> {};
 
     private final RateLimiter limiter;
     private final Slots slots;
@@ -35,34 +37,31 @@ final class Admission {
         this.limiter = limiter;
         this.slots = slots;
         this.metrics = metrics;
+        slots.bind(limiter);
     }
 
     /**
-     * Admits one request of {@code tenant}: the concurrency slot first (cheap to give back), then
-     * the reservation; a refusal of either leaves nothing held.
+     * Admits one request of {@code tenant}: its reservation and its concurrency slot in one store
+     * call; a refusal of either leaves nothing held.
      *
      * @throws RateLimiterUnavailableException when the limiter fails closed and its store is down
      */
     Ticket admit(String tenant, TierConfig tier, @Nullable ModelCap cap, long estimatedTokens) {
-        Slots.Slot slot = slots.tryAcquire(tenant, tier.maxConcurrent());
-        if (slot == null) {
-            return new Ticket(tenant, null, null, usage(tenant, tier), NO_SLOT, null);
-        }
-        Reservation reservation;
-        try {
-            reservation = limiter.reserve(
-                    tenant, tier.tier(), estimatedTokens, cap == null ? List.of() : List.of(cap.budget()));
-        } catch (RuntimeException e) {
-            slot.release();
-            throw e;
-        }
+        List<SharedBudget> shared = cap == null ? List.of() : List.of(cap.budget());
+        Concurrency concurrency = slots.concurrency(tier.maxConcurrent());
+        Reservation reservation = concurrency == null
+                ? limiter.reserve(tenant, tier.tier(), estimatedTokens, shared)
+                : limiter.reserve(tenant, tier.tier(), estimatedTokens, shared, concurrency);
         Decision decision = reservation.decision();
-        if (!decision.allowed()) {
-            slot.release();
-            return new Ticket(tenant, null, decision, decision.usage(), NO_SLOT, null);
+        if (reservation.concurrencyLimited()) {
+            return new Ticket(tenant, null, null, decision.usage(), null);
         }
-        Ticket ticket = new Ticket(tenant, cap, decision, decision.usage(), slot, reservation);
+        if (!decision.allowed()) {
+            return new Ticket(tenant, null, decision, decision.usage(), null);
+        }
+        Ticket ticket = new Ticket(tenant, cap, decision, decision.usage(), reservation);
         open.add(ticket);
+        slots.held(reservation);
         return ticket;
     }
 
@@ -88,18 +87,6 @@ final class Admission {
         return cancelled;
     }
 
-    /**
-     * The tenant's windows now, for the headers of a request the concurrency cap refused: no
-     * decision was taken, so they are read without charging; none when the store cannot tell.
-     */
-    private List<Decision.Usage> usage(String tenant, TierConfig tier) {
-        try {
-            return limiter.usage(tenant, tier.tier());
-        } catch (RateLimiterUnavailableException e) {
-            return List.of();
-        }
-    }
-
     /** One admission: refused, or held until {@link #commit} or {@link #cancel}, whichever comes first. */
     final class Ticket {
 
@@ -107,7 +94,6 @@ final class Admission {
         private final @Nullable ModelCap cap;
         private final @Nullable Decision decision;
         private final List<Decision.Usage> windows;
-        private final Slots.Slot slot;
         private final @Nullable Reservation reservation;
         private final AtomicBoolean settled = new AtomicBoolean();
         private volatile @Nullable String ending;
@@ -118,13 +104,11 @@ final class Admission {
                 @Nullable ModelCap cap,
                 @Nullable Decision decision,
                 List<Decision.Usage> windows,
-                Slots.Slot slot,
                 @Nullable Reservation reservation) {
             this.tenant = tenant;
             this.cap = cap;
             this.decision = decision;
             this.windows = windows;
-            this.slot = slot;
             this.reservation = reservation;
             if (reservation == null) {
                 settled.set(true); // refused: nothing is held
@@ -150,7 +134,8 @@ final class Admission {
         }
 
         /**
-         * Settles the reservation to the tokens the upstream used and frees the slot; a second
+         * Settles the reservation to the tokens the upstream used and frees the slot in the same
+         * store call; a second
          * settlement does nothing. Returns once the store has applied it (a store failure is the
          * limiter's to count and log: settling never throws).
          *
@@ -167,7 +152,7 @@ final class Admission {
                     }
                     metrics.settled(tenant, cap == null ? null : cap.model(), "committed", ending, tokens);
                 } finally {
-                    slot.release();
+                    release();
                     open.remove(this); // last: a shutdown waiting for open() to drain then closes the store
                 }
             }
@@ -189,9 +174,16 @@ final class Admission {
                     }
                     metrics.settled(tenant, cap == null ? null : cap.model(), "cancelled", ending, 0);
                 } finally {
-                    slot.release();
+                    release();
                     open.remove(this);
                 }
+            }
+        }
+
+        /** Stops renewing the slot: the settlement above released it in the store. */
+        private void release() {
+            if (reservation != null) {
+                slots.settled(reservation);
             }
         }
 

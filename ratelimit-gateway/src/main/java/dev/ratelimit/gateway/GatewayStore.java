@@ -11,9 +11,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The store the gateway's budgets live in: in-memory by default, Redis through Lettuce when {@code
- * REDIS_URL} is set. The gateway creates and closes the store's client; the concurrency slots open a
- * client of their own on the same server ({@link #redis()}), so they never depend on a connection or
- * an option of the store's client.
+ * REDIS_URL} is set. The gateway creates and closes the store's client. The concurrency slots are
+ * leases in this store, taken and released in the reservation's own store calls ({@link Slots}).
  */
 final class GatewayStore implements AutoCloseable {
 
@@ -86,7 +85,7 @@ final class GatewayStore implements AutoCloseable {
         return store;
     }
 
-    /** The Redis server when the store is Redis, for the concurrency slots' own client. */
+    /** The Redis server when the store is Redis, for the concurrency slots' description. */
     @Nullable
     RedisURI redis() {
         return redis;

@@ -1,42 +1,16 @@
 package dev.ratelimit.gateway;
 
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Slots in this process's memory, beside the in-memory store: exact, and gone with the process, so
- * they need no lease.
+ * Slots as leases of the in-memory store: exact, and gone with the process. Their lease (an hour,
+ * renewed while held) only matters for a reservation this process never settles.
  */
-final class LocalSlots implements Slots {
+final class LocalSlots extends Slots.Leased {
 
-    private final ConcurrentMap<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
-
-    @Override
-    public @Nullable Slot tryAcquire(String tenant, int cap) {
-        AtomicInteger count = inFlight.computeIfAbsent(tenant, t -> new AtomicInteger());
-        while (true) {
-            int now = count.get();
-            if (now >= cap) {
-                return null;
-            }
-            if (count.compareAndSet(now, now + 1)) {
-                AtomicBoolean released = new AtomicBoolean();
-                return () -> {
-                    if (released.compareAndSet(false, true)) {
-                        count.decrementAndGet();
-                    }
-                };
-            }
-        }
-    }
-
-    @Override
-    public int inFlight(String tenant) {
-        AtomicInteger count = inFlight.get(tenant);
-        return count == null ? 0 : count.get();
+    LocalSlots() {
+        super(Duration.ofHours(1));
     }
 
     @Override
@@ -48,7 +22,4 @@ final class LocalSlots implements Slots {
     public String description() {
         return "in-memory";
     }
-
-    @Override
-    public void close() {}
 }

@@ -10,7 +10,9 @@ import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -97,6 +99,14 @@ public final class InMemoryWindowStore implements WindowStore {
                     return Evaluation.rejected(now, i, Math.max(1, leaves - now), loaded.used, loaded.reset);
                 }
             }
+            StoreRequest.Lease lease = request.lease();
+            ScopeLog leaseLog = null;
+            if (lease != null) {
+                leaseLog = loaded.scopes[scopeIndex(request, lease)];
+                if (leaseLog.leasesAt(now) >= lease.cap()) {
+                    return Evaluation.leaseRefused(now, loaded.used, loaded.reset);
+                }
+            }
             for (int i = 0; i < windows.size(); i++) {
                 Window window = windows.get(i);
                 long weight = request.weightIn(window);
@@ -106,6 +116,9 @@ public final class InMemoryWindowStore implements WindowStore {
                 }
                 loaded.used[i] = loaded.windows[i].sum();
                 loaded.reset[i] = loaded.windows[i].resetAfter(now, window.lengthMillis());
+            }
+            if (lease != null && leaseLog != null) {
+                leaseLog.hold(request.entryId(), now + lease.ttlMillis());
             }
             for (int s = 0; s < request.scopes().size(); s++) {
                 keep(request.scopes().get(s), loaded.scopes[s]);
@@ -198,11 +211,60 @@ public final class InMemoryWindowStore implements WindowStore {
                         log.recorded(windowLog.lastTime() + window.lengthMillis());
                     }
                 }
+                StoreRequest.Lease lease = settlement.lease();
+                if (lease != null && lease.isIn(scope)) {
+                    log.release(settlement.entryId()); // a second release finds nothing to free
+                }
                 keep(scope, log);
             }
         } finally {
             unlock(held);
         }
+    }
+
+    @Override
+    public boolean renewLease(StoreRequest.Lease lease, String entryId, long nowMillis) {
+        Objects.requireNonNull(lease, "lease must not be null");
+        Objects.requireNonNull(entryId, "entryId must not be null");
+        long now = timeOf(nowMillis != StoreRequest.STORE_TIME, nowMillis);
+        ScopeKey key = new ScopeKey(lease.subject(), lease.shared());
+        ReentrantLock stripe = stripes[stripeIndex(key)];
+        stripe.lock();
+        try {
+            ScopeLog log = logs.getIfPresent(key);
+            if (log == null || !log.holds(entryId, now)) {
+                return false;
+            }
+            log.hold(entryId, now + lease.ttlMillis());
+            logs.put(key, log);
+            return true;
+        } finally {
+            stripe.unlock();
+        }
+    }
+
+    @Override
+    public long leasesHeld(StoreRequest.Lease lease, long nowMillis) {
+        Objects.requireNonNull(lease, "lease must not be null");
+        long now = timeOf(nowMillis != StoreRequest.STORE_TIME, nowMillis);
+        ScopeKey key = new ScopeKey(lease.subject(), lease.shared());
+        ReentrantLock stripe = stripes[stripeIndex(key)];
+        stripe.lock();
+        try {
+            ScopeLog log = logs.getIfPresent(key);
+            return log == null ? 0 : log.leasesAt(now);
+        } finally {
+            stripe.unlock();
+        }
+    }
+
+    private static int scopeIndex(StoreRequest request, StoreRequest.Lease lease) {
+        for (int s = 0; s < request.scopes().size(); s++) {
+            if (lease.isIn(request.scopes().get(s))) {
+                return s;
+            }
+        }
+        throw new IllegalStateException("the request validates its lease's scope");
     }
 
     /**
@@ -309,6 +371,28 @@ public final class InMemoryWindowStore implements WindowStore {
         private final List<Window> shapes = new ArrayList<>(4);
         private final List<WindowLog> windows = new ArrayList<>(4);
         private long keepUntilMillis = Long.MIN_VALUE / 2;
+        private final Map<String, Long> leases = new HashMap<>(); // entry id -> end of the lease
+
+        /** Drops the leases whose time has passed at {@code now} and counts the others. */
+        int leasesAt(long now) {
+            leases.values().removeIf(end -> end <= now);
+            return leases.size();
+        }
+
+        boolean holds(String entryId, long now) {
+            Long end = leases.get(entryId);
+            return end != null && end > now;
+        }
+
+        /** Holds (or renews) a lease until {@code end}; the scope's state is kept at least as long. */
+        void hold(String entryId, long end) {
+            leases.put(entryId, end);
+            recorded(end);
+        }
+
+        void release(String entryId) {
+            leases.remove(entryId);
+        }
 
         WindowLog windowFor(Window window) {
             for (int i = 0; i < shapes.size(); i++) {

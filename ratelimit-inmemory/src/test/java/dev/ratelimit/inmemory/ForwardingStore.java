@@ -30,6 +30,16 @@ class ForwardingStore implements WindowStore {
     }
 
     @Override
+    public boolean renewLease(StoreRequest.Lease lease, String entryId, long nowMillis) {
+        return delegate.renewLease(lease, entryId, nowMillis);
+    }
+
+    @Override
+    public long leasesHeld(StoreRequest.Lease lease, long nowMillis) {
+        return delegate.leasesHeld(lease, nowMillis);
+    }
+
+    @Override
     public boolean atomicAcrossScopes() {
         return delegate.atomicAcrossScopes();
     }

@@ -29,4 +29,9 @@ class InMemoryScopeByScopeConformanceTest extends WindowStoreConformanceKit {
             }
         };
     }
+
+    @Override
+    protected boolean supportsLeases() {
+        return true;
+    }
 }

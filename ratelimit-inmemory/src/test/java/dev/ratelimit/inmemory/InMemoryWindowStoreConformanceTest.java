@@ -20,4 +20,9 @@ class InMemoryWindowStoreConformanceTest extends WindowStoreConformanceKit {
     protected boolean holdsStateFor(WindowStore store, String userId, Duration window) {
         return ((InMemoryWindowStore) store).holdsStateFor(userId);
     }
+
+    @Override
+    protected boolean supportsLeases() {
+        return true;
+    }
 }

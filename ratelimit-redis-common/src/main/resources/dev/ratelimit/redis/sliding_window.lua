@@ -9,12 +9,17 @@ KEYS          every window's key(s), in evaluation order (scope by scope, each s
                 exact tokens    two keys: a sorted set of '<weight>:<entry id>' members ('+' appended
                                 for an overrun charged when settling), and the sum of their weights
                 precision       one string: a ring of steps (see the precision section below)
-ARGV[1]       'r' to reserve, 's' to settle, 'p' to peek (report every window's state, record nothing)
+              then, when the request takes or releases a lease, the lease's sorted set (entry ids
+              scored by the end of their lease), in the slot of the scope holding it
+ARGV[1]       'r' to reserve, 's' to settle, 'p' to peek (report every window's state, record nothing);
+              'l' to renew a lease, 'c' to count leases: KEYS[1] the lease set, ARGV[3] the entry id,
+              ARGV[6] the lease in ms (renew), no windows
 ARGV[2]       now in epoch milliseconds, or '' (empty) to take the server's TIME
 ARGV[3]       the entry id: unique to the reservation among all callers
 ARGV[4]       tokens reserved (the estimate): charged to token windows; request windows count 1
-ARGV[5]       settle: the reservation's time as its reserve call returned it ('' when reserving)
-ARGV[6]       settle: the tokens actually used, or -1 to cancel ('' when reserving)
+ARGV[5]       settle: the reservation's time as its reserve call returned it; reserve: the lease's
+              cap, '' for no lease
+ARGV[6]       settle: the tokens actually used, or -1 to cancel; reserve: the lease in ms, '' for none
 ARGV[7 + 4(i-1)] .. ARGV[10 + 4(i-1)]
               window i: length in ms, limit, unit (0 requests, 1 tokens), precision in ms (0 exact)
 
@@ -29,16 +34,26 @@ Reserve replies integers: {status, now, index, retry_ms, used_1, reset_1, ..., u
               rejection, a later window longer than the rejecting one is left alone (no command
               runs on its keys)
   reset_i     ms until window i's oldest entry leaves it (0 when empty; -1 when not evaluated)
+              3 lease refused: every window has room but the lease's cap is held (index -1,
+                retry_ms 0; used_i and reset_i without the request); nothing is recorded. A lease
+                is taken only with an allowed reservation: after every window, before recording.
 Peek replies {1, now, -1, 0, used_1, reset_1, ...}, every window evaluated, nothing recorded.
 Settle replies {1}: a cancel (ARGV[6] = -1) removes the request from request windows and its
 estimate from token windows; a commit replaces token windows' estimate by the actual count (a
 refund while the entry is in the window, an overrun charged at now, never rejected); an entry that
-has left its window is left alone.
+has left its window is left alone. With a lease key, settling releases the lease (ZREM by entry
+id: a second release frees nothing). Renew replies {1} when the lease was held and now lasts until
+now + ARGV[6], {0} when it was released or had passed (not brought back); count replies {the
+leases held}. A lease whose end has passed (end <= now) is dropped by the next call on its set; the set
+expires a second after its latest lease ends.
 ]]
 
 -- No flags on the #!lua line (Redis 7.0 or later) declares a script that writes: Redis checks
 -- maxmemory before it starts and refuses it under OOM, instead of letting its first write (a
 -- removal, allowed under OOM) open the way for the rest.
+-- Numbers go to redis.call as integer text, fmt('%d', x), and constants as strings ('0'): Redis
+-- formats a Lua number argument with '%.17g', several times the cost of '%d'.
+local fmt = string.format
 local op = ARGV[1]
 local now
 if ARGV[2] == '' then
@@ -47,22 +62,62 @@ if ARGV[2] == '' then
 else
   now = tonumber(ARGV[2])
 end
+-- leases: renew ('l') and count ('c') touch the lease set alone
+if op == 'l' or op == 'c' then
+  local key = KEYS[1]
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', now))
+  if op == 'c' then
+    return {redis.call('ZCARD', key)}
+  end
+  local ttl = tonumber(ARGV[6])
+  -- XX INCR 0 answers nil (false) for a member not held: a released or passed lease stays gone
+  if ttl == nil or not redis.call('ZADD', key, 'XX', 'INCR', '0', ARGV[3]) then
+    return {0}
+  end
+  redis.call('ZADD', key, 'XX', fmt('%d', now + ttl), ARGV[3])
+  redis.call('EXPIRE', key, fmt('%d', math.ceil(ttl / 1000) + 1), 'GT')
+  return {1}
+end
 local tokens = tonumber(ARGV[4])
 local n = (#ARGV - 6) / 4
 if now == nil or tokens == nil or tokens < 0 or n < 1 or n ~= math.floor(n) or (op ~= 'r' and op ~= 's' and op ~= 'p') then
   return redis.error_reply('ERR sliding_window: bad arguments')
 end
 local id = ARGV[3]
--- Numbers go to redis.call as integer text, fmt('%d', x), and constants as strings ('0'): Redis
--- formats a Lua number argument with '%.17g', several times the cost of '%d'.
-local fmt = string.format
+
+-- A reservation that takes a lease names its set last among KEYS, its cap in ARGV[5] and its lease
+-- in ARGV[6]; a settlement that releases one names the set last. lease_full drops the leases that
+-- have passed and tells whether the cap is held; lease_take records the request's lease.
+local lease_key, lease_full, lease_take = false, nil, nil
+if op == 'r' and ARGV[5] ~= '' then
+  lease_key = KEYS[#KEYS]
+  local cap, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
+  if cap == nil or ttl == nil then
+    return redis.error_reply('ERR sliding_window: bad lease arguments')
+  end
+  local held = 0
+  lease_full = function()
+    redis.call('ZREMRANGEBYSCORE', lease_key, '-inf', fmt('%d', now))
+    held = redis.call('ZCARD', lease_key)
+    return held >= cap
+  end
+  lease_take = function()
+    redis.call('ZADD', lease_key, fmt('%d', now + ttl), id)
+    -- a new set has no expiry for GT to compare with; a held one keeps its latest lease's
+    if held == 0 then
+      redis.call('EXPIRE', lease_key, fmt('%d', math.ceil(ttl / 1000) + 1))
+    else
+      redis.call('EXPIRE', lease_key, fmt('%d', math.ceil(ttl / 1000) + 1), 'GT')
+    end
+  end
+end
 
 
 -- The common case, a reservation in exact request windows only, runs here without the general
 -- machinery below (no tables per window, no helpers): one sorted set per window, entry ids scored
 -- by time, counted by ZCARD. An entry scored exactly now - length has left its window. The general
 -- path's exact request windows (trim, and the reservation below) do the same with the same commands.
-if op == 'r' and #KEYS == n then
+if op == 'r' and #KEYS == n + (lease_key and 1 or 0) then
   local simple = true
   for i = 1, n do
     local a = 2 + 4 * i
@@ -117,17 +172,23 @@ if op == 'r' and #KEYS == n then
         result[4 + 2 * i] = -1
       end
     end
+    if status == 1 and lease_key and lease_full() then
+      status, result[1] = 3, 3
+    end
     if status == 1 then
       local score = fmt('%d', now)
       for i = 1, n do
         local key, length = KEYS[i], lengths[i]
         -- an entry id names one entry: recording it again changes nothing
         local used = result[3 + 2 * i] + redis.call('ZADD', key, 'NX', score, id)
-        redis.call('EXPIRE', key, fmt('%d', math.ceil(length / 1000) + 1)) -- expiry(now + length), inlined
+        redis.call('EXPIRE', key, fmt('%d', math.ceil(length / 1000) + 1)) -- leaves at now + length
         result[3 + 2 * i] = used
         if used > 0 and result[4 + 2 * i] == 0 then
           result[4 + 2 * i] = length -- the new entry is the oldest
         end
+      end
+      if lease_key then
+        lease_take()
       end
     end
     if n == 1 then
@@ -137,12 +198,9 @@ if op == 'r' and #KEYS == n then
   end
 end
 
--- A key expires one second after the last entry it holds leaves its window, at `leaves` (epoch ms),
--- so idle users cost no memory: the TTL of every EXPIRE and SET EX below, in whole seconds rounded
--- up (never early).
-local function expiry(leaves)
-  return fmt('%d', math.ceil((leaves - now) / 1000) + 1)
-end
+-- A key expires one second after the last entry it holds leaves its window, so idle users cost no
+-- memory: every EXPIRE and SET EX below sets ceil((leaves - now) / 1000) + 1 seconds (never early),
+-- written out at each place (a shared function would be allocated on every call).
 
 -- Window i's parameters and key(s). kind: 0 exact requests, 1 exact tokens, 2 precision (ring).
 local windows = {}
@@ -167,14 +225,20 @@ for i = 1, n do
   k = k + 1
   windows[i] = w
 end
-if k - 1 ~= #KEYS then
+-- a lease set comes after the windows' keys: taken by a reservation, released by a settlement
+if op == 's' and #KEYS == k then
+  lease_key = KEYS[k]
+elseif op == 'p' then
+  lease_key = false
+end
+if k - 1 + (lease_key and 1 or 0) ~= #KEYS then
   return redis.error_reply('ERR sliding_window: expected ' .. (k - 1) .. ' keys, got ' .. #KEYS)
 end
 
 ---------------------------------------------------------------------------------------------------
 -- exact token windows: one weighted member per reservation and a sum
 
-local weighted_trim, weighted_freeing, weighted_save
+local weighted_trim, weighted_save
 if weighted then
   -- Drops the members that have left; the sum is written back by weighted_save (or with the next add).
   weighted_trim = function(w)
@@ -212,23 +276,6 @@ if weighted then
       else
         redis.call('SET', w.sumkey, fmt('%d', w.used), 'KEEPTTL')
       end
-    end
-  end
-
-  weighted_freeing = function(w, excess)
-    local freed, from = 0, 0
-    while true do
-      local page = redis.call('ZRANGE', w.key, fmt('%d', from), fmt('%d', from + 63), 'WITHSCORES')
-      if #page == 0 then
-        return nil
-      end
-      for j = 1, #page, 2 do
-        freed = freed + tonumber(string.match(page[j], '^(%d+):'))
-        if freed >= excess then
-          return tonumber(page[j + 1])
-        end
-      end
-      from = from + 64
     end
   end
 end
@@ -361,7 +408,8 @@ if rings then
 
   -- The expiry depends only on hi: it is set when the ring is created and whenever hi moves.
   ring_expire = function(w)
-    redis.call('EXPIRE', w.key, expiry((w.hi + 1) * w.step + w.length))
+    -- the ring's newest step leaves at (hi + 1) * step + length
+    redis.call('EXPIRE', w.key, fmt('%d', math.ceil(((w.hi + 1) * w.step + w.length - now) / 1000) + 1))
   end
 end
 
@@ -459,8 +507,21 @@ if op == 'r' then
               leaves = tonumber(redis.call('ZRANGE', w.key, at, at, 'WITHSCORES')[2]) + w.length
             end
           elseif w.kind == 1 then
-            local t = weighted_freeing(w, excess)
-            leaves = t and (t + w.length) or (now + w.length)
+            -- the member at which the running sum of weights, oldest first, reaches the excess
+            -- (inline: a helper would be allocated on every call, and only a rejection needs it)
+            leaves = now + w.length
+            local freed, from = 0, 0
+            while from >= 0 do
+              local page = redis.call('ZRANGE', w.key, fmt('%d', from), fmt('%d', from + 63), 'WITHSCORES')
+              from = #page == 0 and -1 or from + 64
+              for j = 1, #page, 2 do
+                freed = freed + tonumber(string.match(page[j], '^(%d+):'))
+                if freed >= excess then
+                  leaves, from = tonumber(page[j + 1]) + w.length, -1
+                  break
+                end
+              end
+            end
           else
             local s = ring_walk(w, w.lo, w.hi - w.lo + 1, nil, excess)
             leaves = s and ((s + 1) * w.step + w.length) or (now + w.length)
@@ -469,6 +530,9 @@ if op == 'r' then
         end
       end
     end
+  end
+  if status == 1 and lease_key and lease_full() then
+    status = 3
   end
   if status ~= 1 then
     for i = 1, n do
@@ -483,13 +547,13 @@ if op == 'r' then
     if kind == 0 then
       -- an entry id names one entry: recording it again changes nothing
       w.used = w.used + redis.call('ZADD', w.key, 'NX', score, id)
-      redis.call('EXPIRE', w.key, expiry(now + w.length))
+      redis.call('EXPIRE', w.key, fmt('%d', math.ceil(w.length / 1000) + 1)) -- leaves at now + length
       if not w.oldest then
         w.oldest = now
       end
     elseif kind == 1 then
       if tokens > 0 and redis.call('ZADD', w.key, 'NX', score, fmt('%d', tokens) .. ':' .. id) == 1 then
-        local seconds = expiry(now + w.length)
+        local seconds = fmt('%d', math.ceil(w.length / 1000) + 1) -- leaves at now + length
         w.used = w.used + tokens
         redis.call('EXPIRE', w.key, seconds)
         redis.call('SET', w.sumkey, fmt('%d', w.used), 'EX', seconds)
@@ -517,6 +581,9 @@ if op == 'r' then
         save(w)
       end
     end
+  end
+  if lease_key then
+    lease_take()
   end
   return state(1, -1, 0)
 end
@@ -553,7 +620,7 @@ for i = 1, n do
         end
       end
     elseif target > estimate then
-      local seconds = expiry(now + w.length)
+      local seconds = fmt('%d', math.ceil(w.length / 1000) + 1)
       redis.call('ZADD', w.key, fmt('%d', now), fmt('%d', target - estimate) .. ':' .. id .. '+')
       redis.call('INCRBY', w.sumkey, fmt('%d', target - estimate))
       redis.call('EXPIRE', w.key, seconds)
@@ -578,5 +645,8 @@ for i = 1, n do
       ring_expire(w)
     end
   end
+end
+if lease_key then
+  redis.call('ZREM', lease_key, id) -- by entry id: a second release frees nothing
 end
 return {1}

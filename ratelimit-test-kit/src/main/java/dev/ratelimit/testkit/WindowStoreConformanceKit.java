@@ -116,6 +116,16 @@ public abstract class WindowStoreConformanceKit {
     }
 
     /**
+     * Declares that the store holds concurrency leases ({@code StoreRequest.Lease}, {@code
+     * WindowStore.renewLease}, {@code leasesHeld}); rules of section Q then run.
+     *
+     * @return {@code true} when the store takes leases
+     */
+    protected boolean supportsLeases() {
+        return false;
+    }
+
+    /**
      * Returns the number of concurrent trials the concurrency rules repeat; lower it only for very
      * slow backends.
      *
@@ -156,7 +166,7 @@ public abstract class WindowStoreConformanceKit {
                 + getClass().getSimpleName()
                 + " conformance tests ran. The kit's tests are JUnit 5 tests: run them with"
                 + " maven-surefire-plugin 2.22.0 or later (3.x recommended; Maven 3.8 and older default to"
-                + " 2.12.4), or Gradle's useJUnitPlatform(). A full run reports 49 tests; see CONFORMANCE.md.");
+                + " 2.12.4), or Gradle's useJUnitPlatform(). A full run reports 54 tests; see CONFORMANCE.md.");
     }
 
     /**
@@ -224,6 +234,10 @@ public abstract class WindowStoreConformanceKit {
     @Nested
     @DisplayName("U: usage without charging")
     class Usage extends Section implements UsageRules {}
+
+    @Nested
+    @DisplayName("Q: concurrency leases (optional)")
+    class Leases extends Section implements LeaseRules {}
 
     @Nested
     @DisplayName("E: real expiry (optional)")

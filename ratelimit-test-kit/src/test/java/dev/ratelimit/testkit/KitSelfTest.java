@@ -26,11 +26,11 @@ import org.junit.platform.testkit.engine.Events;
 class KitSelfTest {
 
     /** The tests of a full run, as CONFORMANCE.md, docs/writing-a-store.md and the kit's guard state it. */
-    private static final int FULL_RUN = 49;
+    private static final int FULL_RUN = 54;
 
     /** A row of CONFORMANCE.md's table of counts: three declarations, tests run and passed, skipped ones. */
     private static final Pattern COUNT_ROW = Pattern.compile(
-            "^\\| `(true|false)` \\| `(true|false)` \\| `(true|false)` \\| (\\d+) \\| (none|\\d+: [A-Z0-9, ]+) \\|",
+            "^\\| `(true|false)` \\| `(true|false)` \\| `(true|false)` \\| `(true|false)` \\| (\\d+) \\| (none|\\d+: [A-Z0-9, ]+) \\|",
             Pattern.MULTILINE);
 
     @Test
@@ -38,11 +38,35 @@ class KitSelfTest {
     void correctStorePasses() {
         Events tests = run(Correct.class);
         assertThat(failures(tests)).isEmpty();
-        assertThat(tests.succeeded().count()).isEqualTo(FULL_RUN - 3);
+        assertThat(tests.succeeded().count()).isEqualTo(FULL_RUN - 8);
         assertThat(ruleIds(tests.aborted()))
-                .as("E1 needs real expiry and P4 state sizes, which the example store does not declare; G0 is"
-                        + " for stores that cannot evaluate several scopes atomically")
-                .containsExactlyInAnyOrder("G0", "E1", "P4");
+                .as("E1 needs real expiry, P4 state sizes and Q leases, which the example store does not declare;"
+                        + " G0 is for stores that cannot evaluate several scopes atomically")
+                .containsExactlyInAnyOrder("G0", "E1", "P4", "Q1", "Q2", "Q3", "Q4", "Q5");
+    }
+
+    @Test
+    @DisplayName("a correct store with leases passes section Q")
+    void correctLeasesPass() {
+        Events tests = run(Leasing.class);
+        assertThat(failures(tests)).isEmpty();
+        assertThat(ruleIds(tests.succeeded())).contains("Q1", "Q2", "Q3", "Q4", "Q5");
+    }
+
+    @Test
+    @DisplayName("a store that releases leases by count, so a second release frees another holder's slot, fails Q2")
+    void releasingByCountFails() {
+        Map<String, String> failed = failures(run(ReleasesByCount.class));
+        assertThat(failed).containsOnlyKeys("Q2");
+        assertThat(failed.get("Q2")).contains("[Q2] a released three times: b still holds its slot");
+    }
+
+    @Test
+    @DisplayName("a store whose leases never pass fails Q3 and Q4")
+    void leasesThatNeverPassFail() {
+        Map<String, String> failed = failures(run(NeverExpires.class));
+        assertThat(failed).containsOnlyKeys("Q3", "Q4");
+        assertThat(failed.get("Q3")).contains("[Q3] 10 s later its lease has passed");
     }
 
     @Test
@@ -56,18 +80,19 @@ class KitSelfTest {
         Matcher row = COUNT_ROW.matcher(conformance);
         List<String> rows = new ArrayList<>();
         while (row.find()) {
-            String skipped = row.group(5);
+            String skipped = row.group(6);
             int skippedCount = skipped.equals("none") ? 0 : skipped.split(",").length;
-            assertThat(Integer.parseInt(row.group(4)) + skippedCount)
+            assertThat(Integer.parseInt(row.group(5)) + skippedCount)
                     .as("run and pass plus skipped in the row %s", row.group())
                     .isEqualTo(FULL_RUN);
             assertThat(skipped).as("the skipped count of %s", row.group()).matches("none|" + skippedCount + ": .*");
-            rows.add(row.group(1) + " " + row.group(2) + " " + row.group(3) + " " + row.group(4) + " " + skipped);
+            rows.add(row.group(1) + " " + row.group(2) + " " + row.group(3) + " " + row.group(4) + " " + row.group(5)
+                    + " " + skipped);
         }
         assertThat(rows)
                 .as("rows of CONFORMANCE.md's table of counts; a new store's is what correctStorePasses runs")
                 .hasSize(5)
-                .contains("true false false " + (FULL_RUN - 3) + " 3: G0, E1, P4");
+                .contains("true false false false " + (FULL_RUN - 8) + " 8: G0, E1, P4, Q1, Q2, Q3, Q4, Q5");
     }
 
     @Test
@@ -178,6 +203,32 @@ class KitSelfTest {
         @Override
         protected WindowStore createStore() {
             return new DefectiveStore(DefectiveStore.Defect.CHARGES_USER_WHEN_SHARED_REJECTS);
+        }
+    }
+
+    static class Leasing extends WindowStoreConformanceKit {
+        @Override
+        protected WindowStore createStore() {
+            return new LeasingStore(LeasingStore.Defect.NONE);
+        }
+
+        @Override
+        protected boolean supportsLeases() {
+            return true;
+        }
+    }
+
+    static class ReleasesByCount extends Leasing {
+        @Override
+        protected WindowStore createStore() {
+            return new LeasingStore(LeasingStore.Defect.RELEASES_BY_COUNT);
+        }
+    }
+
+    static class NeverExpires extends Leasing {
+        @Override
+        protected WindowStore createStore() {
+            return new LeasingStore(LeasingStore.Defect.NEVER_EXPIRES);
         }
     }
 

@@ -41,6 +41,14 @@ final class ScriptCost {
     static final int FULL = 10;
     static final int REPEATS = 5;
     static final int DECISIONS = 3_000;
+    /**
+     * Under callgrind, the milliseconds the scripts' clock moves per allowed decision: the scripts
+     * are sent this clock rather than reading {@code TIME}, so what has left a window at each
+     * decision, and so the count, does not depend on how fast the machine runs them. At 20 ms the
+     * warm-up pass spans a minute: every minute window is in its steady state (entries leaving as
+     * fast as they arrive). A rejection's clock stands still, so the full window stays full.
+     */
+    static final long STEP_MILLIS = 20;
 
     /** One window of a case: length, limit, tokens or requests, precision (0 exact). */
     record Spec(long lengthMillis, long limit, boolean tokens, long precisionMillis) {
@@ -202,12 +210,16 @@ final class ScriptCost {
             int decisions)
             throws InterruptedException {
         redis.call("FLUSHALL");
-        IntConsumer script = scriptDecide(redis, plain, BenchScripts.CURRENT, specs, tokens, rejected, decisions);
+        // instructions: a clock of the run's own, and users drawn from a fixed seed, so two runs repeat
+        boolean repeatable = meter != MICROS;
+        IntConsumer script =
+                scriptDecide(redis, plain, BenchScripts.CURRENT, specs, tokens, rejected, decisions, repeatable);
         IntConsumer bucket = withBucket4j ? bucketDecide(buckets, specs, rejected, decisions) : null;
-        IntConsumer call = scriptDecide(redis, plain, BenchScripts.FLOOR_CALL, specs, tokens, rejected, decisions);
+        IntConsumer call =
+                scriptDecide(redis, plain, BenchScripts.FLOOR_CALL, specs, tokens, rejected, decisions, repeatable);
         boolean exactRequests = specs.stream().allMatch(s -> !s.tokens() && s.precisionMillis() == 0);
         IntConsumer commands = !rejected && exactRequests
-                ? scriptDecide(redis, plain, BenchScripts.FLOOR_COMMANDS, specs, tokens, false, decisions)
+                ? scriptDecide(redis, plain, BenchScripts.FLOOR_COMMANDS, specs, tokens, false, decisions, repeatable)
                 : null;
         String[] labels = {"script", "Bucket4j", "call alone", "commands alone"};
         IntConsumer[] contenders = {script, bucket, call, commands};
@@ -231,16 +243,23 @@ final class ScriptCost {
             List<Spec> specs,
             long tokens,
             boolean rejected,
-            int decisions) {
+            int decisions,
+            boolean repeatable) {
         redis.call("SCRIPT", "LOAD", script.source());
+        java.util.Random seeded = new java.util.Random(42);
+        long[] clock = {System.currentTimeMillis()};
         String[][] keys = new String[USERS][];
         for (int u = 0; u < USERS; u++) {
             keys[u] = keys(script.name().toLowerCase(java.util.Locale.ROOT), u, specs);
         }
         IntConsumer decide = t -> {
-            int user = rejected ? 0 : ThreadLocalRandom.current().nextInt(USERS);
+            int user = rejected ? 0 : (repeatable ? seeded : ThreadLocalRandom.current()).nextInt(USERS);
             String[] k = keys[user];
             String[] a = args(specs, tokens);
+            if (repeatable) {
+                a[1] = Long.toString(clock[0]);
+                clock[0] += rejected ? 0 : STEP_MILLIS;
+            }
             String[] command = new String[3 + k.length + a.length];
             command[0] = "EVALSHA";
             command[1] = script.sha1();

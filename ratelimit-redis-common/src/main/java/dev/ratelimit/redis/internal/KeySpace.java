@@ -95,15 +95,30 @@ public record KeySpace(KeyLayout layout, String prefix) {
         return prefix + (layout == KeyLayout.CLUSTER ? ":{" + SHARED_MARK + "}" : ":" + SHARED_MARK) + ":check-" + name;
     }
 
+    /**
+     * Returns the key of a scope's leases: a sorted set of entry ids scored by the end of their
+     * lease, in the hash slot of the scope's windows.
+     *
+     * @param lease the lease naming the scope
+     * @return the key
+     */
+    public String leaseKey(StoreRequest.Lease lease) {
+        return scopePart(lease.subject(), lease.shared()).append(":lease").toString();
+    }
+
     private StringBuilder scopePart(StoreRequest.Scope scope) {
-        String token = RedisKeys.token(scope.subject());
+        return scopePart(scope.subject(), scope.shared());
+    }
+
+    private StringBuilder scopePart(String subject, boolean shared) {
+        String token = RedisKeys.token(subject);
         StringBuilder key = new StringBuilder(prefix.length() + token.length() + 30)
                 .append(prefix)
                 .append(':');
         if (layout == KeyLayout.CLUSTER) {
             key.append('{');
         }
-        if (scope.shared()) {
+        if (shared) {
             key.append(SHARED_MARK);
         }
         key.append(token);

@@ -22,6 +22,8 @@ public final class ScriptCall<T> {
     private static final String RESERVE = "r";
     private static final String SETTLE = "s";
     private static final String PEEK = "p";
+    private static final String RENEW = "l";
+    private static final String COUNT = "c";
 
     private final String[] keys;
     private final String[] args;
@@ -67,15 +69,16 @@ public final class ScriptCall<T> {
                     "Redis Cluster evaluates one scope per call: scopes lie in different hash slots");
         }
         int windowCount = request.windows().size();
+        StoreRequest.Lease lease = op.equals(RESERVE) ? request.lease() : null;
         String[] head = {
             op,
             request.hasTime() ? Long.toString(request.nowMillis()) : "",
             request.entryId(),
             Long.toString(request.tokens()),
-            "",
-            ""
+            lease == null ? "" : Integer.toString(lease.cap()),
+            lease == null ? "" : Long.toString(lease.ttlMillis())
         };
-        return build(request.scopes(), space, head, reply -> ScriptReply.evaluation(reply, windowCount));
+        return build(request.scopes(), lease, space, head, reply -> ScriptReply.evaluation(reply, windowCount));
     }
 
     /**
@@ -97,18 +100,61 @@ public final class ScriptCall<T> {
             Long.toString(settlement.reservedAtMillis()),
             Long.toString(settlement.actualTokens())
         };
+        StoreRequest.Lease lease = settlement.lease();
         if (space.layout() != KeyLayout.CLUSTER || settlement.scopes().size() == 1) {
-            return List.of(build(settlement.scopes(), space, head, ScriptReply::settled));
+            return List.of(build(settlement.scopes(), lease, space, head, ScriptReply::settled));
         }
         List<ScriptCall<Boolean>> calls = new ArrayList<>();
         for (StoreRequest.Scope scope : settlement.scopes()) {
-            calls.add(build(List.of(scope), space, head, ScriptReply::settled));
+            // the lease is released with its own scope's windows: its set lies in their hash slot
+            calls.add(build(
+                    List.of(scope),
+                    lease != null && lease.isIn(scope) ? lease : null,
+                    space,
+                    head,
+                    ScriptReply::settled));
         }
         return calls;
     }
 
+    /**
+     * Builds the call that renews a lease still held.
+     *
+     * @param lease the lease
+     * @param entryId the entry id of the request that took it
+     * @param nowMillis the time, or {@link StoreRequest#STORE_TIME}
+     * @param space the layout and prefix of the target deployment
+     * @return the call, whose reply reads into {@code true} when the lease was held and is renewed
+     */
+    public static ScriptCall<Boolean> renewLease(
+            StoreRequest.Lease lease, String entryId, long nowMillis, KeySpace space) {
+        String[] args = {RENEW, time(nowMillis), entryId, "", "", Long.toString(lease.ttlMillis())};
+        return new ScriptCall<>(new String[] {space.leaseKey(lease)}, args, reply -> ScriptReply.count(reply) == 1);
+    }
+
+    /**
+     * Builds the call that counts the leases a scope holds.
+     *
+     * @param lease the lease naming the scope
+     * @param nowMillis the time, or {@link StoreRequest#STORE_TIME}
+     * @param space the layout and prefix of the target deployment
+     * @return the call, whose reply reads into the count
+     */
+    public static ScriptCall<Long> leasesHeld(StoreRequest.Lease lease, long nowMillis, KeySpace space) {
+        String[] args = {COUNT, time(nowMillis), "", "", "", ""};
+        return new ScriptCall<>(new String[] {space.leaseKey(lease)}, args, ScriptReply::count);
+    }
+
+    private static String time(long nowMillis) {
+        return nowMillis == StoreRequest.STORE_TIME ? "" : Long.toString(nowMillis);
+    }
+
     private static <T> ScriptCall<T> build(
-            List<StoreRequest.Scope> scopes, KeySpace space, String[] head, Function<@Nullable Object, T> reader) {
+            List<StoreRequest.Scope> scopes,
+            StoreRequest.@Nullable Lease lease,
+            KeySpace space,
+            String[] head,
+            Function<@Nullable Object, T> reader) {
         List<String> keys = new ArrayList<>();
         List<String> args = new ArrayList<>(Arrays.asList(head));
         for (StoreRequest.Scope scope : scopes) {
@@ -122,6 +168,9 @@ public final class ScriptCall<T> {
                 args.add(window.isTokens() ? "1" : "0");
                 args.add(Long.toString(window.precisionMillis()));
             }
+        }
+        if (lease != null) {
+            keys.add(space.leaseKey(lease));
         }
         return new ScriptCall<>(keys.toArray(String[]::new), args.toArray(String[]::new), reader);
     }

@@ -16,6 +16,7 @@ final class ScriptReply {
     private static final int ALLOWED = 1;
     private static final int REJECTED = 0;
     private static final int TOO_LARGE = 2;
+    private static final int LEASE_REFUSED = 3;
 
     private ScriptReply() {}
 
@@ -44,6 +45,9 @@ final class ScriptReply {
             if (status == TOO_LARGE && index >= 0 && index < windowCount) {
                 return Evaluation.tooLarge(now, (int) index, used, reset);
             }
+            if (status == LEASE_REFUSED && index == -1) {
+                return Evaluation.leaseRefused(now, used, reset);
+            }
         } catch (IllegalArgumentException e) {
             throw malformed(reply);
         }
@@ -56,6 +60,13 @@ final class ScriptReply {
                 && values.size() == 1
                 && Long.valueOf(1).equals(values.get(0))) {
             return Boolean.TRUE;
+        }
+        throw malformed(reply);
+    }
+
+    static Long count(@Nullable Object reply) {
+        if (reply instanceof List<?> values && values.size() == 1) {
+            return number(values.get(0), reply);
         }
         throw malformed(reply);
     }

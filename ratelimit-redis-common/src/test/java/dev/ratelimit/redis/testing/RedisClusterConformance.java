@@ -49,4 +49,9 @@ public abstract class RedisClusterConformance extends WindowStoreConformanceKit 
     private static String key(String userId, Window window) {
         return KeySpace.of(KeyLayout.CLUSTER).key(StoreRequest.Scope.user(userId, List.of(window)), window);
     }
+
+    @Override
+    protected boolean supportsLeases() {
+        return true;
+    }
 }

@@ -46,4 +46,9 @@ public abstract class RedisStandaloneConformance extends WindowStoreConformanceK
     private static String key(String userId, Window window) {
         return KeySpace.of(KeyLayout.STANDALONE).key(StoreRequest.Scope.user(userId, List.of(window)), window);
     }
+
+    @Override
+    protected boolean supportsLeases() {
+        return true;
+    }
 }

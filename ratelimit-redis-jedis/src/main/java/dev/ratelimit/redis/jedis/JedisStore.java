@@ -82,6 +82,18 @@ final class JedisStore implements WindowStore {
     }
 
     @Override
+    public boolean renewLease(StoreRequest.Lease lease, String entryId, long nowMillis) {
+        Objects.requireNonNull(lease, "lease must not be null");
+        return run(ScriptCall.renewLease(lease, entryId, nowMillis, keys));
+    }
+
+    @Override
+    public long leasesHeld(StoreRequest.Lease lease, long nowMillis) {
+        Objects.requireNonNull(lease, "lease must not be null");
+        return run(ScriptCall.leasesHeld(lease, nowMillis, keys));
+    }
+
+    @Override
     public boolean atomicAcrossScopes() {
         return keys.layout() != KeyLayout.CLUSTER;
     }

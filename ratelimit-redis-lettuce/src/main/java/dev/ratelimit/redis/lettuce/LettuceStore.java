@@ -96,6 +96,18 @@ final class LettuceStore implements CloseableWindowStore {
     }
 
     @Override
+    public boolean renewLease(StoreRequest.Lease lease, String entryId, long nowMillis) {
+        Objects.requireNonNull(lease, "lease must not be null");
+        return await(run(ScriptCall.renewLease(lease, entryId, nowMillis, keys)));
+    }
+
+    @Override
+    public long leasesHeld(StoreRequest.Lease lease, long nowMillis) {
+        Objects.requireNonNull(lease, "lease must not be null");
+        return await(run(ScriptCall.leasesHeld(lease, nowMillis, keys)));
+    }
+
+    @Override
     public boolean atomicAcrossScopes() {
         return keys.layout() != KeyLayout.CLUSTER;
     }

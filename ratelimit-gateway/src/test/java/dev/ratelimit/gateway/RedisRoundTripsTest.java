@@ -1,0 +1,121 @@
+package dev.ratelimit.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ratelimit.testsupport.redis.RedisServer;
+import java.io.InputStream;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Round trips to Redis per metered request, counted by the server itself ({@code INFO
+ * commandstats} on a private redis-server, reset before the request): the reservation with its
+ * concurrency slot, and the settlement that frees it. Commands the script runs count under their
+ * own names; every round trip of a client is an {@code EVALSHA} (or {@code EVAL}) or a command
+ * outside the script's set.
+ */
+class RedisRoundTripsTest {
+
+    private static final String PLAIN =
+            "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+    private static final String STREAM =
+            "{\"model\":\"gpt-4o-mini\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+    /** The commands the store's script runs: counted in commandstats, but no round trip of their own. */
+    private static final List<String> IN_SCRIPT = List.of(
+            "time",
+            "zremrangebyscore",
+            "zcard",
+            "zrange",
+            "zrangebyscore",
+            "zadd",
+            "zrem",
+            "get",
+            "set",
+            "del",
+            "incrby",
+            "decrby",
+            "getrange",
+            "setrange",
+            "expire");
+
+    private static final Pattern STAT = Pattern.compile("cmdstat_([a-z|]+):calls=(\\d+)");
+
+    @TempDir
+    Path directory;
+
+    @Test
+    @DisplayName("a metered request on Redis makes exactly 2 round trips: reserve with its slot, settle freeing it")
+    void twoRoundTripsPerRequest() throws Exception {
+        Path config = directory.resolve("gateway.yaml");
+        Files.writeString(config, """
+                keys:
+                  - { key: k-rt, tenant: rt, tier: one }
+                tiers:
+                  one:
+                    max-concurrent: 2
+                    windows: { minute: 100000/1m }
+                """);
+        try (RedisServer redis = RedisServer.start(List.of());
+                Harness harness = Harness.start(
+                        Harness.Store.MEMORY, // the private server below
+                        true,
+                        Map.of("REDIS_URL", redis.uri(), "GATEWAY_CONFIG", config.toString()))) {
+            assertThat(harness.chat("k-rt", PLAIN).statusCode()).isEqualTo(200); // scripts loaded, connected
+            Harness.await("the first request settled", () -> harness.inFlight("rt") == 0);
+
+            redis.call("CONFIG", "RESETSTAT");
+            assertThat(harness.chat("k-rt", PLAIN).statusCode()).isEqualTo(200);
+            Harness.await("settled", () -> scripts(roundTrips(redis)) == 2);
+            Map<String, Long> plain = roundTrips(redis);
+            System.out.println("gateway round trips to Redis, one plain request: " + plain);
+            assertThat(plain).as("round trips of one plain request").containsOnlyKeys("evalsha");
+            assertThat(plain.get("evalsha")).isEqualTo(2);
+
+            redis.call("CONFIG", "RESETSTAT");
+            CountDownLatch release = new CountDownLatch(1);
+            harness.stub().enqueue(StubUpstream.stream(1, release, StubUpstream.Then.FINISH, new CountDownLatch(1)));
+            HttpResponse<InputStream> stream =
+                    harness.http.send(harness.chatRequest("k-rt", STREAM), HttpResponse.BodyHandlers.ofInputStream());
+            assertThat(stream.statusCode()).isEqualTo(200);
+            assertThat(roundTrips(redis))
+                    .as("before the stream's end: one round trip, its reservation with the slot")
+                    .containsEntry("evalsha", 1L)
+                    .containsOnlyKeys("evalsha");
+            release.countDown();
+            stream.body().readAllBytes();
+            Harness.await("the stream settled", () -> scripts(roundTrips(redis)) == 2);
+            assertThat(roundTrips(redis)).as("a stream's round trips").containsOnlyKeys("evalsha");
+        }
+    }
+
+    /** Calls per command since the last reset, without the script's own commands and this test's INFO. */
+    private static Map<String, Long> roundTrips(RedisServer redis) {
+        Object info = redis.call("INFO", "commandstats");
+        String text = info instanceof byte[] bytes
+                ? new String(bytes, java.nio.charset.StandardCharsets.UTF_8)
+                : String.valueOf(info);
+        Map<String, Long> calls = new LinkedHashMap<>();
+        Matcher stat = STAT.matcher(text);
+        while (stat.find()) {
+            String command = stat.group(1);
+            if (!IN_SCRIPT.contains(command) && !command.equals("info") && !command.startsWith("config")) {
+                calls.put(command, Long.parseLong(stat.group(2)));
+            }
+        }
+        return calls;
+    }
+
+    private static long scripts(Map<String, Long> calls) {
+        return calls.getOrDefault("evalsha", 0L) + calls.getOrDefault("eval", 0L);
+    }
+}
