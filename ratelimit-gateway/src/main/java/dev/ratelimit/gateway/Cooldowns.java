@@ -2,19 +2,28 @@ package dev.ratelimit.gateway;
 
 import dev.ratelimit.core.ThrottledWarning;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.net.SocketAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,8 +36,13 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>In memory for one process; on Redis ({@code REDIS_URL}) shared by every gateway process: one
  * key per cooling model, {@code ratelimit:cooldown:{upstream}:{model}}, holding the end as epoch
- * milliseconds and expiring then (PX), and one key per probe interval, set with NX, so that of all
- * the processes exactly one lets the interval's probe through. Times come from the gateway's clock
+ * milliseconds and expiring then (PX), announced on the channel {@value #CHANNEL} (a process
+ * subscribes at start and reads the keys again whenever its subscription connects, so it knows
+ * the cooldowns set while it was away), and one key per probe interval, set with NX, so that of all
+ * the processes exactly one lets the interval's probe through. A request asks only this process's
+ * memory whether its model is cooling down: no Redis command on the way of a request while no
+ * cooldown is in force. Another process learns of a new cooldown when the announcement arrives
+ * (a Redis round trip later); a request it forwards meanwhile can still meet the upstream's 429. Times come from the gateway's clock
  * (the processes' clocks agree to NTP's precision, far below a retry-after). While Redis cannot be
  * reached the process falls back to what it knows itself, and logs it at most every 10 seconds.
  */
@@ -36,6 +50,10 @@ final class Cooldowns implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(Cooldowns.class.getName());
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);
+    /** The channel on which a process announces a cooldown it started or ended. */
+    static final String CHANNEL = "ratelimit:cooldowns";
+    /** How soon after a failed connection attempt the next one is made. */
+    private static final Duration RECONNECT_EVERY = Duration.ofMillis(100);
     /** The longest cooldown an upstream's header can set; a probe ends a wrong one sooner anyway. */
     static final Duration LONGEST = Duration.ofHours(1);
     /** The most (upstream, model) pairs remembered for the status page. */
@@ -48,6 +66,10 @@ final class Cooldowns implements AutoCloseable {
     private final MeterRegistry registry;
     private final @Nullable RedisClient client;
     private volatile @Nullable StatefulRedisConnection<String, String> connection;
+    private volatile @Nullable StatefulRedisPubSubConnection<String, String> subscription;
+    /** The cooldowns in force on Redis, as announced there or read at (re)subscription. */
+    private final Map<String, Active> shared = new ConcurrentHashMap<>();
+
     private final Map<String, Active> local = new ConcurrentHashMap<>();
     private final Map<String, Long> probes = new ConcurrentHashMap<>();
     private final Map<String, Active> known = new ConcurrentHashMap<>();
@@ -73,7 +95,96 @@ final class Cooldowns implements AutoCloseable {
                     .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
                     .build());
             this.client = created;
+            subscribe(created);
         }
+    }
+
+    /**
+     * Subscribes to the announcements, and reads the cooldown keys each time the subscription
+     * connects (at start and after Redis comes back): announcements made meanwhile were missed.
+     * Lettuce reconnects and resubscribes this connection by itself (the client is the store's own).
+     */
+    private void subscribe(RedisClient redis) {
+        try {
+            StatefulRedisPubSubConnection<String, String> pubSub = redis.connectPubSub();
+            pubSub.addListener(new RedisPubSubAdapter<String, String>() {
+                @Override
+                public void message(String channel, String message) {
+                    announced(message);
+                }
+            });
+            pubSub.addListener(new RedisConnectionStateListener() {
+                @Override
+                public void onRedisConnected(RedisChannelHandler<?, ?> connection, SocketAddress address) {
+                    Thread reader = new Thread(Cooldowns.this::readAll, "ratelimit-cooldowns-read");
+                    reader.setDaemon(true);
+                    reader.start();
+                }
+            });
+            pubSub.sync().subscribe(CHANNEL);
+            subscription = pubSub;
+            readAll();
+        } catch (RedisException e) {
+            failed(e); // not subscribed: this process goes by its own cooldowns
+        }
+    }
+
+    /** An announcement: {@code upstream model end}, the end 0 when the cooldown ended. */
+    private void announced(String message) {
+        String[] parts = message.split(" ", 3);
+        Long end = parts.length == 3 ? parse(parts[2]) : null;
+        if (end == null) {
+            return;
+        }
+        String key = key(parts[0], parts[1]);
+        if (end <= clock.millis()) {
+            shared.remove(key);
+        } else {
+            Active active = new Active(parts[0], parts[1], Instant.ofEpochMilli(end));
+            shared.put(key, active);
+            remember(key, active);
+        }
+    }
+
+    /** Reads every cooldown key on Redis into {@link #shared}. */
+    private void readAll() {
+        StatefulRedisConnection<String, String> redis = connection();
+        if (redis == null) {
+            return;
+        }
+        try {
+            Map<String, Active> found = new HashMap<>();
+            ScanCursor cursor = ScanCursor.INITIAL;
+            do {
+                KeyScanCursor<String> page = redis.sync()
+                        .scan(
+                                cursor,
+                                ScanArgs.Builder.matches("ratelimit:cooldown:*").limit(100));
+                for (String key : page.getKeys()) {
+                    Active active = fromKey(key, redis.sync().get(key));
+                    if (active != null) {
+                        found.put(key, active);
+                    }
+                }
+                cursor = page;
+            } while (!cursor.isFinished());
+            shared.keySet().retainAll(found.keySet());
+            shared.putAll(found);
+            found.forEach(this::remember);
+        } catch (RedisException e) {
+            failed(e);
+        }
+    }
+
+    /** The cooldown a key {@code ratelimit:cooldown:{upstream}:model} holds, or null. */
+    private static @Nullable Active fromKey(String key, @Nullable String value) {
+        String prefix = "ratelimit:cooldown:{";
+        int close = key.indexOf("}:", prefix.length());
+        Long end = value == null ? null : parse(value);
+        if (!key.startsWith(prefix) || close < 0 || end == null) {
+            return null;
+        }
+        return new Active(key.substring(prefix.length(), close), key.substring(close + 2), Instant.ofEpochMilli(end));
     }
 
     private static String probeKey(String upstream, String model, long bucket) {
@@ -89,21 +200,9 @@ final class Cooldowns implements AutoCloseable {
     Instant until(String upstream, String model) {
         long now = clock.millis();
         String key = key(upstream, model);
-        StatefulRedisConnection<String, String> redis = connection();
-        if (redis != null) {
-            try {
-                String value = redis.sync().get(key);
-                Long end = value == null ? null : parse(value);
-                if (end == null || end <= now) {
-                    known.remove(key);
-                    return null;
-                }
-                Instant until = Instant.ofEpochMilli(end);
-                remember(key, new Active(upstream, model, until));
-                return until;
-            } catch (RedisException e) {
-                failed(e);
-            }
+        Active announced = shared.get(key);
+        if (announced != null && announced.until().toEpochMilli() > now) {
+            return announced.until();
         }
         Active active = local.get(key);
         if (active == null || active.until().toEpochMilli() <= now) {
@@ -161,6 +260,7 @@ final class Cooldowns implements AutoCloseable {
                 redis.sync().set(key, Long.toString(end), SetArgs.Builder.px(end - now));
                 redis.sync()
                         .set(probeKey(upstream, model, bucket), "1", SetArgs.Builder.px(2 * probeInterval.toMillis()));
+                redis.sync().publish(CHANNEL, upstream + " " + model + " " + end);
             } catch (RedisException e) {
                 failed(e);
             }
@@ -183,11 +283,13 @@ final class Cooldowns implements AutoCloseable {
     void end(String upstream, String model) {
         String key = key(upstream, model);
         local.remove(key);
+        shared.remove(key);
         known.remove(key);
         StatefulRedisConnection<String, String> redis = connection();
         if (redis != null) {
             try {
                 redis.sync().del(key);
+                redis.sync().publish(CHANNEL, upstream + " " + model + " 0");
             } catch (RedisException e) {
                 failed(e);
             }
@@ -242,7 +344,7 @@ final class Cooldowns implements AutoCloseable {
                 try {
                     connection = redis.connect();
                 } catch (RedisException e) {
-                    nextConnectNanos = System.nanoTime() + RedisSlots.RECONNECT_EVERY.toNanos();
+                    nextConnectNanos = System.nanoTime() + RECONNECT_EVERY.toNanos();
                     failed(e);
                     return null;
                 }
@@ -266,6 +368,10 @@ final class Cooldowns implements AutoCloseable {
         StatefulRedisConnection<String, String> current = connection;
         if (current != null) {
             current.close();
+        }
+        StatefulRedisPubSubConnection<String, String> subscribed = subscription;
+        if (subscribed != null) {
+            subscribed.close();
         }
         if (client != null) {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));

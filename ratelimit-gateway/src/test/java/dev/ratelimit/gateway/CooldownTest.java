@@ -114,6 +114,8 @@ class CooldownTest extends UpstreamsTest {
                 upstreams.anthropic.enqueue(AnthropicStub.status(429, Map.of("retry-after", "60")));
             }
             send(harness, 1);
+            // the second process learns of it by the announcement on Redis, a round trip later
+            Harness.await("the second process knows the cooldown", () -> second.cooling(MODEL));
             send(second, 3);
             assertThat(upstreams.anthropic.received())
                     .as("the second process holds back too")

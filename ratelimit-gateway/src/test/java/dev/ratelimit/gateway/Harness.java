@@ -231,6 +231,12 @@ final class Harness implements AutoCloseable {
         return metric("gateway_tokens_total", "tenant", tenant);
     }
 
+    /** Whether this gateway process knows that {@code model} is cooling down at an upstream. */
+    boolean cooling(String model) {
+        return server.gateway().upstream().cooldowns().active().stream()
+                .anyMatch(active -> active.model().equals(model));
+    }
+
     int inFlight(String tenant) {
         return server.gateway().slots().inFlight(tenant);
     }
