@@ -21,10 +21,15 @@ final class Anthropic {
 
     private Anthropic() {}
 
-    /** Whether a request is for the Messages API, whose answers are in Anthropic's shape. */
-    static boolean isMessagesPath(HttpServletRequest request) {
+    /**
+     * Whether a request's errors are answered in Anthropic's shape: it is under the Messages API's
+     * path ({@code /v1/messages} and below), or it carries {@code anthropic-version}, which every
+     * Anthropic client sends and OpenAI's never do.
+     */
+    static boolean isAnthropicCaller(HttpServletRequest request) {
         String path = request.getRequestURI();
-        return path != null && (path.equals(MESSAGES) || path.startsWith(MESSAGES + "/"));
+        return (path != null && (path.equals(MESSAGES) || path.startsWith(MESSAGES + "/")))
+                || request.getHeader("anthropic-version") != null;
     }
 
     /** The error type Anthropic's API gives a status. */

@@ -58,7 +58,7 @@ final class ApiKeyFilter implements Filter {
         } else if (!bearer) {
             header = null;
         }
-        boolean anthropic = Anthropic.isMessagesPath(request);
+        boolean anthropic = Anthropic.isAnthropicCaller(request);
         ApiKey key =
                 header == null ? null : find(header.substring(BEARER.length()).trim());
         if (key == null) {

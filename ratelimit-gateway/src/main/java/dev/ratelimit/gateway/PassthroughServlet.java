@@ -64,20 +64,29 @@ final class PassthroughServlet extends HttpServlet {
             .collect(java.util.stream.Collectors.joining(", "));
 
     /**
-     * Answers OpenAI's 404 for a {@code /v1} path or method the gateway neither meters nor relays,
-     * counted in {@code gateway_refusals_total{endpoint="other",status="404"}}; nothing is charged.
+     * Answers 404 for a {@code /v1} path or method the gateway neither meters nor relays, in
+     * Anthropic's shape for an {@linkplain Anthropic#isAnthropicCaller Anthropic caller} and OpenAI's
+     * otherwise, counted in {@code gateway_refusals_total{endpoint="other",status="404"}}; nothing is charged.
      */
     static void unknown(Gateway gateway, HttpServletRequest request, HttpServletResponse response, String path)
             throws IOException {
         String method = request.getMethod();
         Requests.drain(request, response);
         gateway.metrics().refused("other", 404, "unknown_url");
+        String relayed = gateway.config().passthrough().stream()
+                .map(GatewayConfig.Route::entry)
+                .collect(java.util.stream.Collectors.joining(", "));
+        if (Anthropic.isAnthropicCaller(request)) {
+            Anthropic.error(
+                    response,
+                    404,
+                    "Unknown request URL: " + method + " " + path + ". The gateway serves POST " + Anthropic.MESSAGES
+                            + ", POST " + Anthropic.COUNT_TOKENS + " and " + relayed + ".");
+            return;
+        }
         OpenAi.unknownUrl(
                 response,
-                "Unknown request URL: " + method + " " + path + ". The gateway serves " + METERED + " and "
-                        + gateway.config().passthrough().stream()
-                                .map(GatewayConfig.Route::entry)
-                                .collect(java.util.stream.Collectors.joining(", "))
+                "Unknown request URL: " + method + " " + path + ". The gateway serves " + METERED + " and " + relayed
                         + ".");
     }
 

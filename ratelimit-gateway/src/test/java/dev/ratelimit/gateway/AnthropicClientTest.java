@@ -7,6 +7,7 @@ import com.anthropic.client.AnthropicClient;
 import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.core.Sleeper;
 import com.anthropic.core.http.StreamResponse;
+import com.anthropic.errors.NotFoundException;
 import com.anthropic.errors.OverloadedException;
 import com.anthropic.errors.RateLimitException;
 import com.anthropic.errors.UnauthorizedException;
@@ -211,5 +212,26 @@ class AnthropicClientTest extends MockGatewayTest {
                 });
         Harness.await("cancelled", () -> settled("cancelled", "upstream_529") == 1);
         assertThat(harness.tokens("demo-user-pro")).isZero();
+    }
+
+    @Test
+    @DisplayName(
+            "an endpoint the gateway does not serve (batches, files) raises NotFoundException, not_found_error, uncharged")
+    void unknownEndpoint() throws Exception {
+        AnthropicClient client = client("demo-free");
+        assertThatThrownBy(() -> client.messages().batches().list())
+                .isInstanceOfSatisfying(NotFoundException.class, e -> {
+                    assertThat(e.statusCode()).isEqualTo(404);
+                    assertThat(e.type().orElseThrow().asString()).isEqualTo("not_found_error");
+                });
+        assertThatThrownBy(() -> client.beta().files().list())
+                .isInstanceOfSatisfying(
+                        NotFoundException.class,
+                        e -> assertThat(e.type().orElseThrow().asString()).isEqualTo("not_found_error"));
+        assertThat(harness.tokens("demo-user-free")).isZero();
+        var raw = client.messages().withRawResponse().create(hello("Hi"));
+        assertThat(raw.headers().values("anthropic-ratelimit-requests-remaining"))
+                .as("the 404s charged no request")
+                .containsExactly("4");
     }
 }

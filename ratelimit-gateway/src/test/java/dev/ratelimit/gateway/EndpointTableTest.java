@@ -23,11 +23,13 @@ import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Nothing slips through: every endpoint openai-java exposes ({@code openai-sdk-endpoints.txt}, one
- * row per method and path with what the gateway does with it) is sent over HTTP to a gateway with
- * the default pass-through list in front of its mock model. A metered row answers with token
- * headers, a relayed row with request headers only, and every other row is OpenAI's 404 with no
- * rate-limit header; the tenant's request window then holds exactly the metered and relayed rows.
+ * Nothing slips through: every endpoint openai-java and anthropic-java expose ({@code
+ * openai-sdk-endpoints.txt}, {@code anthropic-sdk-endpoints.txt}: one row per method and path with
+ * what the gateway does with it) is sent over HTTP, in each API's style, to a gateway with the
+ * default pass-through list in front of its mock model. A metered row answers with token headers, a
+ * relayed row with request headers only, Anthropic's {@code count_tokens} with the gateway's
+ * estimate and no rate-limit header, and every other row is a 404 in the caller's error shape with
+ * no rate-limit header; the tenant's request window then holds exactly the metered and relayed rows.
  */
 @ParameterizedClass
 @EnumSource(Harness.Store.class)
@@ -35,23 +37,82 @@ class EndpointTableTest {
 
     private static final String TENANT = "demo-user-enterprise";
 
-    /** A valid body for each metered endpoint; every other POST sends {@code {}}. */
-    private static final Map<String, String> BODIES = Map.of(
-            "/v1/chat/completions", "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}",
-            "/v1/completions", "{\"model\":\"gpt-4o-mini\",\"prompt\":\"Hi\",\"max_tokens\":20}",
-            "/v1/embeddings", "{\"model\":\"text-embedding-3-small\",\"input\":\"Hi\"}",
-            "/v1/responses", "{\"model\":\"gpt-4o-mini\",\"input\":\"Hi\",\"max_output_tokens\":20}");
+    /** One SDK's table: how its clients authenticate, what valid bodies look like, how answers read. */
+    enum Api {
+        OPENAI(
+                "openai-sdk-endpoints.txt",
+                300,
+                Map.of("Authorization", "Bearer demo-enterprise"),
+                Map.of(
+                        "/v1/chat/completions",
+                        "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}",
+                        "/v1/completions",
+                        "{\"model\":\"gpt-4o-mini\",\"prompt\":\"Hi\",\"max_tokens\":20}",
+                        "/v1/embeddings",
+                        "{\"model\":\"text-embedding-3-small\",\"input\":\"Hi\"}",
+                        "/v1/responses",
+                        "{\"model\":\"gpt-4o-mini\",\"input\":\"Hi\",\"max_output_tokens\":20}"),
+                // paths no SDK sends but a client might: near misses of the metered paths are not metered by accident
+                List.of(
+                        "POST /v1/chat/completions/ 404",
+                        "POST /v1/responses/ 404",
+                        "PUT /v1/responses 404",
+                        "PATCH /v1/completions 404",
+                        "GET /v1/embeddings 404",
+                        "DELETE /v1/models 404",
+                        "POST /v1/chat 404",
+                        "POST /v1 404"),
+                "x-ratelimit-remaining-tokens",
+                "x-ratelimit-remaining-requests"),
+        ANTHROPIC(
+                "anthropic-sdk-endpoints.txt",
+                250,
+                Map.of("x-api-key", "demo-enterprise", "anthropic-version", "2023-06-01"),
+                Map.of(
+                        "/v1/messages",
+                        ANTHROPIC_BODY,
+                        "/v1/messages/count_tokens",
+                        ANTHROPIC_BODY.replace(",\"max_tokens\":20", "")),
+                List.of("POST /v1/messages/ 404", "POST /v1/messages/count_tokens/ 404", "POST /v1/message 404"),
+                "anthropic-ratelimit-tokens-remaining",
+                "anthropic-ratelimit-requests-remaining");
 
-    /** Paths no SDK sends but a client might: near misses of the metered paths are not metered by accident. */
-    private static final List<String> NEAR_MISSES = List.of(
-            "POST /v1/chat/completions/ 404",
-            "POST /v1/responses/ 404",
-            "PUT /v1/responses 404",
-            "PATCH /v1/completions 404",
-            "GET /v1/embeddings 404",
-            "DELETE /v1/models 404",
-            "POST /v1/chat 404",
-            "POST /v1 404");
+        final String table;
+        final int atLeast;
+        final Map<String, String> auth;
+        final Map<String, String> bodies;
+        final List<String> nearMisses;
+        final String tokensHeader;
+        final String requestsHeader;
+
+        Api(
+                String table,
+                int atLeast,
+                Map<String, String> auth,
+                Map<String, String> bodies,
+                List<String> nearMisses,
+                String tokensHeader,
+                String requestsHeader) {
+            this.table = table;
+            this.atLeast = atLeast;
+            this.auth = auth;
+            this.bodies = bodies;
+            this.nearMisses = nearMisses;
+            this.tokensHeader = tokensHeader;
+            this.requestsHeader = requestsHeader;
+        }
+
+        /** Whether a 404's body is this API's error shape for an unknown path. */
+        boolean unknownPath(JsonNode body) {
+            return this == OPENAI
+                    ? body.path("error").path("code").asText().equals("unknown_url")
+                    : body.path("type").asText().equals("error")
+                            && body.path("error").path("type").asText().equals("not_found_error");
+        }
+    }
+
+    private static final String ANTHROPIC_BODY = "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":20,"
+            + "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
 
     @Parameter
     Harness.Store store;
@@ -70,17 +131,30 @@ class EndpointTableTest {
 
     @Test
     @DisplayName("every openai-java endpoint is metered, relayed (GET /v1/models, /v1/models/{id}) or 404 uncharged")
-    void everyEndpoint() throws Exception {
+    void everyOpenAiEndpoint() throws Exception {
+        check(Api.OPENAI, 6);
+    }
+
+    @Test
+    @DisplayName("every anthropic-java endpoint is metered (POST /v1/messages), estimated uncharged (count_tokens),"
+            + " relayed (GET /v1/models, /v1/models/{id}) or Anthropic's 404 uncharged")
+    void everyAnthropicEndpoint() throws Exception {
+        check(Api.ANTHROPIC, 3);
+    }
+
+    /** Sends every row of the API's table and its near misses; {@code charged} rows are metered or relayed. */
+    private void check(Api api, int charged) throws Exception {
         Path config = dir.resolve("gateway.yaml");
         // the test configuration without its passthrough: list, so the defaults apply
         Files.writeString(
                 config, Files.readString(Harness.testConfig()).replaceAll("(?s)\npassthrough:.*?\n\n", "\n\n"));
         harness = Harness.start(store, false, Map.of("GATEWAY_CONFIG", config.toString()));
-        List<String> rows = rows();
-        assertThat(rows).hasSizeGreaterThan(300);
-        rows.addAll(NEAR_MISSES);
+        List<String> rows = rows(api.table);
+        assertThat(rows).hasSizeGreaterThan(api.atLeast);
+        rows.addAll(api.nearMisses);
 
-        int charged = 0;
+        int expectedCharged = 0;
+        int refused = 0;
         List<String> wrong = new ArrayList<>();
         for (String row : rows) {
             String[] parts = row.split(" ");
@@ -90,63 +164,70 @@ class EndpointTableTest {
             String expected = parts[2];
             HttpResponse<String> answer;
             try {
-                answer = send(method, path);
+                answer = send(api, method, path);
             } catch (java.io.IOException e) {
                 throw new AssertionError(row + ": no answer", e);
             }
-            String got = classify(answer);
+            String got = classify(api, answer);
             if (!got.equals(expected)) {
                 wrong.add(row + " -> " + got + " (" + answer.statusCode() + " " + answer.body() + ")");
             }
-            charged += expected.equals("404") ? 0 : 1;
+            expectedCharged += expected.equals("metered") || expected.equals("relayed") ? 1 : 0;
+            refused += expected.equals("404") ? 1 : 0;
         }
 
         assertThat(wrong)
                 .as("rows the gateway does not treat as the table says")
                 .isEmpty();
-        assertThat(charged).isEqualTo(6);
+        assertThat(expectedCharged).isEqualTo(charged);
         assertThat(harness.used(TENANT, "minute"))
                 .as("only the metered and relayed rows were charged a request")
                 .isEqualTo(charged);
         assertThat(harness.used(TENANT, "tokens-minute")).isPositive();
         assertThat(harness.metric("gateway_refusals_total", "endpoint", "other", "status", "404"))
-                .isEqualTo(rows.size() - charged);
+                .isEqualTo(refused);
     }
 
     /** What the gateway did, read from the answer alone. */
-    private static String classify(HttpResponse<String> answer) throws Exception {
-        boolean tokens =
-                answer.headers().firstValue("x-ratelimit-remaining-tokens").isPresent();
-        boolean requests =
+    private static String classify(Api api, HttpResponse<String> answer) throws Exception {
+        boolean tokens = answer.headers().firstValue(api.tokensHeader).isPresent();
+        boolean requests = answer.headers().firstValue(api.requestsHeader).isPresent();
+        // relayed paths are the library filter's, whose request headers are OpenAI's family for both APIs
+        boolean relayed =
                 answer.headers().firstValue("x-ratelimit-remaining-requests").isPresent();
+        boolean anyLimit = answer.headers().map().keySet().stream()
+                .anyMatch(name -> name.toLowerCase(java.util.Locale.ROOT).contains("ratelimit"));
         if (answer.statusCode() == 200 && tokens && requests) {
             return "metered";
         }
-        if (answer.statusCode() == 200 && requests) {
+        if (answer.statusCode() == 200 && !tokens && relayed) {
             return "relayed";
         }
-        if (answer.statusCode() == 404 && !requests && !tokens) {
-            JsonNode error = OpenAi.JSON.readTree(answer.body()).path("error");
-            return error.path("code").asText().equals("unknown_url") ? "404" : "404 (" + error + ")";
+        if (answer.statusCode() == 200 && !anyLimit) {
+            JsonNode body = OpenAi.JSON.readTree(answer.body());
+            return body.path("input_tokens").asLong() > 0 ? "estimated" : "200 (" + body + ")";
+        }
+        if (answer.statusCode() == 404 && !anyLimit) {
+            JsonNode body = OpenAi.JSON.readTree(answer.body());
+            return api.unknownPath(body) ? "404" : "404 (" + body + ")";
         }
         return "status " + answer.statusCode();
     }
 
-    private HttpResponse<String> send(String method, String path) throws Exception {
-        String body = method.equals("POST") ? BODIES.getOrDefault(path, "{}") : "";
+    private HttpResponse<String> send(Api api, String method, String path) throws Exception {
+        String body = method.equals("POST") ? api.bodies.getOrDefault(path, "{}") : "";
         HttpRequest.BodyPublisher publisher =
                 body.isEmpty() ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body);
-        HttpRequest request = HttpRequest.newBuilder(URI.create(harness.base() + path))
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(harness.base() + path))
                 .timeout(Duration.ofSeconds(30))
-                .header("Authorization", "Bearer demo-enterprise")
                 .header("Content-Type", "application/json")
-                .method(method, publisher)
-                .build();
-        return harness.http.send(request, HttpResponse.BodyHandlers.ofString());
+                .method(method, publisher);
+        api.auth.forEach(request::header);
+        return harness.http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    private static List<String> rows() throws Exception {
-        try (InputStream in = EndpointTableTest.class.getResourceAsStream("openai-sdk-endpoints.txt")) {
+    private static List<String> rows(String table) throws Exception {
+        try (InputStream in = EndpointTableTest.class.getResourceAsStream(table)) {
             List<String> rows = new ArrayList<>();
             for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
                 if (!line.isBlank() && !line.startsWith("#")) {
