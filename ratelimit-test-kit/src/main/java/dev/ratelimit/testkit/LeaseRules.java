@@ -11,7 +11,6 @@ import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
@@ -54,7 +53,8 @@ interface LeaseRules extends ConformanceSection {
                 assertThat(limiter().inFlight(user))
                         .as("[Q1] trial %d round %d: slots held", trial, round)
                         .isEqualTo(5);
-                List<CompletableFuture<Void>> releases = new ArrayList<>();
+                // added to by the five releasing threads at once
+                Queue<CompletableFuture<Void>> releases = new ConcurrentLinkedQueue<>();
                 int releasing = allowedOfRace(held.size(), thread -> {
                     Reservation reservation = held.poll();
                     if (reservation == null) {
