@@ -123,7 +123,8 @@ class StatusPageBrowserTest {
                         .as("every upstream cap has its card, unused ones too")
                         .isEqualTo("1000000");
                 assertThat(browser.getPageSource())
-                        .contains("upstream: upstream (openai, " + harness.stub().baseUrl());
+                        .contains(
+                                "upstream: upstream (openai, " + harness.stub().baseUrl());
             } finally {
                 release.countDown();
                 browser.quit();
