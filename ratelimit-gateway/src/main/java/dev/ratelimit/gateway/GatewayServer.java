@@ -34,6 +34,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.ContextHandlerCollection;
 import org.jspecify.annotations.Nullable;
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * The gateway server: an OpenAI-compatible API on embedded Jetty 12 that authenticates API keys,
@@ -134,7 +135,14 @@ public final class GatewayServer {
         }
         ConfigReloader reloader = gateway.reloader;
         if (reloader != null) {
-            Signal.handle(new Signal("HUP"), signal -> reloader.reload("SIGHUP"));
+            SignalHandler before = Signal.handle(new Signal("HUP"), signal -> reloader.reload("SIGHUP"));
+            if (before == SignalHandler.SIG_IGN) {
+                // started with SIGHUP ignored (nohup): the JVM keeps it ignored
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "SIGHUP is ignored in this process (started under nohup?), so it cannot reload the"
+                                + " configuration; the file watch still does (server.watch-config)");
+            }
         }
         gateway.printBanner(System.out);
         gateway.server.join();

@@ -68,8 +68,32 @@ final class GatewayProcess implements AutoCloseable {
         if (!jar.toFile().isFile()) {
             throw new IllegalStateException(jar + " is missing: the *IT tests run after package");
         }
-        List<String> command = new ArrayList<>(List.of(java(), "-jar", jar.toString()));
+        List<String> command = new ArrayList<>(defaultHangup());
+        command.addAll(List.of(java(), "-jar", jar.toString()));
         return new GatewayProcess(command, environment);
+    }
+
+    /**
+     * The prefix that starts the gateway with SIGHUP's default disposition, as a service manager
+     * starts it: a build run under {@code nohup} passes SIGHUP on ignored, and a JVM leaves an
+     * ignored SIGHUP ignored (the gateway then says so at start). GNU {@code env} resets it; without
+     * that option, nothing.
+     */
+    private static List<String> defaultHangup() {
+        try {
+            Process probe = new ProcessBuilder("env", "--default-signal=HUP", "true")
+                    .redirectErrorStream(true)
+                    .start();
+            probe.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
+            return probe.waitFor(10, TimeUnit.SECONDS) && probe.exitValue() == 0
+                    ? List.of("env", "--default-signal=HUP")
+                    : List.of();
+        } catch (java.io.IOException e) {
+            return List.of();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return List.of();
+        }
     }
 
     private static String java() {
