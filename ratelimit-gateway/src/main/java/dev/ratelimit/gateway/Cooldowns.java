@@ -26,7 +26,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -54,6 +56,8 @@ final class Cooldowns implements AutoCloseable {
     static final String CHANNEL = "ratelimit:cooldowns";
     /** How soon after a failed connection attempt the next one is made. */
     private static final Duration RECONNECT_EVERY = Duration.ofMillis(100);
+    /** How soon after a failed subscription (Redis unreachable) the next attempt is made. */
+    private static final Duration RESUBSCRIBE_EVERY = Duration.ofSeconds(1);
     /** The longest cooldown an upstream's header can set; a probe ends a wrong one sooner anyway. */
     static final Duration LONGEST = Duration.ofHours(1);
     /** The most (upstream, model) pairs remembered for the status page. */
@@ -105,8 +109,12 @@ final class Cooldowns implements AutoCloseable {
      * Lettuce reconnects and resubscribes this connection by itself (the client is the store's own).
      */
     private void subscribe(RedisClient redis) {
+        if (closed) {
+            return;
+        }
+        StatefulRedisPubSubConnection<String, String> pubSub = null;
         try {
-            StatefulRedisPubSubConnection<String, String> pubSub = redis.connectPubSub();
+            pubSub = redis.connectPubSub();
             pubSub.addListener(new RedisPubSubAdapter<String, String>() {
                 @Override
                 public void message(String channel, String message) {
@@ -125,7 +133,14 @@ final class Cooldowns implements AutoCloseable {
             subscription = pubSub;
             readAll();
         } catch (RedisException e) {
-            failed(e); // not subscribed: this process goes by its own cooldowns
+            // not subscribed (Redis unreachable at start, say): this process goes by its own
+            // cooldowns, and subscribes once Redis answers
+            failed(e);
+            if (pubSub != null) {
+                pubSub.closeAsync();
+            }
+            CompletableFuture.delayedExecutor(RESUBSCRIBE_EVERY.toMillis(), TimeUnit.MILLISECONDS)
+                    .execute(() -> subscribe(redis));
         }
     }
 

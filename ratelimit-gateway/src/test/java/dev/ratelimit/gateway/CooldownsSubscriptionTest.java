@@ -1,0 +1,39 @@
+package dev.ratelimit.gateway;
+
+import dev.ratelimit.testsupport.redis.RedisServer;
+import dev.ratelimit.testsupport.redis.RedisServerExtension;
+import io.lettuce.core.RedisURI;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A gateway process that starts while Redis is unreachable learns the other processes' cooldowns
+ * once Redis answers: its subscription to the announcements is tried again until it is made.
+ */
+class CooldownsSubscriptionTest {
+
+    @RegisterExtension
+    final RedisServerExtension<RedisServer> redis = RedisServerExtension.standalone();
+
+    @Test
+    void subscribesOnceRedisAnswers() throws Exception {
+        RedisURI uri = RedisURI.create(redis.get().uri());
+        redis.get().stop();
+        Clock clock = Clock.systemUTC();
+        try (Cooldowns startedWhileDown = new Cooldowns(clock, uri, new SimpleMeterRegistry())) {
+            redis.get().startAgain();
+            try (Cooldowns other = new Cooldowns(clock, uri, new SimpleMeterRegistry())) {
+                Instant until = clock.instant().plusSeconds(60);
+                // announced again until the first process has subscribed and heard one
+                Harness.await("the process started while Redis was down knows the other's cooldown", () -> {
+                    other.start("openai", "gpt-4o", until, Duration.ofSeconds(5));
+                    return startedWhileDown.until("openai", "gpt-4o") != null;
+                });
+            }
+        }
+    }
+}
