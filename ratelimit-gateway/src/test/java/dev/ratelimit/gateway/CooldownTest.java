@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Test;
  */
 class CooldownTest extends UpstreamsTest {
 
-    private static final Duration PROBE_INTERVAL = Duration.ofSeconds(5);
+    static final Duration PROBE_INTERVAL = Duration.ofSeconds(5);
 
-    private int send(Harness gateway, int requests) throws Exception {
+    static int send(Harness gateway, int requests) throws Exception {
         int passed = 0;
         for (int i = 0; i < requests; i++) {
             HttpResponse<String> response = Upstreams.messages(gateway, "demo-pro", Upstreams.body(MODEL, false));
@@ -102,33 +102,6 @@ class CooldownTest extends UpstreamsTest {
         HttpResponse<String> claude = Upstreams.messages(harness, "demo-pro", Upstreams.body(MODEL, false));
         assertThat(claude.statusCode()).isEqualTo(429);
         assertThat(claude.headers().firstValue("retry-after")).contains("30");
-    }
-
-    @Test
-    @DisplayName("two gateway processes on one Redis share the cooldown and its one probe per interval")
-    void sharedBetweenProcesses() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(store == Harness.Store.REDIS, "a shared store only");
-        try (Harness second = Upstreams.gateway(store, upstreams.config)) {
-            second.clock.set(harness.clock.instant());
-            for (int i = 0; i < 10; i++) {
-                upstreams.anthropic.enqueue(AnthropicStub.status(429, Map.of("retry-after", "60")));
-            }
-            send(harness, 1);
-            // the second process learns of it by the announcement on Redis, a round trip later
-            Harness.await("the second process knows the cooldown", () -> second.cooling(MODEL));
-            send(second, 3);
-            assertThat(upstreams.anthropic.received())
-                    .as("the second process holds back too")
-                    .hasSize(1);
-
-            harness.clock.advance(PROBE_INTERVAL);
-            second.clock.advance(PROBE_INTERVAL);
-            send(harness, 2);
-            send(second, 2);
-            assertThat(upstreams.anthropic.received())
-                    .as("one probe for both processes")
-                    .hasSize(2);
-        }
     }
 
     private void drain() {
