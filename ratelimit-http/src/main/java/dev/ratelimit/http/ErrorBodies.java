@@ -43,7 +43,7 @@ final class ErrorBodies {
     }
 
     static String unit(Window window) {
-        return window.isTokens() ? "tokens" : "requests";
+        return window.unit().name();
     }
 
     private static String plain(String error, String window, long limit, long retryAfterSeconds, String message) {

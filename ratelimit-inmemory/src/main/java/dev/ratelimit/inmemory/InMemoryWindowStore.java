@@ -398,7 +398,7 @@ public final class InMemoryWindowStore implements WindowStore {
             for (int i = 0; i < shapes.size(); i++) {
                 Window shape = shapes.get(i);
                 if (shape.length().equals(window.length())
-                        && shape.unit() == window.unit()
+                        && shape.unit().equals(window.unit())
                         && shape.precision().equals(window.precision())) {
                     return windows.get(i);
                 }

@@ -322,11 +322,11 @@ final class ScriptCost {
     }
 
     private static String[] args(List<Spec> specs, long tokens) {
-        List<String> args = new ArrayList<>(List.of("r", "", ScriptArgs.member(), Long.toString(tokens), "", ""));
+        List<String> args = new ArrayList<>(List.of("r", "", ScriptArgs.member(), "", ""));
         for (Spec spec : specs) {
             args.add(Long.toString(spec.lengthMillis()));
             args.add(Long.toString(spec.limit()));
-            args.add(spec.tokens() ? "1" : "0");
+            args.add(spec.tokens() ? Long.toString(tokens) : "");
             args.add(Long.toString(spec.precisionMillis()));
         }
         return args.toArray(String[]::new);
