@@ -82,8 +82,7 @@ public final class Amounts {
     public Amounts and(Unit unit, long amount) {
         Checks.notNull(unit, "unit");
         if (unit.isRequests()) {
-            throw new IllegalArgumentException(
-                    "unit must not be requests: every reservation counts exactly 1 request");
+            throw new IllegalArgumentException("unit must not be requests: every reservation counts exactly 1 request");
         }
         if (amount < 0) {
             throw new IllegalArgumentException("amount of " + unit + " must not be negative, was " + amount);

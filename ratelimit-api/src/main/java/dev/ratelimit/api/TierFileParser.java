@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
 final class TierFileParser {
 
     private static final String DEFAULT_TIER = "default-tier";
-    private static final String EXPECTED_VALUE = "'<limit>[ <unit>]/<length>[@<step>]' or '$<dollars>/<length>[@<step>]'";
+    private static final String EXPECTED_VALUE =
+            "'<limit>[ <unit>]/<length>[@<step>]' or '$<dollars>/<length>[@<step>]'";
     private static final Pattern WINDOW_VALUE = Pattern.compile(
             "\\s*(?:\\$\\s*(\\d+(?:\\.\\d{1,6})?)|(\\d+)\\s*([a-z][a-z0-9_]*)?)"
                     + "\\s*(?:/|per)\\s*([^@\\s]+)\\s*(?:@\\s*(\\S+)\\s*)?",

@@ -68,7 +68,8 @@ public record Window(String name, long limit, Duration length, Unit unit, Durati
             Checks.notNull(name, "name");
             if (!NAME.matcher(name).matches()) {
                 throw new IllegalArgumentException(
-                        "name must be 1 to 64 characters of a-z, 0-9 and _, starting with a letter, was '" + name + "'");
+                        "name must be 1 to 64 characters of a-z, 0-9 and _, starting with a letter, was '" + name
+                                + "'");
             }
         }
 

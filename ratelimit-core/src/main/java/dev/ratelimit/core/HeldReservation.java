@@ -124,8 +124,8 @@ final class HeldReservation implements Reservation {
         long now = clock.getAsLong();
         CompletableFuture<?>[] stages = parts.stream()
                 .filter(part -> part.changes(estimate, actual))
-                .map(part -> guard.settle(part.settlement(estimate, actual, now))
-                        .toCompletableFuture())
+                .map(part ->
+                        guard.settle(part.settlement(estimate, actual, now)).toCompletableFuture())
                 .toArray(CompletableFuture<?>[]::new);
         return stages.length == 0 ? DONE : CompletableFuture.allOf(stages);
     }

@@ -249,8 +249,7 @@ public final class ModelCall {
      */
     public CompletionStage<Void> complete(
             @Nullable Long total, @Nullable Long input, @Nullable Long output, long countedOutput) {
-        TokenUsage usage =
-                TokenUsage.of(input != null ? input : promptTokens, output != null ? output : countedOutput);
+        TokenUsage usage = TokenUsage.of(input != null ? input : promptTokens, output != null ? output : countedOutput);
         return commit(total != null ? total : usage.total(), usage);
     }
 

@@ -67,8 +67,12 @@ public final class PriceTable {
         prices.put("gpt-4o", ModelPrice.perMillion("2.50", "1.25", "10.00"));
         prices.put("gpt-4o-mini", ModelPrice.perMillion("0.15", "0.075", "0.60"));
         prices.put("text-embedding-3-small", ModelPrice.perMillion("0.02", "0.02", "0"));
-        prices.put("claude-sonnet-4-5*", ModelPrice.perMillion("3.00", "0.30", "15.00").withCacheWrite(new BigDecimal("3.75")));
-        prices.put("claude-haiku-4-5*", ModelPrice.perMillion("1.00", "0.10", "5.00").withCacheWrite(new BigDecimal("1.25")));
+        prices.put(
+                "claude-sonnet-4-5*",
+                ModelPrice.perMillion("3.00", "0.30", "15.00").withCacheWrite(new BigDecimal("3.75")));
+        prices.put(
+                "claude-haiku-4-5*",
+                ModelPrice.perMillion("1.00", "0.10", "5.00").withCacheWrite(new BigDecimal("1.25")));
         return of(prices);
     }
 

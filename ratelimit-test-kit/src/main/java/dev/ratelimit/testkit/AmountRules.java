@@ -46,21 +46,31 @@ interface AmountRules extends ConformanceSection {
             + " rejects costs the request and token windows nothing")
     default void eachUnitCounts() {
         String user = user("a1");
-        Decision first = limiter().reserve(user, SPEND, cost(100, 600_000), List.of()).decision();
+        Decision first =
+                limiter().reserve(user, SPEND, cost(100, 600_000), List.of()).decision();
         assertThat(first.allowed()).as("[A1] 100 tokens and $0.60").isTrue();
         assertThat(usedIn(first, 0)).as("[A1] requests").isEqualTo(1);
         assertThat(usedIn(first, 1)).as("[A1] tokens").isEqualTo(100);
         assertThat(usedIn(first, 2)).as("[A1] micro-dollars").isEqualTo(600_000);
         clock().advance(Duration.ofSeconds(10));
-        Decision rejected = limiter().reserve(user, SPEND, cost(100, 500_000), List.of()).decision();
+        Decision rejected =
+                limiter().reserve(user, SPEND, cost(100, 500_000), List.of()).decision();
         assertThat(rejected.allowed()).as("[A1] $0.60 + $0.50 > $1").isFalse();
-        assertThat(rejected.window()).as("[A1] the spend window rejects").isEqualTo(SPEND.windows().get(2));
-        Decision fits = limiter().reserve(user, SPEND, cost(900, 400_000), List.of()).decision();
-        assertThat(fits.allowed()).as("[A1] 900 tokens and $0.40 fill both exactly").isTrue();
-        assertThat(usedIn(fits, 0)).as("[A1] the rejected reservation charged no request").isEqualTo(2);
+        assertThat(rejected.window())
+                .as("[A1] the spend window rejects")
+                .isEqualTo(SPEND.windows().get(2));
+        Decision fits =
+                limiter().reserve(user, SPEND, cost(900, 400_000), List.of()).decision();
+        assertThat(fits.allowed())
+                .as("[A1] 900 tokens and $0.40 fill both exactly")
+                .isTrue();
+        assertThat(usedIn(fits, 0))
+                .as("[A1] the rejected reservation charged no request")
+                .isEqualTo(2);
         assertThat(usedIn(fits, 1)).as("[A1] nor tokens").isEqualTo(1_000);
         assertThat(usedIn(fits, 2)).as("[A1] micro-dollars").isEqualTo(DOLLAR);
-        Decision none = limiter().reserve(user, SPEND, Amounts.none(), List.of()).decision();
+        Decision none =
+                limiter().reserve(user, SPEND, Amounts.none(), List.of()).decision();
         assertThat(none.allowed())
                 .as("[A1] a reservation naming no unit needs room for 1 in each full window")
                 .isFalse();
@@ -73,11 +83,15 @@ interface AmountRules extends ConformanceSection {
         Tier dollar = Tier.of("a2", Window.of("spend-day", DOLLAR, DAY, Unit.USD_MICROS));
         for (int trial = 0; trial < kit().concurrencyTrials(); trial++) {
             String user = user("a2-" + trial);
-            int allowed = allowedOfRace(10, thread -> limiter()
-                    .reserve(user, dollar, Amounts.of(Unit.USD_MICROS, 300_000), List.of())
-                    .decision()
-                    .allowed());
-            assertThat(allowed).as("[A2] trial %d: admitted of 10 × $0.30, limit $1", trial).isEqualTo(3);
+            int allowed = allowedOfRace(
+                    10,
+                    thread -> limiter()
+                            .reserve(user, dollar, Amounts.of(Unit.USD_MICROS, 300_000), List.of())
+                            .decision()
+                            .allowed());
+            assertThat(allowed)
+                    .as("[A2] trial %d: admitted of 10 × $0.30, limit $1", trial)
+                    .isEqualTo(3);
             Decision rest = limiter()
                     .reserve(user, dollar, Amounts.of(Unit.USD_MICROS, 100_000), List.of())
                     .decision();
@@ -94,13 +108,17 @@ interface AmountRules extends ConformanceSection {
         Reservation first = limiter().reserve(user, SPEND, cost(500, 500_000), List.of());
         assertThat(first.decision().allowed()).as("[A3] 500 tokens, $0.50").isTrue();
         settled(first.commit(cost(200, 700_000)));
-        Decision after = limiter().reserve(user, SPEND, Amounts.none(), List.of()).decision();
+        Decision after =
+                limiter().reserve(user, SPEND, Amounts.none(), List.of()).decision();
         assertThat(usedIn(after, 1)).as("[A3] tokens settled down to 200").isEqualTo(200);
-        assertThat(usedIn(after, 2)).as("[A3] micro-dollars settled up to 700,000").isEqualTo(700_000);
+        assertThat(usedIn(after, 2))
+                .as("[A3] micro-dollars settled up to 700,000")
+                .isEqualTo(700_000);
         Reservation second = limiter().reserve(user, SPEND, cost(300, 100_000), List.of());
         assertThat(second.decision().allowed()).as("[A3] 300 tokens, $0.10").isTrue();
         settled(second.commit(Amounts.tokens(50)));
-        Decision last = limiter().reserve(user, SPEND, Amounts.none(), List.of()).decision();
+        Decision last =
+                limiter().reserve(user, SPEND, Amounts.none(), List.of()).decision();
         assertThat(usedIn(last, 1)).as("[A3] tokens settled to 50: 200 + 50").isEqualTo(250);
         assertThat(usedIn(last, 2))
                 .as("[A3] micro-dollars not named by the commit keep the estimate: 700,000 + 100,000")
@@ -112,9 +130,12 @@ interface AmountRules extends ConformanceSection {
     default void cancelEveryUnit() {
         String user = user("a4");
         Reservation reservation = limiter().reserve(user, SPEND, cost(400, 900_000), List.of());
-        assertThat(reservation.decision().allowed()).as("[A4] 400 tokens, $0.90").isTrue();
+        assertThat(reservation.decision().allowed())
+                .as("[A4] 400 tokens, $0.90")
+                .isTrue();
         settled(reservation.cancel());
-        Decision after = limiter().reserve(user, SPEND, cost(1_000, DOLLAR), List.of()).decision();
+        Decision after =
+                limiter().reserve(user, SPEND, cost(1_000, DOLLAR), List.of()).decision();
         assertThat(after.allowed()).as("[A4] the whole of every budget again").isTrue();
         assertThat(usedIn(after, 0)).as("[A4] requests").isEqualTo(1);
         assertThat(usedIn(after, 1)).as("[A4] tokens").isEqualTo(1_000);
@@ -127,13 +148,21 @@ interface AmountRules extends ConformanceSection {
         String user = user("a5");
         Evaluation direct = store().evaluate(new StoreRequest(
                 List.of(StoreRequest.Scope.user(user, SPEND.windows())), cost(10, DOLLAR + 1), clock().millis()));
-        assertThat(direct.isTooLarge()).as("[A5] the store's answer to $1.000001 of $1").isTrue();
+        assertThat(direct.isTooLarge())
+                .as("[A5] the store's answer to $1.000001 of $1")
+                .isTrue();
         assertThat(direct.rejectedIndex()).as("[A5] the spend window").isEqualTo(2);
-        Decision decision = limiter().reserve(user, SPEND, cost(10, DOLLAR + 1), List.of()).decision();
-        assertThat(decision.tooLarge()).as("[A5] the limiter says it can never fit").isTrue();
-        assertThat(decision.window()).as("[A5] naming the spend window").isEqualTo(SPEND.windows().get(2));
+        Decision decision =
+                limiter().reserve(user, SPEND, cost(10, DOLLAR + 1), List.of()).decision();
+        assertThat(decision.tooLarge())
+                .as("[A5] the limiter says it can never fit")
+                .isTrue();
+        assertThat(decision.window())
+                .as("[A5] naming the spend window")
+                .isEqualTo(SPEND.windows().get(2));
         assertThat(decision.retryAfter()).as("[A5] with no retry").isZero();
-        Decision whole = limiter().reserve(user, SPEND, cost(1_000, DOLLAR), List.of()).decision();
+        Decision whole =
+                limiter().reserve(user, SPEND, cost(1_000, DOLLAR), List.of()).decision();
         assertThat(whole.allowed()).as("[A5] nothing was recorded").isTrue();
         assertThat(usedIn(whole, 0)).as("[A5] requests").isEqualTo(1);
     }
@@ -143,25 +172,40 @@ interface AmountRules extends ConformanceSection {
             + " to the millisecond")
     default void retryPerUnit() {
         String user = user("a6");
-        assertThat(limiter().reserve(user, SPEND, cost(800, 200_000), List.of()).decision().allowed())
+        assertThat(limiter()
+                        .reserve(user, SPEND, cost(800, 200_000), List.of())
+                        .decision()
+                        .allowed())
                 .as("[A6] 800 tokens and $0.20 at t0")
                 .isTrue();
         clock().advance(Duration.ofSeconds(10));
-        assertThat(limiter().reserve(user, SPEND, cost(10, 600_000), List.of()).decision().allowed())
+        assertThat(limiter()
+                        .reserve(user, SPEND, cost(10, 600_000), List.of())
+                        .decision()
+                        .allowed())
                 .as("[A6] 10 tokens and $0.60 at t0 + 10 s")
                 .isTrue();
         clock().advance(Duration.ofSeconds(10));
-        Decision rejected = limiter().reserve(user, SPEND, cost(10, 500_000), List.of()).decision();
-        assertThat(rejected.window()).as("[A6] spend rejects; tokens have room").isEqualTo(SPEND.windows().get(2));
+        Decision rejected =
+                limiter().reserve(user, SPEND, cost(10, 500_000), List.of()).decision();
+        assertThat(rejected.window())
+                .as("[A6] spend rejects; tokens have room")
+                .isEqualTo(SPEND.windows().get(2));
         assertThat(rejected.retryAfter())
                 .as("[A6] $0.30 must leave: the t0 entry ($0.20) is not enough, the t0 + 10 s one is: 50 s")
                 .isEqualTo(Duration.ofSeconds(50));
         clock().advance(Duration.ofSeconds(50).minusMillis(1));
-        assertThat(limiter().reserve(user, SPEND, cost(10, 500_000), List.of()).decision().allowed())
+        assertThat(limiter()
+                        .reserve(user, SPEND, cost(10, 500_000), List.of())
+                        .decision()
+                        .allowed())
                 .as("[A6] one millisecond before")
                 .isFalse();
         clock().advanceMillis(1);
-        assertThat(limiter().reserve(user, SPEND, cost(10, 500_000), List.of()).decision().allowed())
+        assertThat(limiter()
+                        .reserve(user, SPEND, cost(10, 500_000), List.of())
+                        .decision()
+                        .allowed())
                 .as("[A6] at the retry time")
                 .isTrue();
     }
@@ -188,7 +232,9 @@ interface AmountRules extends ConformanceSection {
         Decision after = limiter()
                 .reserve(user, monthly, Amounts.of(Unit.USD_MICROS, 50 * DOLLAR), List.of())
                 .decision();
-        assertThat(after.allowed()).as("[A7] the $10 refund landed in the first reservation's step").isTrue();
+        assertThat(after.allowed())
+                .as("[A7] the $10 refund landed in the first reservation's step")
+                .isTrue();
         assertThat(used(after, month, null)).as("[A7] micro-dollars").isEqualTo(100 * DOLLAR);
         // the first reservation was made at 0:30 of its hour: it leaves at the end of that hour + 30 days
         clock().set(START.plus(Duration.ofDays(30)).plus(HOUR).minusMillis(1));
@@ -202,7 +248,9 @@ interface AmountRules extends ConformanceSection {
         Decision back = limiter()
                 .reserve(user, monthly, Amounts.of(Unit.USD_MICROS, 50 * DOLLAR), List.of())
                 .decision();
-        assertThat(back.allowed()).as("[A7] the first $50 has left at the step's end + 30 days").isTrue();
+        assertThat(back.allowed())
+                .as("[A7] the first $50 has left at the step's end + 30 days")
+                .isTrue();
     }
 
     @Test
@@ -216,7 +264,9 @@ interface AmountRules extends ConformanceSection {
         String user = user("a8");
         Reservation big = limiter().reserve(user, tier, Amounts.of(Unit.USD_MICROS, max - 1), List.of());
         assertThat(big.decision().allowed()).as("[A8] 2^53 - 2").isTrue();
-        Decision last = limiter().reserve(user, tier, Amounts.of(Unit.USD_MICROS, 1), List.of()).decision();
+        Decision last = limiter()
+                .reserve(user, tier, Amounts.of(Unit.USD_MICROS, 1), List.of())
+                .decision();
         assertThat(last.allowed()).as("[A8] the last micro-dollar").isTrue();
         assertThat(used(last, exact, null)).as("[A8] exact window").isEqualTo(max);
         assertThat(used(last, coarse, null)).as("[A8] precision window").isEqualTo(max);
@@ -231,8 +281,12 @@ interface AmountRules extends ConformanceSection {
                 .reserve(user, tier, Amounts.of(Unit.USD_MICROS, 1_000), List.of())
                 .decision();
         assertThat(after.allowed()).as("[A8] 1,000 refunded").isTrue();
-        assertThat(used(after, exact, null)).as("[A8] exact window after the refund").isEqualTo(max);
-        assertThat(used(after, coarse, null)).as("[A8] precision window after the refund").isEqualTo(max);
+        assertThat(used(after, exact, null))
+                .as("[A8] exact window after the refund")
+                .isEqualTo(max);
+        assertThat(used(after, coarse, null))
+                .as("[A8] precision window after the refund")
+                .isEqualTo(max);
     }
 
     @Test
@@ -243,21 +297,31 @@ interface AmountRules extends ConformanceSection {
         String alice = user("a9-alice");
         String bob = user("a9-bob");
         Amounts half = Amounts.of(Unit.USD_MICROS, 500_000);
-        assertThat(limiter().reserve(alice, member, half, List.of(team)).decision().allowed())
+        assertThat(limiter()
+                        .reserve(alice, member, half, List.of(team))
+                        .decision()
+                        .allowed())
                 .as("[A9] alice $0.50")
                 .isTrue();
         Decision own = limiter()
                 .reserve(alice, member, Amounts.of(Unit.USD_MICROS, 200_000), List.of(team))
                 .decision();
-        assertThat(own.allowed()).as("[A9] alice's own $0.60 refuses $0.20 more").isFalse();
+        assertThat(own.allowed())
+                .as("[A9] alice's own $0.60 refuses $0.20 more")
+                .isFalse();
         assertThat(own.budget()).as("[A9] her own window decided").isNull();
-        assertThat(limiter().reserve(bob, member, half, List.of(team)).decision().allowed())
+        assertThat(limiter()
+                        .reserve(bob, member, half, List.of(team))
+                        .decision()
+                        .allowed())
                 .as("[A9] bob $0.50: the team's $1 is exactly full, so alice's refusal charged it nothing")
                 .isTrue();
         Decision full = limiter()
                 .reserve(bob, member, Amounts.of(Unit.USD_MICROS, 1), List.of(team))
                 .decision();
-        assertThat(full.allowed()).as("[A9] the team at its cap refuses a member with room").isFalse();
+        assertThat(full.allowed())
+                .as("[A9] the team at its cap refuses a member with room")
+                .isFalse();
         assertThat(full.budget()).as("[A9] naming the team").isEqualTo(team.name());
         assertThat(limiter().usage(bob, member).get(0).used())
                 .as("[A9] ... and charging bob nothing")

@@ -132,8 +132,7 @@ final class DefectiveStore implements WindowStore {
             return counted;
         }
         long now = counted.nowMillis();
-        store.settle(
-                new Settlement(request.scopes(), request.entryId(), now, request.amounts(), null, now, null));
+        store.settle(new Settlement(request.scopes(), request.entryId(), now, request.amounts(), null, now, null));
         try {
             Thread.sleep(5); // the gap between counting and recording that atomicity closes
         } catch (InterruptedException e) {

@@ -99,8 +99,7 @@ public class RateLimitEndpoint {
      */
     public record WindowReport(String name, String unit, long limit, long lengthSeconds) {
         static WindowReport of(Window window) {
-            return new WindowReport(
-                    window.name(), window.unit().name(), window.limit(), window.lengthSeconds());
+            return new WindowReport(window.name(), window.unit().name(), window.limit(), window.lengthSeconds());
         }
     }
 
