@@ -31,6 +31,10 @@ import org.jspecify.annotations.Nullable;
 final class AnthropicMock extends HttpServlet {
 
     private static final long serialVersionUID = 1L;
+    /** Content blocks counted as the gateway counts them, with the mock's text count, 1,000 an image and 3 a tool result. */
+    private static final AnthropicTokens.Contents CONTENTS =
+            new AnthropicTokens.Contents(AnthropicMock::text, 1_000, 3);
+
     private final AtomicLong ids = new AtomicLong();
 
     /** The mock's input tokens of a request: the stand-in for Claude's count. */
@@ -38,10 +42,10 @@ final class AnthropicMock extends HttpServlet {
         long tokens = 3;
         JsonNode system = body.get("system");
         if (system != null) {
-            tokens += 3 + content(system);
+            tokens += 3 + CONTENTS.of(system);
         }
         for (JsonNode message : body.path("messages")) {
-            tokens += 3 + content(message.get("content"));
+            tokens += 3 + CONTENTS.of(message.get("content"));
         }
         JsonNode tools = body.get("tools");
         if (tools != null && tools.isArray() && !tools.isEmpty()) {
@@ -53,28 +57,6 @@ final class AnthropicMock extends HttpServlet {
     /** Two tokens per seven characters, rounded up. */
     static long text(String text) {
         return (text.codePointCount(0, text.length()) * 2L + 6) / 7;
-    }
-
-    private static long content(@Nullable JsonNode content) {
-        if (content == null || content.isNull()) {
-            return 0;
-        }
-        if (content.isTextual()) {
-            return text(content.textValue());
-        }
-        long tokens = 0;
-        for (JsonNode block : content) {
-            switch (block.path("type").asText("")) {
-                case "text" -> tokens += text(block.path("text").asText(""));
-                case "image", "document" -> tokens += 1_000;
-                case "tool_use" ->
-                    tokens += text(block.path("name").asText(""))
-                            + text(block.path("input").toString());
-                case "tool_result" -> tokens += 3 + content(block.get("content"));
-                default -> tokens += text(block.toString());
-            }
-        }
-        return tokens;
     }
 
     @Override

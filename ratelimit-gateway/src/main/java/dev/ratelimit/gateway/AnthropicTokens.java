@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.knuddels.jtokkit.Encodings;
 import com.knuddels.jtokkit.api.Encoding;
 import com.knuddels.jtokkit.api.EncodingType;
+import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,8 +29,10 @@ final class AnthropicTokens {
     static final int REPLY = 10;
     static final int TOOLS = 400;
     static final int IMAGE = 1_600;
+    static final int TOOL_RESULT = 5;
 
     private final Encoding cl100k = Encodings.newLazyEncodingRegistry().getEncoding(EncodingType.CL100K_BASE);
+    private final Contents contents = new Contents(this::text, IMAGE, TOOL_RESULT);
 
     /** The conservative count of one text: max(1.5 x cl100k tokens, code points / 3), rounded up. */
     long text(String text) {
@@ -68,34 +71,55 @@ final class AnthropicTokens {
 
     /** A content: a string, or an array of blocks (text, tool_use, tool_result, image, document...). */
     long content(@Nullable JsonNode content) {
-        if (content == null || content.isNull()) {
-            return 0;
-        }
-        if (content.isTextual()) {
-            return text(content.textValue());
-        }
-        long tokens = 0;
-        for (JsonNode block : content) {
-            tokens += block(block);
-        }
-        return tokens;
+        return contents.of(content);
     }
 
-    private long block(JsonNode block) {
-        String type = block.path("type").asText("");
-        return switch (type) {
-            case "text" -> text(block.path("text").asText(""));
-            case "tool_use", "server_tool_use" ->
-                text(block.path("name").asText("")) + text(block.path("input").toString());
-            case "tool_result" -> 5 + content(block.get("content"));
-            case "thinking" -> text(block.path("thinking").asText(""));
-            case "redacted_thinking" -> text(block.path("data").asText(""));
-            case "image" -> IMAGE;
-            case "document" ->
-                "text".equals(block.path("source").path("type").asText())
-                        ? text(block.path("source").path("data").asText(""))
-                        : IMAGE;
-            default -> text(block.toString()); // a block we do not know: all of it, as text
-        };
+    /**
+     * How a Messages API content is counted, given the count of one text and the cost of an image:
+     * the one walk of content blocks, for the gateway's estimate and for the mock model's usage.
+     *
+     * @param text the count of one text
+     * @param image the tokens of an image or a non-text document
+     * @param toolResult the tokens a {@code tool_result} block adds to its content
+     */
+    record Contents(ToLongFunction<String> text, long image, long toolResult) {
+
+        /** A content: a string, or an array of blocks (text, tool_use, tool_result, image, document...). */
+        long of(@Nullable JsonNode content) {
+            if (content == null || content.isNull()) {
+                return 0;
+            }
+            if (content.isTextual()) {
+                return text.applyAsLong(content.textValue());
+            }
+            long tokens = 0;
+            for (JsonNode block : content) {
+                tokens += block(block);
+            }
+            return tokens;
+        }
+
+        private long block(JsonNode block) {
+            String type = block.path("type").asText("");
+            return switch (type) {
+                case "text" -> text(block.path("text"));
+                case "tool_use", "server_tool_use" ->
+                    text(block.path("name"))
+                            + text.applyAsLong(block.path("input").toString());
+                case "tool_result" -> toolResult + of(block.get("content"));
+                case "thinking" -> text(block.path("thinking"));
+                case "redacted_thinking" -> text(block.path("data"));
+                case "image" -> image;
+                case "document" ->
+                    "text".equals(block.path("source").path("type").asText())
+                            ? text(block.path("source").path("data"))
+                            : image;
+                default -> text.applyAsLong(block.toString()); // a block we do not know: all of it, as text
+            };
+        }
+
+        private long text(JsonNode node) {
+            return text.applyAsLong(node.asText(""));
+        }
     }
 }

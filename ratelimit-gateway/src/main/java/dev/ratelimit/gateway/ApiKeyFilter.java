@@ -2,6 +2,7 @@ package dev.ratelimit.gateway;
 
 import dev.ratelimit.gateway.GatewayConfig.ApiKey;
 import dev.ratelimit.gateway.GatewayConfig.TierConfig;
+import dev.ratelimit.gateway.UpstreamConfig.Protocol;
 import dev.ratelimit.servlet.RateLimitFilter;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -73,7 +74,8 @@ final class ApiKeyFilter implements Filter {
         if (header == null) {
             response.setHeader("WWW-Authenticate", "Bearer");
             metrics.refused("auth", 401, "missing_api_key");
-            OpenAi.error(
+            ApiErrors.write(
+                    Protocol.OPENAI,
                     response,
                     401,
                     "invalid_request_error",
@@ -90,8 +92,14 @@ final class ApiKeyFilter implements Filter {
         if (key == null) {
             response.setHeader("WWW-Authenticate", "Bearer error=\"invalid_token\"");
             metrics.refused("auth", 401, "invalid_api_key");
-            OpenAi.error(
-                    response, 401, "invalid_request_error", "invalid_api_key", null, "Incorrect API key provided.");
+            ApiErrors.write(
+                    Protocol.OPENAI,
+                    response,
+                    401,
+                    "invalid_request_error",
+                    "invalid_api_key",
+                    null,
+                    "Incorrect API key provided.");
             return;
         }
         request.setAttribute(ACCOUNT, new Account(key.tenant(), key.tier(), key.team()));

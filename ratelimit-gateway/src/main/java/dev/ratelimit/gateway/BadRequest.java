@@ -1,5 +1,8 @@
 package dev.ratelimit.gateway;
 
+import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import org.jspecify.annotations.Nullable;
 
 /** A request the gateway refuses before any budget is touched: its status and OpenAI error fields. */
@@ -16,6 +19,16 @@ final class BadRequest extends Exception {
         this.status = status;
         this.code = code;
         this.param = param;
+    }
+
+    /**
+     * Answers the request in the shape of its API ({@code invalid_request_error}) and counts the
+     * refusal in {@code gateway_refusals_total} under {@code endpoint}.
+     */
+    void answer(Protocol protocol, String endpoint, GatewayMetrics metrics, HttpServletResponse response)
+            throws IOException {
+        metrics.refused(endpoint, status, code);
+        ApiErrors.write(protocol, response, status, "invalid_request_error", code, param, String.valueOf(getMessage()));
     }
 
     static BadRequest invalid(@Nullable String param, String message) {

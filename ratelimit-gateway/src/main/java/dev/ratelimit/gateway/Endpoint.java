@@ -2,14 +2,20 @@ package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
  * One token-metered endpoint as {@link MeteredServlet} drives it: parse and validate a request and
  * estimate its tokens (before anything is charged), then read the tokens used from the upstream's
  * answer, plain ({@link #plainTokens}) or streamed ({@link #events}). The servlet does the rest the
- * same way for every endpoint: admit, forward, relay, settle once. Another protocol plugs in by
- * implementing this interface; {@link OpenAiEndpoint} holds OpenAI's four.
+ * same way for every endpoint: route, admit, forward, relay, settle once, and answer in the shape
+ * of the endpoint's {@link #protocol()}. Another API plugs in by implementing this interface; {@link
+ * OpenAiEndpoint} holds OpenAI's four, {@link AnthropicEndpoint} Anthropic's Messages API.
  */
 interface Endpoint {
 
@@ -18,6 +24,29 @@ interface Endpoint {
 
     /** The path below the upstream's base URL, such as {@code /chat/completions}. */
     String upstreamPath();
+
+    /** The API the endpoint speaks: the upstreams it is routed to, its error shape and rate-limit headers. */
+    Protocol protocol();
+
+    /** The headers forwarded to the upstream besides the gateway's own, such as {@code anthropic-version}. */
+    default Map<String, String> upstreamHeaders(HttpServletRequest request) {
+        return Map.of();
+    }
+
+    /** What a request too large for a token window can change, ending its 400's message. */
+    String tooLargeAdvice();
+
+    /**
+     * Answers a request the gateway serves itself, charging nothing and never reaching the upstream
+     * (Anthropic's {@code count_tokens}), and returns {@code true}; {@code false} for a request to
+     * meter, which {@link #parse} reads next.
+     *
+     * @throws BadRequest for input the API would refuse
+     */
+    default boolean answersItself(HttpServletRequest request, HttpServletResponse response, ObjectNode body)
+            throws BadRequest, IOException {
+        return false;
+    }
 
     /**
      * Validates a request body and estimates it.
@@ -32,8 +61,8 @@ interface Endpoint {
      */
     long plainTokens(JsonNode answer, Call call, TokenCounter tokens);
 
-    /** A watcher for one streamed answer of {@code call}. */
-    SseRelay.Events events(Call call);
+    /** A watcher for one streamed answer of {@code call}, counting what it produced with {@code tokens}. */
+    SseRelay.Events events(Call call, TokenCounter tokens);
 
     /**
      * One validated request.

@@ -221,7 +221,8 @@ public final class GatewayServer {
                     configs,
                     tokens,
                     new Admission(limiter, slots, metrics),
-                    Gateway.meteredResponses(),
+                    Gateway.meteredResponses(UpstreamConfig.Protocol.OPENAI, wallClock),
+                    Gateway.meteredResponses(UpstreamConfig.Protocol.ANTHROPIC, wallClock),
                     metrics,
                     upstream,
                     slots,
@@ -271,7 +272,8 @@ public final class GatewayServer {
                 context.addServlet(
                         new ServletHolder(new MeteredServlet(endpoint, gateway)), "/v1" + endpoint.upstreamPath());
             }
-            ServletHolder messages = new ServletHolder(new AnthropicServlet(gateway, new AnthropicTokens(), wallClock));
+            ServletHolder messages =
+                    new ServletHolder(new MeteredServlet(new AnthropicEndpoint(new AnthropicTokens()), gateway));
             context.addServlet(messages, Anthropic.MESSAGES);
             context.addServlet(messages, Anthropic.COUNT_TOKENS);
             ServletHolder passthrough = new ServletHolder(PassthroughServlet.NAME, new PassthroughServlet(gateway));

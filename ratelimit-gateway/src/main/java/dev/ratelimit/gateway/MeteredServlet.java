@@ -8,23 +8,24 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.Map;
 
 /**
  * One token-metered endpoint ({@link Endpoint}: OpenAI's chat completions, legacy completions,
- * embeddings and responses, plain and streamed): validate, estimate the tokens, admit against the
- * tenant's budgets and the model's upstream cap, forward, and settle the admission exactly once by
- * how the response ended. Another method on the endpoint's path is OpenAI's 404, charged nothing:
- * {@code GET /v1/chat/completions} (stored completions) is neither metered nor relayed.
+ * embeddings and responses, and Anthropic's messages, plain and streamed): validate, estimate the
+ * tokens, route by model, admit against the tenant's budgets and the model's upstream cap, forward,
+ * and settle the admission exactly once by how the response ended, answering in the shape of the
+ * endpoint's API. Another method on the endpoint's path is a 404, charged nothing: {@code GET
+ * /v1/chat/completions} (stored completions) is neither metered nor relayed.
  *
  * <table>
  *   <caption>How each ending settles</caption>
  *   <tr><th>ending</th><th>settlement</th></tr>
  *   <tr><td>upstream 2xx, plain</td><td>commit the upstream's {@code usage} (or the counted tokens)</td></tr>
  *   <tr><td>stream finished</td><td>commit the usage the stream reported</td></tr>
+ *   <tr><td>stream ended by an error event ({@link SseRelay.Events#failed})</td><td>commit what was produced; cancel if nothing was</td></tr>
  *   <tr><td>client disconnects mid-stream</td><td>commit the prompt and the completion tokens relayed so far</td></tr>
  *   <tr><td>stream breaks off (reset, idle timeout)</td><td>commit what was relayed; cancel if nothing was</td></tr>
- *   <tr><td>upstream 429</td><td>cancel; its {@code Retry-After} is passed on</td></tr>
+ *   <tr><td>upstream 429 (or Anthropic's 529)</td><td>cancel; its {@code Retry-After} is passed on</td></tr>
  *   <tr><td>upstream 4xx/5xx, timeout, unreachable</td><td>cancel</td></tr>
  * </table>
  */
@@ -52,9 +53,12 @@ final class MeteredServlet extends HttpServlet {
         Endpoint.Call call;
         try {
             ObjectNode body = Requests.read(request, config.limits().maxBodyBytes());
+            if (endpoint.answersItself(request, response, body)) {
+                return; // such as Anthropic's count_tokens: the gateway's estimate, charged nothing
+            }
             call = endpoint.parse(body, config.limits(), gateway.tokens());
         } catch (BadRequest e) {
-            refuse(response, e);
+            e.answer(endpoint.protocol(), endpoint.metric(), gateway.metrics(), response);
             return;
         }
 
@@ -64,12 +68,11 @@ final class MeteredServlet extends HttpServlet {
             logged.model = call.model();
             logged.estimatedTokens = call.estimate();
         }
-        Upstream.Route route =
-                Upstream.open(gateway, response, UpstreamConfig.Protocol.OPENAI, call.model(), endpoint.metric());
+        Upstream.Route route = Upstream.open(gateway, response, endpoint.protocol(), call.model(), endpoint.metric());
         if (route == null) {
             return; // answered: 404 (no upstream serves the model) or 429 (the upstream's cooldown), uncharged
         }
-        Admission.Ticket ticket = gateway.admit(response, endpoint.metric(), account, cap, call.estimate(), logged);
+        Admission.Ticket ticket = gateway.admit(response, endpoint, account, cap, call.estimate(), logged);
         if (ticket == null) {
             return; // answered: 429, 400 or 503
         }
@@ -95,10 +98,10 @@ final class MeteredServlet extends HttpServlet {
                     endpoint.upstreamPath(),
                     "application/json",
                     OpenAi.JSON.writeValueAsBytes(call.body()),
-                    Map.of());
+                    endpoint.upstreamHeaders(request));
         } catch (Upstream.Failure e) {
             ticket.cancel(e.ending());
-            e.answer(response);
+            e.answer(endpoint.protocol(), response);
             return;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -124,7 +127,7 @@ final class MeteredServlet extends HttpServlet {
     private void relayRefusal(HttpServletResponse response, Upstream.Exchange exchange, Admission.Ticket ticket)
             throws IOException {
         int status = exchange.status();
-        ticket.cancel(status == 429 ? "upstream_429" : "upstream_error");
+        ticket.cancel(status == 429 ? "upstream_429" : status == 529 ? "upstream_529" : "upstream_error");
         byte[] bytes;
         try {
             bytes = exchange.readAll();
@@ -133,19 +136,18 @@ final class MeteredServlet extends HttpServlet {
         }
         if (status == 401 || status == 403) {
             // the gateway's own upstream key was refused: not the client's fault, nor its key
-            OpenAi.error(
+            ApiErrors.write(
+                    endpoint.protocol(),
                     response,
                     502,
                     "upstream_error",
                     "upstream_auth_failed",
                     null,
-                    "The upstream refused the gateway's credentials (HTTP " + status + "); check UPSTREAM_API_KEY.");
+                    "The upstream refused the gateway's credentials (HTTP " + status
+                            + "); check UPSTREAM_API_KEY or the upstream's api-key.");
             return;
         }
-        response.setStatus(status);
-        Upstream.copyHeaders(exchange, response);
-        response.setContentLength(bytes.length);
-        response.getOutputStream().write(bytes);
+        exchange.relay(response, bytes);
     }
 
     private void relayPlain(
@@ -156,7 +158,8 @@ final class MeteredServlet extends HttpServlet {
             bytes = exchange.readAll();
         } catch (IOException e) {
             ticket.cancel("upstream_unreachable");
-            OpenAi.error(
+            ApiErrors.write(
+                    endpoint.protocol(),
                     response,
                     502,
                     "upstream_error",
@@ -166,10 +169,7 @@ final class MeteredServlet extends HttpServlet {
             return;
         }
         ticket.commit(plainTokens(bytes, call), "completed");
-        response.setStatus(exchange.status());
-        Upstream.copyHeaders(exchange, response);
-        response.setContentLength(bytes.length);
-        response.getOutputStream().write(bytes); // a client gone by now was charged all the same: the work is done
+        exchange.relay(response, bytes); // a client gone by now was charged all the same: the work is done
     }
 
     private void relayStream(
@@ -179,7 +179,7 @@ final class MeteredServlet extends HttpServlet {
         Upstream.copyHeaders(exchange, response);
         response.setHeader("Cache-Control", "no-cache");
         response.setHeader("X-Accel-Buffering", "no");
-        SseRelay.Events events = endpoint.events(call);
+        SseRelay.Events events = endpoint.events(call, gateway.tokens());
         SseRelay relay = new SseRelay(events);
         ServletOutputStream out = response.getOutputStream();
         SseRelay.Ending ending;
@@ -189,17 +189,22 @@ final class MeteredServlet extends HttpServlet {
         } catch (IOException e) {
             ending = SseRelay.Ending.CLIENT_GONE;
         }
-        long usage = events.usage();
-        long used = usage >= 0 ? usage : call.promptTokens() + gateway.tokens().count(call.model(), events.produced());
+        long used = events.used(call.promptTokens());
         switch (ending) {
-            case COMPLETED -> ticket.commit(used, events.ending());
+            case COMPLETED -> {
+                if (events.failed() && events.nothing()) {
+                    ticket.cancel(events.ending());
+                } else {
+                    ticket.commit(used, events.ending());
+                }
+            }
             case CLIENT_GONE -> {
                 exchange.abort();
                 ticket.commit(used, "client_disconnected");
             }
             case BROKEN -> {
                 exchange.abort();
-                if (usage < 0 && events.produced().isEmpty()) {
+                if (events.nothing()) {
                     ticket.cancel("stream_broken");
                 } else {
                     ticket.commit(used, "stream_broken");
@@ -216,10 +221,5 @@ final class MeteredServlet extends HttpServlet {
         } catch (IOException e) { // not JSON after all: the prompt was still read
             return call.promptTokens();
         }
-    }
-
-    private void refuse(HttpServletResponse response, BadRequest e) throws IOException {
-        gateway.metrics().refused(endpoint.metric(), e.status, e.code);
-        OpenAi.error(response, e.status, "invalid_request_error", e.code, e.param, String.valueOf(e.getMessage()));
     }
 }

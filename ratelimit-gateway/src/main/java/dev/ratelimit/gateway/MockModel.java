@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.gateway.UpstreamConfig.Protocol;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -122,7 +123,8 @@ final class MockModel implements AutoCloseable {
             if (status == 429 || status == 503) {
                 response.setHeader("retry-after", "2");
             }
-            OpenAi.error(
+            ApiErrors.write(
+                    Protocol.OPENAI,
                     response,
                     status,
                     "mock_error",
@@ -177,7 +179,8 @@ final class MockModel implements AutoCloseable {
             try {
                 body = OpenAi.JSON.readTree(request.getInputStream());
             } catch (JacksonException e) {
-                OpenAi.error(response, 400, "invalid_request_error", "invalid_json", null, "Not JSON.");
+                ApiErrors.write(
+                        Protocol.OPENAI, response, 400, "invalid_request_error", "invalid_json", null, "Not JSON.");
                 return;
             }
             if (path.equals("/chat/completions") && method.equals("POST")) {
@@ -196,7 +199,8 @@ final class MockModel implements AutoCloseable {
         /** {@code GET /v1/models/{id}}: one model of the list, or OpenAI's 404 for another. */
         private void model(String id, HttpServletResponse response) throws IOException {
             if (!id.equals(MODEL) && !models.contains(id)) {
-                OpenAi.error(
+                ApiErrors.write(
+                        Protocol.OPENAI,
                         response,
                         404,
                         "invalid_request_error",

@@ -5,12 +5,13 @@ import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.gateway.UpstreamConfig.Protocol;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
 import org.jspecify.annotations.Nullable;
 
-/** JSON as the OpenAI API speaks it: one shared mapper and the error shape. */
+/** JSON as the OpenAI API speaks it: one shared mapper and the error shape ({@link ApiErrors} writes it). */
 final class OpenAi {
 
     /** The deepest nesting a request body may have. */
@@ -32,21 +33,9 @@ final class OpenAi {
 
     private OpenAi() {}
 
-    /** Writes {@code {"error":{"message","type","param","code"}}} with the status. */
-    static void error(
-            HttpServletResponse response,
-            int status,
-            String type,
-            @Nullable String code,
-            @Nullable String param,
-            String message)
-            throws IOException {
-        json(response, status, errorBody(type, code, param, message));
-    }
-
     /** Writes OpenAI's 404 for a path nobody serves. */
     static void unknownUrl(HttpServletResponse response, String message) throws IOException {
-        error(response, 404, "invalid_request_error", "unknown_url", null, message);
+        ApiErrors.write(Protocol.OPENAI, response, 404, "invalid_request_error", "unknown_url", null, message);
     }
 
     static ObjectNode errorBody(String type, @Nullable String code, @Nullable String param, String message) {

@@ -2,6 +2,8 @@ package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import java.util.function.ToLongFunction;
 
 /**
  * OpenAI's token-metered endpoints: what each validates, how it estimates, and where its usage is.
@@ -20,7 +22,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * </table>
  */
 enum OpenAiEndpoint implements Endpoint {
-    CHAT("chat", "/chat/completions") {
+    CHAT("chat", "/chat/completions", "lower max_completion_tokens (or max_tokens) or shorten the messages") {
         @Override
         public Call parse(ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens) throws BadRequest {
             Requests.Chat chat = Requests.chat(body, limits.defaultMaxCompletionTokens());
@@ -45,7 +47,7 @@ enum OpenAiEndpoint implements Endpoint {
         }
     },
 
-    COMPLETIONS("completions", "/completions") {
+    COMPLETIONS("completions", "/completions", "lower max_tokens, n or best_of, or shorten the prompt") {
         @Override
         public Call parse(ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens) throws BadRequest {
             Requests.Completions completions = Requests.completions(body, limits.defaultMaxCompletionTokens());
@@ -71,7 +73,7 @@ enum OpenAiEndpoint implements Endpoint {
         }
     },
 
-    EMBEDDINGS("embeddings", "/embeddings") {
+    EMBEDDINGS("embeddings", "/embeddings", "shorten the input") {
         @Override
         public Call parse(ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens) throws BadRequest {
             Requests.Embeddings embeddings = Requests.embeddings(body);
@@ -85,7 +87,7 @@ enum OpenAiEndpoint implements Endpoint {
         }
     },
 
-    RESPONSES("responses", "/responses") {
+    RESPONSES("responses", "/responses", "lower max_output_tokens or shorten the input") {
         @Override
         public Call parse(ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens) throws BadRequest {
             Requests.Responses responses = Requests.responses(body, limits.defaultMaxCompletionTokens());
@@ -122,17 +124,19 @@ enum OpenAiEndpoint implements Endpoint {
         }
 
         @Override
-        public SseRelay.Events events(Call call) {
-            return new SseRelay.ResponseEvents();
+        public SseRelay.Events events(Call call, TokenCounter tokens) {
+            return new SseRelay.ResponseEvents(counter(call, tokens));
         }
     };
 
     private final String metric;
     private final String upstreamPath;
+    private final String tooLargeAdvice;
 
-    OpenAiEndpoint(String metric, String upstreamPath) {
+    OpenAiEndpoint(String metric, String upstreamPath, String tooLargeAdvice) {
         this.metric = metric;
         this.upstreamPath = upstreamPath;
+        this.tooLargeAdvice = tooLargeAdvice;
     }
 
     @Override
@@ -145,6 +149,16 @@ enum OpenAiEndpoint implements Endpoint {
         return upstreamPath;
     }
 
+    @Override
+    public Protocol protocol() {
+        return Protocol.OPENAI;
+    }
+
+    @Override
+    public String tooLargeAdvice() {
+        return tooLargeAdvice;
+    }
+
     /** The answer's generated text, to count when it carries no {@code usage}. */
     abstract String answerText(JsonNode answer);
 
@@ -155,8 +169,13 @@ enum OpenAiEndpoint implements Endpoint {
     }
 
     @Override
-    public SseRelay.Events events(Call call) {
-        return new SseRelay.ChoiceEvents(call.clientWantsUsage());
+    public SseRelay.Events events(Call call, TokenCounter tokens) {
+        return new SseRelay.ChoiceEvents(call.clientWantsUsage(), counter(call, tokens));
+    }
+
+    /** Counts produced text with the model's tokenizer. */
+    private static ToLongFunction<String> counter(Call call, TokenCounter tokens) {
+        return text -> tokens.count(call.model(), text);
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.TierPolicy;
+import dev.ratelimit.gateway.UpstreamConfig.Protocol;
 import dev.ratelimit.servlet.RateLimitFilter;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -102,7 +103,7 @@ final class PassthroughServlet extends HttpServlet {
         try {
             exchange = gateway.upstream().send(request.getMethod(), path + query, request.getContentType(), body);
         } catch (Upstream.Failure e) {
-            e.answer(response);
+            e.answer(Protocol.OPENAI, response); // relayed paths go to an OpenAI upstream
             return;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -160,9 +161,7 @@ final class PassthroughServlet extends HttpServlet {
                                 (HttpServletRequest) req,
                                 gateway.config().limits().maxBodyBytes()));
             } catch (BadRequest e) {
-                gateway.metrics().refused("other", e.status, e.code);
-                OpenAi.error(
-                        response, e.status, "invalid_request_error", e.code, e.param, String.valueOf(e.getMessage()));
+                e.answer(Protocol.OPENAI, "other", gateway.metrics(), response);
                 return;
             }
             chain.doFilter(req, res);

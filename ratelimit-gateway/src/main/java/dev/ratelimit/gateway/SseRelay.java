@@ -11,13 +11,15 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Relays an upstream's server-sent events to the client one event at a time, flushing each as it
  * arrives, while an {@link Events} watcher of the endpoint's protocol reads each one: the usage, the
  * text produced so far (to charge a stream that ends early) and whether the stream reached its end.
- * Not thread-safe: one per response.
+ * Every protocol's stream is read here (OpenAI's in this class's watchers, Anthropic's in {@link
+ * AnthropicEvents}). Not thread-safe: one per response.
  */
 final class SseRelay {
 
@@ -43,14 +45,25 @@ final class SseRelay {
          */
         boolean inspect(@Nullable String type, String data);
 
-        /** Whether the stream reached its end as the protocol defines it. */
+        /** Whether the stream reached its end as the protocol defines it (an error event may end it too). */
         boolean finished();
 
-        /** The tokens the upstream reported for the whole stream, or -1 while it reported none. */
-        long usage();
+        /**
+         * Whether the stream was ended by an error event that settles like a stream broken off: it is
+         * cancelled when {@link #nothing()} was produced.
+         */
+        boolean failed();
 
-        /** The text (and tool-call arguments) produced so far. */
-        String produced();
+        /**
+         * The tokens to charge for the stream so far: what the upstream reported, or failing that the
+         * prompt and the text produced so far, counted.
+         *
+         * @param promptTokens the gateway's count of the prompt
+         */
+        long used(long promptTokens);
+
+        /** Whether the stream produced no answer yet (no text and no usage of the whole stream): nothing to charge if it fails. */
+        boolean nothing();
 
         /** How a finished stream ended, for the settlement metrics. */
         String ending();
@@ -90,12 +103,12 @@ final class SseRelay {
             if (!event.isEmpty()) {
                 forward(event, client); // the upstream closed without the last blank line
             }
-            return events.finished() ? Ending.COMPLETED : Ending.BROKEN;
         } catch (ClientGone e) {
             return Ending.CLIENT_GONE;
         } catch (IOException e) {
-            return Ending.BROKEN;
+            // the read failed: after the protocol's end nothing was lost, before it the stream broke off
         }
+        return events.finished() ? Ending.COMPLETED : Ending.BROKEN;
     }
 
     private void forward(List<String> event, OutputStream client) throws ClientGone {
@@ -138,7 +151,8 @@ final class SseRelay {
         }
     }
 
-    private static @Nullable JsonNode json(String data) {
+    /** The event's JSON, or {@code null} when it is not JSON (relayed as it came, not ours to judge). */
+    static @Nullable JsonNode json(String data) {
         try {
             return OpenAi.JSON.readTree(data);
         } catch (JacksonException e) {
@@ -146,20 +160,33 @@ final class SseRelay {
         }
     }
 
-    /** What both protocols keep: the text produced so far and the usage reported. */
+    /**
+     * What both of OpenAI's stream kinds keep: the text produced so far and the usage reported for
+     * the whole stream, which alone is the figure once it came.
+     */
     private abstract static class Tally implements Events {
 
         final StringBuilder produced = new StringBuilder();
+        private final ToLongFunction<String> count;
         long usage = -1;
 
-        @Override
-        public long usage() {
-            return usage;
+        Tally(ToLongFunction<String> count) {
+            this.count = count;
         }
 
         @Override
-        public String produced() {
-            return produced.toString();
+        public long used(long promptTokens) {
+            return usage >= 0 ? usage : promptTokens + count.applyAsLong(produced.toString());
+        }
+
+        @Override
+        public boolean nothing() {
+            return usage < 0 && produced.length() == 0;
+        }
+
+        @Override
+        public boolean failed() {
+            return false; // an error event ends the stream, settled to what it reported or produced
         }
     }
 
@@ -173,7 +200,8 @@ final class SseRelay {
         private final boolean clientWantsUsage;
         private boolean done;
 
-        ChoiceEvents(boolean clientWantsUsage) {
+        ChoiceEvents(boolean clientWantsUsage, ToLongFunction<String> count) {
+            super(count);
             this.clientWantsUsage = clientWantsUsage;
         }
 
@@ -230,6 +258,10 @@ final class SseRelay {
 
         private @Nullable String ending;
         private long sequence;
+
+        ResponseEvents(ToLongFunction<String> count) {
+            super(count);
+        }
 
         @Override
         public boolean inspect(@Nullable String type, String data) {

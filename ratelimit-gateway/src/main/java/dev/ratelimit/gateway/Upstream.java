@@ -298,26 +298,16 @@ final class Upstream implements AutoCloseable {
                                     + (notServed.elsewhere() == Protocol.ANTHROPIC
                                             ? "Anthropic's Messages API (POST /v1/messages)."
                                             : "OpenAI's API (POST /v1/chat/completions)."));
-            if (protocol == Protocol.ANTHROPIC) {
-                Anthropic.error(response, 404, message);
-            } else {
-                OpenAi.error(response, 404, "invalid_request_error", "model_not_found", "model", message);
-            }
+            ApiErrors.write(protocol, response, 404, "invalid_request_error", "model_not_found", "model", message);
             return null;
         }
         Cooling cooling = (Cooling) routing;
         gateway.metrics().refused(endpoint, 429, "upstream_cooldown");
-        Duration wait = cooling.retryAfter().isNegative() ? Duration.ZERO : cooling.retryAfter();
-        long seconds = RetryAfter.seconds(wait);
-        response.setHeader("Retry-After", Long.toString(seconds));
-        response.setHeader("retry-after-ms", Long.toString(RetryAfter.millis(wait)));
+        RetryAfter.write(cooling.retryAfter(), response::setHeader);
+        long seconds = RetryAfter.seconds(cooling.retryAfter().isNegative() ? Duration.ZERO : cooling.retryAfter());
         String message = "The upstream '" + cooling.upstream() + "' asked the gateway to slow down for model '" + model
                 + "'; nothing was charged; retry in " + seconds + (seconds == 1 ? " second." : " seconds.");
-        if (protocol == Protocol.ANTHROPIC) {
-            Anthropic.error(response, 429, message);
-        } else {
-            OpenAi.error(response, 429, "requests", "upstream_cooldown", null, message);
-        }
+        ApiErrors.write(protocol, response, 429, "requests", "upstream_cooldown", null, message);
         return null;
     }
 
@@ -388,9 +378,16 @@ final class Upstream implements AutoCloseable {
             return timeout ? "upstream_timeout" : "upstream_unreachable";
         }
 
-        /** Answers the client: 504 for a timeout, 502 otherwise, in OpenAI's error shape. */
-        void answer(HttpServletResponse response) throws IOException {
-            OpenAi.error(response, timeout ? 504 : 502, "upstream_error", ending(), null, String.valueOf(getMessage()));
+        /** Answers the client: 504 for a timeout, 502 otherwise, in the shape of the caller's API. */
+        void answer(Protocol protocol, HttpServletResponse response) throws IOException {
+            ApiErrors.write(
+                    protocol,
+                    response,
+                    timeout ? 504 : 502,
+                    "upstream_error",
+                    ending(),
+                    null,
+                    String.valueOf(getMessage()));
         }
     }
 

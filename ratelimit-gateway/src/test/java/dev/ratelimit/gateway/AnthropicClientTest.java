@@ -119,7 +119,8 @@ class AnthropicClientTest extends MockGatewayTest {
                 .isInstanceOfSatisfying(RateLimitException.class, e -> {
                     assertThat(e.statusCode()).isEqualTo(429);
                     assertThat(e.type().orElseThrow().asString()).isEqualTo("rate_limit_error");
-                    assertThat(e.getMessage()).contains("5 requests per window 'minute'");
+                    assertThat(e.getMessage())
+                            .contains("Too many requests: the limit of 5 requests per minute (window 'minute')");
                     assertThat(e.headers().values("retry-after")).containsExactly("50");
                     assertThat(e.headers().values("retry-after-ms")).containsExactly("50000");
                     assertThat(e.headers().values("anthropic-ratelimit-requests-limit"))

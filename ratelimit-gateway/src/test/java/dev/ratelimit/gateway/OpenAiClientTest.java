@@ -115,7 +115,7 @@ class OpenAiClientTest extends MockGatewayTest {
                 .isInstanceOfSatisfying(RateLimitException.class, e -> {
                     assertThat(e.statusCode()).isEqualTo(429);
                     assertThat(e.code()).contains("rate_limit_exceeded");
-                    assertThat(e.getMessage()).contains("5 requests per window 'minute'");
+                    assertThat(e.getMessage()).contains("the limit of 5 requests per minute (window 'minute')");
                     assertThat(e.headers().values("retry-after")).containsExactly("50");
                     assertThat(e.headers().values("retry-after-ms")).containsExactly("50000");
                     assertThat(e.headers().values("x-ratelimit-limit-requests")).containsExactly("5");

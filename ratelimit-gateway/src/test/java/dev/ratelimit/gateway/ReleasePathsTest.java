@@ -402,7 +402,7 @@ class ReleasePathsTest {
                     .contains(
                             "\"type\":\"tokens\"",
                             "\"code\":\"rate_limit_exceeded\"",
-                            "tokens per window 'tokens-minute'");
+                            "tokens per minute (window 'tokens-minute')");
             release.countDown();
         } finally {
             release.countDown();
@@ -419,7 +419,10 @@ class ReleasePathsTest {
         assertThat(huge.statusCode()).isEqualTo(400);
         assertThat(huge.headers().firstValue("Retry-After")).isEmpty();
         assertThat(huge.body())
-                .contains("\"code\":\"request_too_large\"", "limit of 20000 tokens per window 'tokens-minute'");
+                .contains(
+                        "\"code\":\"request_too_large\"",
+                        "the limit of 20000 tokens per minute (window 'tokens-minute')",
+                        "It needs an estimated");
         assertThat(harness.chat("demo-free", PLAIN).headers().firstValue("x-ratelimit-remaining-requests"))
                 .contains("4");
     }
@@ -439,7 +442,9 @@ class ReleasePathsTest {
 
             assertThat(other.statusCode()).isEqualTo(429);
             assertThat(other.headers().firstValue("x-ratelimit-window")).contains("tpm");
-            assertThat(other.body()).contains("the upstream's shared (model:gpt-4o) limit of 300000 tokens");
+            assertThat(other.body())
+                    .contains(
+                            "Too many requests: the limit of 300000 tokens per", "of the shared budget 'model:gpt-4o'");
             assertThat(harness.chat("demo-pro", PLAIN).statusCode())
                     .as("another model's cap is not touched")
                     .isEqualTo(200);

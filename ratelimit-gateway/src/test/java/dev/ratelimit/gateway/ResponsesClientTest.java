@@ -131,7 +131,8 @@ class ResponsesClientTest extends MockGatewayTest {
                         .create(hello().toBuilder().maxOutputTokens(100_000L).build()))
                 .isInstanceOfSatisfying(BadRequestException.class, e -> {
                     assertThat(e.code()).contains("request_too_large");
-                    assertThat(e.getMessage()).contains("limit of 20000 tokens per window 'tokens-minute'");
+                    assertThat(e.getMessage())
+                            .contains("the limit of 20000 tokens per minute (window 'tokens-minute')");
                 });
         assertThat(used("demo-user-free", "minute")).isZero();
         assertThat(used("demo-user-free", "tokens-minute")).isZero();

@@ -18,7 +18,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Writes the rate-limit headers of a decision and the refusals of the HTTP contract, the same for
- * every front: the servlet filter, Spring MVC and WebFlux, the gateway. Headers go to a {@code
+ * every front: the servlet filter, Spring MVC and WebFlux, the gateway (OpenAI's and Anthropic's
+ * APIs alike). Headers go to a {@code
  * BiConsumer<String, String>} of name and value that replaces any earlier value, such as {@code
  * response::setHeader}; a refusal's status and body come back as a {@link Refusal}.
  *
@@ -91,7 +92,7 @@ public final class RateLimitResponses {
     private final boolean openAi;
     private final boolean anthropic;
     private final @Nullable Clock clock;
-    private final boolean openAiErrors;
+    private final ErrorShape errorShape;
     private final boolean eachUnit;
     private final long unavailableRetryAfterSeconds;
     private final ConcurrentMap<Tier, String> policies = new ConcurrentHashMap<>();
@@ -105,7 +106,7 @@ public final class RateLimitResponses {
         if (anthropic && clock == null) {
             throw new IllegalStateException("HeaderFamily.ANTHROPIC writes reset times: give the builder a clock(...)");
         }
-        this.openAiErrors = builder.openAiErrors;
+        this.errorShape = builder.errorShape;
         this.eachUnit = builder.eachUnit;
         this.unavailableRetryAfterSeconds = builder.unavailableRetryAfterSeconds;
     }
@@ -164,7 +165,8 @@ public final class RateLimitResponses {
 
     /**
      * Writes a rejected request's headers and returns its 429 (or 400) with a message of the
-     * front's own, for protocols that word their refusals themselves.
+     * front's own, such as {@link #message(Decision)} followed by what only the front knows (the
+     * gateway adds its token estimate to a request too large for a window).
      *
      * @param tier the caller's tier
      * @param decision the rejection
@@ -190,11 +192,11 @@ public final class RateLimitResponses {
         counts(reported(tier, decision), headers);
         if (decision.tooLarge()) {
             // no retry can succeed: no delay is offered
-            return new Refusal(BAD_REQUEST, ErrorBodies.tooLarge(openAiErrors, window, message));
+            return new Refusal(BAD_REQUEST, ErrorBodies.tooLarge(errorShape, window, message));
         }
         long retryAfter = decision.retryAfterSeconds();
         retry(decision.retryAfter(), window.name(), headers);
-        return new Refusal(TOO_MANY_REQUESTS, ErrorBodies.rateLimited(openAiErrors, window, retryAfter, message));
+        return new Refusal(TOO_MANY_REQUESTS, ErrorBodies.rateLimited(errorShape, window, retryAfter, message));
     }
 
     /**
@@ -232,7 +234,7 @@ public final class RateLimitResponses {
         long seconds = RetryAfter.seconds(retryAfter);
         String message = "Too many concurrent requests: the limit of " + limit
                 + " requests in flight is reached; retry in " + seconds + (seconds == 1 ? " second." : " seconds.");
-        return new Refusal(TOO_MANY_REQUESTS, ErrorBodies.concurrencyLimited(openAiErrors, limit, seconds, message));
+        return new Refusal(TOO_MANY_REQUESTS, ErrorBodies.concurrencyLimited(errorShape, limit, seconds, message));
     }
 
     /**
@@ -250,14 +252,25 @@ public final class RateLimitResponses {
         String message = "The rate limiter cannot reach its store and refuses requests until it can; retry in "
                 + unavailableRetryAfterSeconds + " seconds.";
         return new Refusal(
-                SERVICE_UNAVAILABLE, ErrorBodies.unavailable(openAiErrors, unavailableRetryAfterSeconds, message));
+                SERVICE_UNAVAILABLE, ErrorBodies.unavailable(errorShape, unavailableRetryAfterSeconds, message));
     }
 
     /**
-     * Returns the library's sentence for a rejection, naming the window (and shared budget) that
-     * tripped and the delay.
+     * Returns the library's sentence for a rejection, the message of its body: the window (and
+     * shared budget) that tripped and the delay, such as {@code Too many requests: the limit of 5
+     * requests per minute (window 'minute') is used up; retry in 42 seconds.}, or, for a request
+     * larger than the window can ever hold, that no retry can succeed.
+     *
+     * @param decision the rejection
+     * @return the sentence
+     * @throws NullPointerException if {@code decision} is {@code null}
+     * @throws IllegalArgumentException if the decision allowed the request
      */
-    private static String message(Decision decision) {
+    public static String message(Decision decision) {
+        Objects.requireNonNull(decision, "decision must not be null");
+        if (decision.allowed()) {
+            throw new IllegalArgumentException("decision must be a rejection, was " + decision);
+        }
         Window window = decision.window();
         String what = " of " + window.limit() + " " + ErrorBodies.unit(window) + " per "
                 + describe(window.lengthSeconds()) + " (window '" + window.name() + "')"
@@ -272,9 +285,10 @@ public final class RateLimitResponses {
 
     /** {@code Retry-After} and, per family, the exact delay and the name of what tripped. */
     private void retry(Duration retryAfter, String window, BiConsumer<String, String> headers) {
-        headers.accept(RETRY_AFTER, Long.toString(RetryAfter.seconds(retryAfter)));
         if (openAi || anthropic) {
-            headers.accept(RETRY_AFTER_MS, Long.toString(RetryAfter.millis(retryAfter)));
+            RetryAfter.write(retryAfter, headers);
+        } else {
+            headers.accept(RETRY_AFTER, Long.toString(RetryAfter.seconds(retryAfter)));
         }
         if (openAi && !xRateLimit) {
             headers.accept(OPENAI_WINDOW, HeaderValues.token(window));
@@ -415,7 +429,7 @@ public final class RateLimitResponses {
     @Override
     public String toString() {
         return "RateLimitResponses{xRateLimit=" + xRateLimit + ", ietf=" + ietf + ", openAi=" + openAi
-                + ", anthropic=" + anthropic + ", openAiErrors=" + openAiErrors + ", eachUnit=" + eachUnit
+                + ", anthropic=" + anthropic + ", errorShape=" + errorShape + ", eachUnit=" + eachUnit
                 + ", unavailableRetryAfter="
                 + unavailableRetryAfterSeconds + "s}";
     }
@@ -440,7 +454,7 @@ public final class RateLimitResponses {
     public static final class Builder {
 
         private final Set<HeaderFamily> families = EnumSet.of(HeaderFamily.X_RATELIMIT, HeaderFamily.IETF);
-        private boolean openAiErrors;
+        private ErrorShape errorShape = ErrorShape.PLAIN;
         private boolean eachUnit;
         private long unavailableRetryAfterSeconds = 5;
         private @Nullable Clock clock;
@@ -482,20 +496,27 @@ public final class RateLimitResponses {
         }
 
         /**
-         * Switches the bodies to OpenAI's error shape (the default is off). A 429: {@code
-         * {"error":{"message":"...","type":"requests","param":null,"code":"rate_limit_exceeded",
-         * "window":"minute"}}}, {@code type} being {@code tokens} when a token window tripped; a
-         * 400: type {@code invalid_request_error}, code {@code request_too_large}; a 503: type
-         * {@code server_error}, code {@code rate_limiter_unavailable}. Plain bodies: {@code
-         * {"error":"rate_limited","window":"minute","limit":5,"retry_after_seconds":42,
-         * "message":"..."}}, {@code {"error":"rate_limiter_unavailable",...}}.
+         * Sets the shape of the refusals' bodies; the default is {@link ErrorShape#PLAIN}.
+         *
+         * @param shape the shape
+         * @return this builder
+         * @throws NullPointerException if {@code shape} is {@code null}
+         */
+        public Builder errorShape(ErrorShape shape) {
+            this.errorShape = Objects.requireNonNull(shape, "shape must not be null");
+            return this;
+        }
+
+        /**
+         * Switches the bodies to OpenAI's error shape or back to the plain one: {@code
+         * errorShape(enabled ? ErrorShape.OPENAI : ErrorShape.PLAIN)}, for fronts whose setting is
+         * a yes or no.
          *
          * @param enabled whether to answer in OpenAI's error shape
          * @return this builder
          */
         public Builder openAiErrors(boolean enabled) {
-            this.openAiErrors = enabled;
-            return this;
+            return errorShape(enabled ? ErrorShape.OPENAI : ErrorShape.PLAIN);
         }
 
         /**

@@ -201,6 +201,60 @@ class RateLimitResponsesTest {
     }
 
     @Test
+    @DisplayName("Anthropic's error shape: every refusal's body is {type: error, error: {type, message}} with the"
+            + " library's message")
+    void anthropicBodies() {
+        RateLimitResponses anthropic = RateLimitResponses.builder()
+                .header(HeaderFamily.X_RATELIMIT, false)
+                .errorShape(ErrorShape.ANTHROPIC)
+                .build();
+        Decision rejected = Decision.reject(MINUTE, Duration.ofSeconds(42));
+        assertThat(anthropic.rejected(TIER, rejected, headers::put).body())
+                .isEqualTo("{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":"
+                        + "\"Too many requests: the limit of 5 requests per minute (window 'minute') is used up;"
+                        + " retry in 42 seconds.\"}}");
+        assertThat(RateLimitResponses.message(rejected))
+                .isEqualTo("Too many requests: the limit of 5 requests per minute (window 'minute') is used up;"
+                        + " retry in 42 seconds.");
+        assertThat(anthropic
+                        .concurrencyLimited(TIER, List.of(), 2, Duration.ofSeconds(1), headers::put)
+                        .body())
+                .startsWith("{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\"")
+                .contains("the limit of 2 requests in flight is reached; retry in 1 second.");
+        Decision tooLarge =
+                new Decision(false, 1_000, 0, Duration.ZERO, TOKENS, Duration.ZERO, false, null, true, List.of());
+        Refusal large =
+                anthropic.rejected(TIER, tooLarge, RateLimitResponses.message(tooLarge) + " More.", headers::put);
+        assertThat(large.status()).isEqualTo(400);
+        assertThat(large.body())
+                .startsWith("{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\"")
+                .endsWith("no retry can succeed. More.\"}}");
+        Refusal unavailable = anthropic.unavailable(TIER, headers::put);
+        assertThat(unavailable.status()).isEqualTo(503);
+        assertThat(unavailable.body()).startsWith("{\"type\":\"error\",\"error\":{\"type\":\"api_error\"");
+        assertThat(RateLimitResponses.builder()
+                        .openAiErrors(true)
+                        .openAiErrors(false)
+                        .build()
+                        .rejected(TIER, rejected, headers::put)
+                        .body())
+                .startsWith("{\"error\":\"rate_limited\"");
+    }
+
+    @Test
+    @DisplayName("a delay the front decides itself: Retry-After and retry-after-ms, both rounded up")
+    void retryAfterWriter() {
+        RetryAfter.write(Duration.ofMillis(1_200), headers::put);
+        assertThat(headers).containsExactly(Map.entry("Retry-After", "2"), Map.entry("retry-after-ms", "1200"));
+        headers.clear();
+        RetryAfter.write(Duration.ofSeconds(-3), headers::put);
+        assertThat(headers).containsExactly(Map.entry("Retry-After", "1"), Map.entry("retry-after-ms", "1"));
+        assertThatThrownBy(() -> RetryAfter.write(Duration.ZERO, null))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("headers");
+    }
+
+    @Test
     @DisplayName("bad arguments are refused, naming them")
     void badArguments() {
         assertThatThrownBy(() -> EACH_UNIT.rejected(TIER, Decision.allow(MINUTE, 4, Duration.ZERO), headers::put))
@@ -214,5 +268,11 @@ class RateLimitResponsesTest {
                 .hasMessageContaining("userId");
         assertThat(CallerKeys.authenticated("ip:10.0.0.5")).isEqualTo("\\ip:10.0.0.5");
         assertThat(RetryAfter.seconds(Duration.ofMillis(1))).isEqualTo(1);
+        assertThatThrownBy(() -> RateLimitResponses.message(Decision.allow(MINUTE, 4, Duration.ZERO)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("decision must be a rejection");
+        assertThatThrownBy(() -> RateLimitResponses.builder().errorShape(null))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("shape");
     }
 }

@@ -62,8 +62,18 @@ class ReportTest {
                         "| ours-lettuce-1t | ours: Lettuce blocking | spread | 1 | 1 thread | 9,146 | 104.1 | 180.0 |")
                 .contains("| redis-benchmark, 1 client | spread | 1 | 1 | 1,000 | 12,345 | 0.070 | 0.120 |")
                 .contains("1,000,000 per minute")
-                .doesNotContain("2-core", "Smoke run");
+                .doesNotContain("2-core", "Smoke run")
+                .doesNotContain("experiment", "oalescing", "caller thread", "flushes consolidated");
         assertThat(dir.resolve("benchmarks.png")).isNotEmptyFile();
+    }
+
+    @Test
+    @DisplayName("the dropped experiments (coalescing, caller-thread replies, consolidated flushes) are not run")
+    void noExperimentRuns() {
+        assertThat(BenchmarkRunner.runs())
+                .extracting(JmhRun::id)
+                .isNotEmpty()
+                .noneMatch(id -> id.endsWith("-co") || id.endsWith("-ct") || id.endsWith("-fc"));
     }
 
     @Test

@@ -11,13 +11,11 @@ import dev.ratelimit.servlet.IdentityResolver;
 import dev.ratelimit.servlet.RateLimitFilter;
 import dev.ratelimit.spring.boot.actuate.RateLimitActuatorAutoConfiguration;
 import dev.ratelimit.spring.boot.actuate.RateLimitEndpoint;
-import dev.ratelimit.spring.boot.web.PrincipalTierResolver;
 import dev.ratelimit.spring.boot.web.reactive.Caller;
 import dev.ratelimit.spring.boot.web.reactive.RateLimitWebFilter;
 import dev.ratelimit.spring.boot.web.reactive.RateLimitedWebFilter;
 import dev.ratelimit.spring.boot.web.reactive.ReactiveIdentityResolver;
 import dev.ratelimit.spring.boot.web.reactive.ReactiveRateLimitAutoConfiguration;
-import dev.ratelimit.spring.boot.web.servlet.SecurityIdentityResolver;
 import dev.ratelimit.spring.boot.web.servlet.ServletRateLimitAutoConfiguration;
 import java.security.Principal;
 import java.util.List;
@@ -62,8 +60,11 @@ class WebAutoConfigurationTest {
                         context.getBean("rateLimitFilter", FilterRegistrationBean.class);
                 assertThat(registration.getOrder()).isEqualTo(-99); // Spring Security's chain: -100
                 assertThat(registration.getUrlPatterns()).containsExactly("/api/*", "/v1/*");
-                assertThat(context.getBean(IdentityResolver.class)).isInstanceOf(SecurityIdentityResolver.class);
-                assertThat(context.getBean(TierResolver.class)).isInstanceOf(PrincipalTierResolver.class);
+                // the defaults are package-private: named, not imported
+                assertThat(context.getBean(IdentityResolver.class).getClass().getName())
+                        .isEqualTo("dev.ratelimit.spring.boot.web.servlet.SecurityIdentityResolver");
+                assertThat(context.getBean(TierResolver.class).getClass().getName())
+                        .isEqualTo("dev.ratelimit.spring.boot.web.PrincipalTierResolver");
                 assertThat(context).hasSingleBean(WebMvcConfigurer.class);
                 assertThat(context).doesNotHaveBean(WebFilter.class);
             });

@@ -1,5 +1,6 @@
 package dev.ratelimit.testsupport;
 
+import java.io.File;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.PrintStream;
@@ -15,8 +16,8 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * Checks, before a test drives them, that the external tools it needs (a browser, its driver) are
- * installed: a developer's machine without them skips the test with a one-line notice saying what
+ * Checks, before a test drives them, that the external tools it needs (a browser, its driver,
+ * {@code openssl}) are installed: a developer's machine without them skips the test with a one-line notice saying what
  * to install, so that the README's test command passes on a fresh machine; under {@code CI=true}
  * the test fails instead, because CI installs every tool and a skip there would hide a test that
  * never runs.
@@ -44,6 +45,39 @@ public final class RequiredTools {
         // error reaches the console, so the one line that says what to install is seen where the build runs.
         PrintStream console = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
         check(test, install, Arrays.asList(executables), System::getenv, console);
+    }
+
+    /**
+     * Returns where a command run by its bare name (as {@code ProcessBuilder} runs it) is found: the
+     * first executable file of that name in a directory of {@code PATH}, for {@link #require}; when
+     * there is none, the bare name, which {@link #require} then reports missing.
+     *
+     * @param command the command's file name, e.g. {@code openssl}
+     * @return the executable, or {@code Path.of(command)} when no directory of {@code PATH} holds one
+     * @throws IllegalArgumentException if {@code command} is blank or names a directory
+     */
+    public static Path onPath(String command) {
+        return onPath(command, System.getenv("PATH"));
+    }
+
+    /** {@link #onPath(String)} with {@code PATH} as a parameter, so that both outcomes can be tested. */
+    static Path onPath(String command, @Nullable String path) {
+        Objects.requireNonNull(command, "command must not be null");
+        if (command.isBlank() || command.contains(File.separator)) {
+            throw new IllegalArgumentException("command must be a bare file name, got '" + command + "'");
+        }
+        if (path != null) {
+            for (String directory : path.split(File.pathSeparator)) {
+                if (directory.isEmpty()) {
+                    continue;
+                }
+                Path candidate = Path.of(directory, command);
+                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+                    return candidate;
+                }
+            }
+        }
+        return Path.of(command);
     }
 
     /** {@link #require} with the environment and the console as parameters, so that both outcomes can be tested. */

@@ -105,6 +105,22 @@ class RequiredToolsTest {
     }
 
     @Test
+    @DisplayName("a command run by its bare name is looked up on PATH; not found, its bare name is reported missing")
+    void commandOnPath(@TempDir Path dir) throws Exception {
+        Path tool = Files.createFile(
+                dir.resolve("tool"),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        assertThat(RequiredTools.onPath("tool", "/nonexistent:" + dir)).isEqualTo(tool);
+        assertThat(RequiredTools.onPath("tool", "/nonexistent")).isEqualTo(Path.of("tool"));
+        assertThat(RequiredTools.onPath("tool", null)).isEqualTo(Path.of("tool"));
+        assertThatThrownBy(() -> RequiredTools.check("T", INSTALL, List.of(Path.of("tool")), CI, CONSOLE))
+                .hasMessageContaining("missing tool: install with");
+        assertThatThrownBy(() -> RequiredTools.onPath("bin/tool"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("bare file name");
+    }
+
+    @Test
     @DisplayName("no tool named, or nothing said about installing, is a mistake in the test")
     void badArguments() {
         assertThatThrownBy(() -> RequiredTools.require(INSTALL))

@@ -19,10 +19,10 @@ import org.springframework.boot.health.contributor.HealthIndicator;
  * true}, because requests are still served, unlimited. Alert on the {@code ratelimit.store.unavailable}
  * gauge for both.
  */
-public final class RateLimitHealthIndicator implements HealthIndicator {
+final class RateLimitHealthIndicator implements HealthIndicator {
 
     /** The user whose usage is read to probe the store. */
-    public static final String PROBE_USER = "ratelimit-health-probe";
+    private static final String PROBE_USER = "ratelimit-health-probe";
 
     private final RateLimiter limiter;
     private final TierPolicy policy;
@@ -41,7 +41,7 @@ public final class RateLimitHealthIndicator implements HealthIndicator {
      * @param storeType the auto-configured store's type, or {@code null}
      * @param registry the registry the limiter publishes its breaker's state to, or {@code null}
      */
-    public RateLimitHealthIndicator(
+    RateLimitHealthIndicator(
             RateLimiter limiter,
             TierPolicy policy,
             String name,

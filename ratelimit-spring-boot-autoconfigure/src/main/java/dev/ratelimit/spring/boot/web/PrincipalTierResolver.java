@@ -13,7 +13,7 @@ import org.springframework.util.ClassUtils;
  * ratelimit.identity.tier-authority-prefix}; {@code null} (the default tier) without Spring Security
  * or when neither is there.
  */
-public final class PrincipalTierResolver implements TierResolver {
+final class PrincipalTierResolver implements TierResolver {
 
     private static final boolean SECURITY = ClassUtils.isPresent(
             "org.springframework.security.core.Authentication", PrincipalTierResolver.class.getClassLoader());
@@ -26,7 +26,7 @@ public final class PrincipalTierResolver implements TierResolver {
      *
      * @param identity the {@code ratelimit.identity.*} settings
      */
-    public PrincipalTierResolver(RateLimitProperties.Identity identity) {
+    PrincipalTierResolver(RateLimitProperties.Identity identity) {
         this.claim = identity.getTierClaim().trim();
         this.authorityPrefix = identity.getTierAuthorityPrefix().trim();
     }

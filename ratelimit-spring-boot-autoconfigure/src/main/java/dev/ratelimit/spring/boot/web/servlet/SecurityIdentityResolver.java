@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * Security's {@code Authentication#getName}, else the container's principal) and the tier the {@link
  * TierResolver} finds on it; anonymous callers are left to the filter, which limits them by address.
  */
-public final class SecurityIdentityResolver implements IdentityResolver {
+final class SecurityIdentityResolver implements IdentityResolver {
 
     private final TierResolver tiers;
 
@@ -21,7 +21,7 @@ public final class SecurityIdentityResolver implements IdentityResolver {
      *
      * @param tiers finds the tier of an authenticated caller
      */
-    public SecurityIdentityResolver(TierResolver tiers) {
+    SecurityIdentityResolver(TierResolver tiers) {
         this.tiers = tiers;
     }
 

@@ -1,0 +1,111 @@
+package dev.ratelimit.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.function.ToLongFunction;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a Messages API stream means, read by {@link SseRelay} event by event: {@code message_start}'s
+ * {@code usage.input_tokens} (and cache tokens), {@code message_delta}'s cumulative {@code
+ * usage.output_tokens}, the text produced so far (to charge a stream that ends early), and its end:
+ * {@code message_stop}, or an {@code error} event. Not thread-safe: one per response.
+ */
+final class AnthropicEvents implements SseRelay.Events {
+
+    private final ToLongFunction<String> count;
+    private final StringBuilder produced = new StringBuilder();
+    private long input = -1;
+    private long output;
+    private boolean stopped;
+    private boolean error;
+
+    /**
+     * @param count counts the text produced, for a stream that ends before its usage is final
+     */
+    AnthropicEvents(ToLongFunction<String> count) {
+        this.count = count;
+    }
+
+    @Override
+    public boolean inspect(@Nullable String type, String data) {
+        JsonNode event = SseRelay.json(data);
+        if (event == null) {
+            return true;
+        }
+        switch (event.path("type").asText("")) {
+            case "message_start" -> {
+                JsonNode usage = event.path("message").path("usage");
+                input = Math.max(input, inputOf(usage));
+                output = Math.max(output, usage.path("output_tokens").asLong(0));
+            }
+            case "content_block_start" -> {
+                JsonNode block = event.path("content_block");
+                produced.append(block.path("text").asText(""));
+                if (block.path("type").asText().equals("tool_use")) {
+                    produced.append(block.path("name").asText(""));
+                }
+            }
+            case "content_block_delta" -> {
+                JsonNode delta = event.path("delta");
+                produced.append(delta.path("text").asText(""))
+                        .append(delta.path("partial_json").asText(""))
+                        .append(delta.path("thinking").asText(""));
+            }
+            case "message_delta" -> {
+                JsonNode usage = event.path("usage");
+                output = Math.max(output, usage.path("output_tokens").asLong(0));
+                if (usage.has("input_tokens")) { // newer API versions repeat the input here, cumulative
+                    input = Math.max(input, inputOf(usage));
+                }
+            }
+            case "message_stop" -> stopped = true;
+            case "error" -> error = true;
+            default -> {
+                // ping, content_block_stop and event types to come: relayed, nothing to read
+            }
+        }
+        return true;
+    }
+
+    /** {@code input_tokens} plus the cache writes and reads, all of which the prompt cost. */
+    static long inputOf(JsonNode usage) {
+        return Math.max(0, usage.path("input_tokens").asLong(0))
+                + Math.max(0, usage.path("cache_creation_input_tokens").asLong(0))
+                + Math.max(0, usage.path("cache_read_input_tokens").asLong(0));
+    }
+
+    @Override
+    public boolean finished() {
+        return stopped || error;
+    }
+
+    @Override
+    public boolean failed() {
+        return error && !stopped;
+    }
+
+    /**
+     * {@code message_start}'s input (else the prompt estimate) plus the output: after {@code
+     * message_stop} the last {@code message_delta}'s, before it at least the text produced, counted.
+     */
+    @Override
+    public long used(long promptTokens) {
+        long in = input >= 0 ? input : promptTokens;
+        return in + (stopped ? output : Math.max(output, count.applyAsLong(produced.toString())));
+    }
+
+    @Override
+    public boolean nothing() {
+        return produced.length() == 0;
+    }
+
+    @Override
+    public String ending() {
+        return stopped ? "stream_completed" : "stream_error";
+    }
+
+    @Override
+    public String brokenNotice(String message) {
+        return "event: error\ndata: " + Anthropic.errorBody("api_error", message) + "\n\n";
+    }
+}

@@ -1,0 +1,31 @@
+package dev.ratelimit.http;
+
+/**
+ * The JSON shape of a refusal's body, which {@link RateLimitResponses} writes for its 429, 400 and
+ * 503 answers; each API's SDKs read their own shape and raise its message in the exception they
+ * throw.
+ */
+public enum ErrorShape {
+
+    /**
+     * The library's own: {@code {"error":"rate_limited","window":"minute","limit":5,
+     * "retry_after_seconds":42,"message":"..."}}, {@code {"error":"concurrency_limited",...}}, {@code
+     * {"error":"request_too_large",...}} and {@code {"error":"rate_limiter_unavailable",...}}.
+     */
+    PLAIN,
+
+    /**
+     * OpenAI's: {@code {"error":{"message":"...","type":"requests","param":null,
+     * "code":"rate_limit_exceeded","window":"minute"}}}, {@code type} being {@code tokens} when a
+     * token window tripped; a concurrency cap's code {@code concurrency_limit_exceeded}; a 400's type
+     * {@code invalid_request_error}, code {@code request_too_large}; a 503's type {@code
+     * server_error}, code {@code rate_limiter_unavailable}.
+     */
+    OPENAI,
+
+    /**
+     * Anthropic's: {@code {"type":"error","error":{"type":"rate_limit_error","message":"..."}}} for a
+     * 429, type {@code invalid_request_error} for a 400 and {@code api_error} for a 503.
+     */
+    ANTHROPIC
+}
