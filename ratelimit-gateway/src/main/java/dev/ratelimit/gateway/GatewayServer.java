@@ -499,8 +499,9 @@ public final class GatewayServer {
      * Shuts down: stops accepting connections and refuses new metered requests (readiness turns 503),
      * lets requests in flight finish up to {@code server.shutdown-timeout-seconds}, then aborts the
      * upstream exchanges still running (each relay settles what it relayed), cancels whatever is still
-     * unsettled, stops the server, and closes the slots (their missed releases retried once more) and
-     * the store. A second call does nothing.
+     * unsettled (each settlement or cancellation frees its slot in the same store call; one Redis
+     * missed passes when its lease ends), stops the server, stops renewing the slots and closes the
+     * store. A second call does nothing.
      */
     void close() {
         if (!closing.compareAndSet(false, true)) {

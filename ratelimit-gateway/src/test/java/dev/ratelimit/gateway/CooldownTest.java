@@ -104,6 +104,44 @@ class CooldownTest extends UpstreamsTest {
         assertThat(claude.headers().firstValue("retry-after")).contains("30");
     }
 
+    @Test
+    @DisplayName(
+            "Anthropic's 529 with retry-after starts a cooldown: the next request gets the gateway's own 429, uncharged")
+    void overloadedWithRetryAfter() throws Exception {
+        upstreams.anthropic.enqueue(AnthropicStub.status(529, Map.of("retry-after", "20")));
+        HttpResponse<String> overloaded = Upstreams.messages(harness, "demo-pro", Upstreams.body(MODEL, false));
+        assertThat(overloaded.statusCode())
+                .as("the upstream's 529 is passed on")
+                .isEqualTo(529);
+        Harness.await("the 529 is settled", () -> {
+            try {
+                return harness.settlements("cancelled", "upstream_529") == 1;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+
+        HttpResponse<String> held = Upstreams.messages(harness, "demo-pro", Upstreams.body(MODEL, false));
+        assertThat(held.statusCode()).isEqualTo(429);
+        assertThat(held.headers().firstValue("retry-after")).contains("20");
+        assertThat(held.headers().firstValue("retry-after-ms")).contains("20000");
+        assertThat(OpenAi.JSON.readTree(held.body()).path("type").asText()).isEqualTo("error");
+        assertThat(OpenAi.JSON.readTree(held.body()).path("error").path("type").asText())
+                .isEqualTo("rate_limit_error");
+        assertThat(held.body()).contains("'anthropic'", MODEL, "nothing was charged");
+        assertThat(upstreams.anthropic.received())
+                .as("the held request never reached the upstream")
+                .hasSize(1);
+        assertThat(harness.metric("gateway_refusals_total", "code", "upstream_cooldown"))
+                .isEqualTo(1);
+        assertThat(harness.metric("gateway_upstream_cooldowns_total", "upstream", "anthropic", "model", MODEL))
+                .isEqualTo(1);
+        assertThat(harness.used("demo-user-pro", "minute"))
+                .as("neither request was charged")
+                .isZero();
+        assertThat(harness.tokens("demo-user-pro")).isZero();
+    }
+
     private void drain() {
         // the queued 429s not used yet: replaced by plain answers from here on
         upstreams.anthropic.clearQueue();

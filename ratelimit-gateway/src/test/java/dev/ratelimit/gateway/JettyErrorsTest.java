@@ -6,12 +6,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** What Jetty itself answers, before any servlet: OpenAI's error shape, no HTML, no parser internals. */
+/**
+ * What Jetty itself answers, before any servlet or for an exception that escaped one: OpenAI's error
+ * shape, no HTML, no parser or class internals.
+ */
 class JettyErrorsTest {
 
     @ParameterizedTest(name = "{0}")
@@ -43,6 +48,42 @@ class JettyErrorsTest {
                     .doesNotContain("<html")
                     .doesNotContain("Exception")
                     .doesNotContain("org.eclipse");
+        }
+    }
+
+    /**
+     * A real request whose handling throws out of a servlet: a charset Java does not know in {@code
+     * Content-Type} makes Jetty's {@code getContentType()} throw {@code UnsupportedCharsetException}
+     * inside the metered servlet, before anything is charged. (It deserves a 415 of its own; until it
+     * has one it is the way in to the error handler for an exception no servlet caught.)
+     */
+    @Test
+    @DisplayName("an exception that escapes a servlet is a 500 in OpenAI's shape: no HTML, no class names, uncharged")
+    void uncaughtException() throws Exception {
+        try (Harness harness = Harness.start(Harness.Store.MEMORY, true)) {
+            HttpResponse<String> answer = harness.post(
+                    "/v1/chat/completions",
+                    "demo-free",
+                    "application/json; charset=x-unknown-42",
+                    "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}");
+
+            assertThat(answer.statusCode()).isEqualTo(500);
+            assertThat(answer.headers().firstValue("content-type"))
+                    .hasValueSatisfying(type -> assertThat(type).startsWith("application/json"));
+            JsonNode error = OpenAi.JSON.readTree(answer.body()).path("error");
+            assertThat(error.path("type").asText()).isEqualTo("server_error");
+            assertThat(error.path("code").asText()).isEqualTo("server_error");
+            assertThat(error.path("message").asText()).isEqualTo("The gateway failed while answering this request.");
+            assertThat(answer.body())
+                    .doesNotContain("<html")
+                    .doesNotContain("Exception")
+                    .doesNotContain("java.")
+                    .doesNotContain("org.eclipse")
+                    .doesNotContain("x-unknown-42");
+            assertThat(harness.stub().received()).as("never forwarded").isEmpty();
+            assertThat(harness.used("demo-user-free", "minute"))
+                    .as("never charged")
+                    .isZero();
         }
     }
 }

@@ -20,8 +20,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The built-in mock model misbehaves on demand ({@code [mock:status=NNN]}, {@code [mock:break]},
- * {@code [mock:slow]} in the last user text), so the Quickstart can show every ending with nothing
- * installed; the gateway settles each as it does a real upstream's.
+ * {@code [mock:slow]} in the last user text on OpenAI's endpoints; {@code [mock:slow]}, {@code
+ * [mock:error]}, {@code [mock:break]}, {@code [mock:429]} on Anthropic's {@code /v1/messages}, whose
+ * {@code [mock:529]} {@code AnthropicClientTest} covers), so the Quickstart can show every ending
+ * with nothing installed; the gateway settles each as it does a real upstream's.
  */
 class MockDemandTest extends MockGatewayTest {
 
@@ -89,5 +91,84 @@ class MockDemandTest extends MockGatewayTest {
 
         assertThat(text.toString()).isEqualTo(MockModel.reply("[mock:slow] hi"));
         harness.awaitSettled("committed", "stream_completed", "demo-user-pro");
+    }
+
+    private static final String CLAUDE = "claude-sonnet-4-5";
+
+    /** A Messages API request whose last user message carries {@code text}, markers included. */
+    private static String messages(String text, boolean stream) {
+        return "{\"model\":\"" + CLAUDE + "\",\"max_tokens\":100,\"stream\":" + stream
+                + ",\"messages\":[{\"role\":\"user\",\"content\":\"" + text + "\"}]}";
+    }
+
+    /** The {@code event:} names of a server-sent event stream, in order. */
+    private static List<String> events(String body) {
+        return body.lines()
+                .filter(line -> line.startsWith("event: "))
+                .map(line -> line.substring("event: ".length()))
+                .toList();
+    }
+
+    @Test
+    @DisplayName("[mock:slow] on a messages stream: every event still arrives, the stream settles to its usage")
+    void anthropicSlowOnDemand() throws Exception {
+        HttpResponse<String> answer = Upstreams.messages(harness, "demo-pro", messages("[mock:slow] hi", true));
+
+        assertThat(answer.statusCode()).isEqualTo(200);
+        assertThat(events(answer.body()))
+                .startsWith("message_start", "content_block_start", "ping")
+                .endsWith("content_block_stop", "message_delta", "message_stop");
+        String reply = MockModel.reply("[mock:slow] hi");
+        assertThat(answer.body()).contains("\"output_tokens\":" + AnthropicMock.text(reply));
+        harness.awaitSettled("committed", "stream_completed", "demo-user-pro");
+        assertThat(harness.tokens("demo-user-pro"))
+                .as("the mock's input and output, as its message_start and message_delta said")
+                .isEqualTo(AnthropicMock.inputTokens(OpenAi.JSON.readTree(messages("[mock:slow] hi", true)))
+                        + AnthropicMock.text(reply));
+    }
+
+    @Test
+    @DisplayName("[mock:error] on a messages stream: the error event is relayed, what was produced is committed")
+    void anthropicErrorOnDemand() throws Exception {
+        HttpResponse<String> answer = Upstreams.messages(harness, "demo-pro", messages("[mock:error] hi", true));
+
+        assertThat(answer.statusCode()).isEqualTo(200);
+        assertThat(events(answer.body())).contains("content_block_delta").endsWith("error");
+        assertThat(answer.body()).contains("\"type\":\"overloaded_error\"").doesNotContain("message_stop");
+        harness.awaitSettled("committed", "stream_error", "demo-user-pro");
+        assertThat(harness.tokens("demo-user-pro")).isPositive();
+    }
+
+    @Test
+    @DisplayName(
+            "[mock:break] on a messages stream: the client gets the gateway's error event, what was relayed is committed")
+    void anthropicBreakOnDemand() throws Exception {
+        HttpResponse<String> answer = Upstreams.messages(harness, "demo-pro", messages("[mock:break] hi", true));
+
+        assertThat(answer.statusCode()).isEqualTo(200);
+        assertThat(events(answer.body())).contains("content_block_delta").endsWith("error");
+        assertThat(answer.body())
+                .contains("\"type\":\"api_error\"", "broke off")
+                .doesNotContain("message_stop");
+        harness.awaitSettled("committed", "stream_broken", "demo-user-pro");
+        assertThat(harness.tokens("demo-user-pro")).isPositive();
+    }
+
+    @Test
+    @DisplayName("[mock:429] on messages: Anthropic's 429 with retry-after: 5 is passed on, nothing charged")
+    void anthropic429OnDemand() throws Exception {
+        HttpResponse<String> answer = Upstreams.messages(harness, "demo-pro", messages("[mock:429] hi", false));
+
+        assertThat(answer.statusCode()).isEqualTo(429);
+        assertThat(answer.headers().firstValue("retry-after")).contains("5");
+        assertThat(OpenAi.JSON
+                        .readTree(answer.body())
+                        .path("error")
+                        .path("type")
+                        .asText())
+                .isEqualTo("rate_limit_error");
+        harness.awaitSettled("cancelled", "upstream_429", "demo-user-pro");
+        assertThat(harness.used("demo-user-pro", "minute")).isZero();
+        assertThat(harness.tokens("demo-user-pro")).isZero();
     }
 }

@@ -18,10 +18,18 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The gateway on a private redis-server that is killed and started again on the same port: the
- * concurrency cap refuses again as soon as Redis answers, a slot whose release was missed during the
- * outage passes with its lease, and {@code /health} and the status page say what is wrong meanwhile.
+ * concurrency cap refuses again within {@link #RECOVERY_BOUND} of Redis answering (measured and
+ * printed), a slot whose release was missed during the outage passes when its lease ends, and {@code /health} and the status page say what is wrong meanwhile.
  */
 class RedisRestartTest {
+
+    /**
+     * How soon the cap must refuse again once the restarted Redis answers: the slots are leases in
+     * the limiter's store, so they recover with it, within about half a second (the breaker's 0.5 s
+     * open time plus one probe, docs/reliability.md); four times that leaves room for a loaded
+     * build machine.
+     */
+    static final Duration RECOVERY_BOUND = Duration.ofSeconds(2);
 
     private static final String PLAIN =
             "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
@@ -91,18 +99,21 @@ class RedisRestartTest {
             assertThat(card.path("inFlight").asInt()).isEqualTo(-1);
             assertThat(card.path("slotsError").asText()).startsWith("concurrency cap NOT enforced");
 
-            redis.startAgain(); // returns once the restarted server answers PING
+            redis.startAgain(); // returns once the restarted server answers PING: the clock starts
             long answering = System.nanoTime();
             int passedMeanwhile = 0;
-            long deadline = answering + Duration.ofSeconds(20).toNanos();
+            long deadline = answering + RECOVERY_BOUND.toNanos();
             while (!concurrencyRefused(harness.chat("k-solo", PLAIN))) {
                 passedMeanwhile++;
-                assertThat(System.nanoTime()).as("the cap refuses again").isLessThan(deadline);
+                assertThat(System.nanoTime())
+                        .as("the cap refuses again within %d ms of Redis answering", RECOVERY_BOUND.toMillis())
+                        .isLessThan(deadline);
             }
             long recoveredMillis =
                     Duration.ofNanos(System.nanoTime() - answering).toMillis();
             System.out.println("gateway slots: the concurrency cap refused again " + recoveredMillis
                     + " ms after the restarted Redis answered PING (" + passedMeanwhile + " requests passed first)");
+            assertThat(recoveredMillis).isLessThan(RECOVERY_BOUND.toMillis());
 
             Harness.await(
                     "the slot whose release was missed passes with its lease", () -> harness.inFlight("other") == 0);

@@ -27,7 +27,7 @@ import org.openqa.selenium.chrome.ChromeOptions;
 /**
  * The status page in a real headless Chromium (Debian's {@code chromium} and {@code
  * chromium-driver}, driven through Selenium): it loads, then shows, without a reload, what the store
- * holds as traffic and time go by after it was opened.
+ * holds as traffic and time go by after it was opened, and the upstream cooldowns in force.
  */
 class StatusPageBrowserTest {
 
@@ -53,24 +53,8 @@ class StatusPageBrowserTest {
                 Files.readString(Harness.testConfig())
                         .replace("upstream-idle-timeout-ms: 1500", "upstream-idle-timeout-ms: 60000"));
         try (Harness harness = Harness.start(Harness.Store.MEMORY, true, Map.of("GATEWAY_CONFIG", config.toString()))) {
-            ChromeDriverService service = new ChromeDriverService.Builder()
-                    .usingDriverExecutable(CHROMEDRIVER.toFile())
-                    .usingAnyFreePort()
-                    .build();
-            ChromeOptions options = new ChromeOptions();
-            options.setBinary(CHROMIUM.toFile());
-            options.addArguments(
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-quic",
-                    "--no-first-run",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--user-data-dir=" + Files.createDirectories(profile.resolve("chromium")),
-                    "--window-size=1280,900");
-            WebDriver browser = new ChromeDriver(service, options);
+            Browser chromium = Browser.open(profile);
+            WebDriver browser = chromium.driver();
             CountDownLatch release = new CountDownLatch(1);
             try {
                 browser.get(harness.server.managementUrl() + "/");
@@ -127,7 +111,81 @@ class StatusPageBrowserTest {
                                 "upstream: upstream (openai, " + harness.stub().baseUrl());
             } finally {
                 release.countDown();
-                browser.quit();
+                chromium.close();
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("the page lists an upstream cooldown while it is in force, and 'none' once it ended")
+    void statusPageShowsCooldowns(@TempDir Path profile) throws Exception {
+        RequiredTools.require("apt-get install chromium chromium-driver", CHROMIUM, CHROMEDRIVER);
+        try (Upstreams upstreams = Upstreams.start(Harness.Store.MEMORY, profile)) {
+            Harness harness = upstreams.harness;
+            Browser chromium = Browser.open(profile);
+            try {
+                WebDriver browser = chromium.driver();
+                browser.get(harness.server.managementUrl() + "/");
+                awaitCooldowns(browser, "none");
+
+                upstreams.anthropic.enqueue(AnthropicStub.status(429, Map.of("retry-after", "60")));
+                assertThat(Upstreams.messages(harness, "demo-pro", Upstreams.body(UpstreamsTest.MODEL, false))
+                                .statusCode())
+                        .isEqualTo(429);
+                String shown = awaitCooldowns(browser, "anthropic · " + UpstreamsTest.MODEL + ": 429 for ");
+                assertThat(shown).matches("anthropic · " + UpstreamsTest.MODEL + ": 429 for \\d+ s more");
+
+                harness.clock.advance(Duration.ofSeconds(61)); // the cooldown's end passes on the gateway's clock
+                awaitCooldowns(browser, "none");
+            } finally {
+                chromium.close();
+            }
+        }
+    }
+
+    /** Waits until the page's {@code #cooldowns} element starts with {@code text}, and returns what it shows. */
+    private static String awaitCooldowns(WebDriver browser, String text) throws InterruptedException {
+        String[] shown = new String[1];
+        Harness.await("the page's cooldowns show " + text, () -> {
+            try {
+                shown[0] = browser.findElement(By.id("cooldowns")).getText();
+                return shown[0].startsWith(text);
+            } catch (StaleElementReferenceException e) {
+                return false;
+            }
+        });
+        return shown[0];
+    }
+
+    /** A headless Chromium driven through its chromedriver, with a profile of its own. */
+    private record Browser(ChromeDriverService service, WebDriver driver) implements AutoCloseable {
+
+        static Browser open(Path profile) throws Exception {
+            ChromeDriverService service = new ChromeDriverService.Builder()
+                    .usingDriverExecutable(CHROMEDRIVER.toFile())
+                    .usingAnyFreePort()
+                    .build();
+            ChromeOptions options = new ChromeOptions();
+            options.setBinary(CHROMIUM.toFile());
+            options.addArguments(
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--user-data-dir=" + Files.createDirectories(profile.resolve("chromium")),
+                    "--window-size=1280,900");
+            return new Browser(service, new ChromeDriver(service, options));
+        }
+
+        @Override
+        public void close() {
+            try {
+                driver.quit();
+            } finally {
                 service.stop();
             }
         }

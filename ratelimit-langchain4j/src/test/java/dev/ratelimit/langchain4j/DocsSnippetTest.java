@@ -1,0 +1,76 @@
+package dev.ratelimit.langchain4j;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * docs/langchain4j.md shows what the build compiles and tests: its example is {@code
+ * AssistantExample.java} as it is, and its versions are the build's.
+ */
+class DocsSnippetTest {
+
+    @Test
+    void theExampleIsTheCompiledAssistantExample() throws IOException {
+        assertThat(block(section("## Example\n"), "java"))
+                .isEqualTo(read(Path.of("src/test/java/com/example/assistant/AssistantExample.java")));
+    }
+
+    @Test
+    void theDependenciesNameTheBuildsVersions() throws IOException {
+        String pom = read(Path.of("..", "pom.xml"));
+        String langchain4j = property(pom, "langchain4j.version");
+        String project = property(pom, "version");
+        String xml = block(section("## Dependencies\n"), "xml");
+
+        assertThat(xml)
+                .contains("<artifactId>ratelimit-bom</artifactId>\n      <version>" + project + "</version>")
+                .contains("<artifactId>langchain4j-bom</artifactId>\n      <version>" + langchain4j + "</version>")
+                .contains("<artifactId>ratelimit-langchain4j</artifactId>");
+        assertThat(docs()).contains("tested with LangChain4j " + langchain4j + ".");
+    }
+
+    private static String docs() throws IOException {
+        return read(Path.of("..", "docs", "langchain4j.md"));
+    }
+
+    /** The section under {@code heading}, up to the next heading of its level. */
+    private static String section(String heading) throws IOException {
+        String docs = docs();
+        int start = docs.indexOf(heading);
+        assertThat(start)
+                .as("docs/langchain4j.md has a section '%s'", heading.strip())
+                .isNotNegative();
+        int end = docs.indexOf("\n## ", start + heading.length());
+        return docs.substring(start, end < 0 ? docs.length() : end);
+    }
+
+    /** The first fenced block of {@code language} in {@code section}. */
+    private static String block(String section, String language) {
+        Matcher block =
+                Pattern.compile("(?ms)^```" + language + "\\n(.*?)^```$").matcher(section);
+        assertThat(block.find()).as("a %s block", language).isTrue();
+        return block.group(1);
+    }
+
+    /** A property of the parent POM, or its own {@code <version>} (the first one after its artifactId). */
+    private static String property(String pom, String name) {
+        Matcher value = Pattern.compile(
+                        name.equals("version")
+                                ? "<artifactId>ratelimit-parent</artifactId>\\s*<version>([^<]+)</version>"
+                                : "<" + Pattern.quote(name) + ">([^<]+)</" + Pattern.quote(name) + ">")
+                .matcher(pom);
+        assertThat(value.find()).as("pom.xml has %s", name).isTrue();
+        return value.group(1);
+    }
+
+    private static String read(Path file) throws IOException {
+        return Files.readString(file, StandardCharsets.UTF_8);
+    }
+}
