@@ -206,6 +206,25 @@ record GatewayConfig(
     }
 
     /**
+     * Returns the warnings to log when this configuration comes into force: {@link #uncappedWarning()}
+     * and {@link #unpricedWarning()}, those that apply.
+     *
+     * @return the warnings, none when the configuration gives no cause
+     */
+    List<String> warnings() {
+        List<String> warnings = new ArrayList<>(2);
+        String uncapped = uncappedWarning();
+        if (uncapped != null) {
+            warnings.add(uncapped);
+        }
+        String unpriced = unpricedWarning();
+        if (unpriced != null) {
+            warnings.add(unpriced);
+        }
+        return warnings;
+    }
+
+    /**
      * Returns the warning to log at start when spend windows apply somewhere and models listed
      * under {@code models:} have no price: requests for those models are refused wherever a spend
      * window applies, since they cannot be charged in money.

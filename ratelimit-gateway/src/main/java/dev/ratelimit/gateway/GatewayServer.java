@@ -322,9 +322,8 @@ public final class GatewayServer {
                 }
                 throw e;
             }
-            String uncapped = config.uncappedWarning();
-            if (uncapped != null) {
-                LOG.log(System.Logger.Level.WARNING, uncapped);
+            for (String warning : config.warnings()) {
+                LOG.log(System.Logger.Level.WARNING, warning);
             }
             String file = environment.get("GATEWAY_CONFIG");
             ConfigReloader reloader = null;

@@ -197,6 +197,18 @@ final class Harness implements AutoCloseable {
                 .orElseThrow(() -> new AssertionError("no window " + window + " of " + tenant));
     }
 
+    /** What {@code RateLimiter.usage} reports for one window of a shared budget, read live from the store. */
+    long used(dev.ratelimit.api.SharedBudget budget, String window) {
+        RateLimiter reader = SlidingWindowRateLimiter.builder(server.windowStore())
+                .clock(clock)
+                .build();
+        return reader.usage(budget).stream()
+                .filter(usage -> usage.window().name().equals(window))
+                .mapToLong(Decision.Usage::used)
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no window " + window + " of " + budget.name()));
+    }
+
     /** Waits until exactly one request has settled with {@code outcome} and {@code ending}, and its slot is free. */
     void awaitSettled(String outcome, String ending, String tenant) throws InterruptedException {
         await(outcome + " " + ending, () -> {

@@ -432,10 +432,18 @@ public final class RateLimitResponses {
         return reported;
     }
 
-    /** Names a window length for a sentence: "minute", "day", or "90 seconds". */
+    /** Names a window length for a sentence: "minute", "day", "30 days", "6 hours" or "90 seconds". */
     private static String describe(long seconds) {
         String name = Window.of(1, Duration.ofSeconds(seconds)).name(); // second, minute, hour, day, week or "90s"
-        return Character.isDigit(name.charAt(0)) ? seconds + " seconds" : name;
+        if (!Character.isDigit(name.charAt(0))) {
+            return name;
+        }
+        for (long[] unit : new long[][] {{86_400, 0}, {3_600, 1}, {60, 2}}) {
+            if (seconds % unit[0] == 0) {
+                return seconds / unit[0] + (unit[1] == 0 ? " days" : unit[1] == 1 ? " hours" : " minutes");
+            }
+        }
+        return seconds + " seconds";
     }
 
     @Override
