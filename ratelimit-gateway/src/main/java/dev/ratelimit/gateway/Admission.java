@@ -169,7 +169,7 @@ final class Admission {
                     if (reservation != null) {
                         reservation.commit(actual).toCompletableFuture().join();
                     }
-                    metrics.settled(charge.tenant(), charge.model(), "committed", ending, tokens);
+                    metrics.settled(charge.tenant(), charge.metricModel(), "committed", ending, tokens);
                     if (charge.price() != null) {
                         metrics.spent(charge, micros);
                     }
@@ -195,7 +195,7 @@ final class Admission {
                     if (reservation != null) {
                         reservation.cancel().toCompletableFuture().join();
                     }
-                    metrics.settled(charge.tenant(), charge.model(), "cancelled", ending, 0);
+                    metrics.settled(charge.tenant(), charge.metricModel(), "cancelled", ending, 0);
                 } finally {
                     release();
                     open.remove(this);

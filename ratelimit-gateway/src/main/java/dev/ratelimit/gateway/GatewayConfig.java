@@ -168,8 +168,7 @@ record GatewayConfig(
          * @return {@code true} when the tier spends in money somewhere
          */
         boolean spends() {
-            return Spending.spends(tier.windows())
-                    || models.values().stream().anyMatch(Spending::spends);
+            return Spending.spends(tier.windows()) || models.values().stream().anyMatch(Spending::spends);
         }
     }
 
@@ -308,6 +307,7 @@ record GatewayConfig(
      * @param firstByteTimeout the wait for the upstream's response headers
      * @param idleTimeout the longest silence within an upstream response
      * @param slotLease how long an in-flight slot lives without renewal
+     * @param storeTimeout how long one store call may take before it counts as failed (read at start)
      * @param failOpen whether requests pass (degraded) while the store cannot be reached, or get 503
      */
     record Limits(
@@ -317,6 +317,7 @@ record GatewayConfig(
             Duration firstByteTimeout,
             Duration idleTimeout,
             Duration slotLease,
+            Duration storeTimeout,
             boolean failOpen) {}
 
     /**
@@ -370,7 +371,10 @@ record GatewayConfig(
             @Nullable Map<String, String> windows,
             @Nullable LinkedHashMap<String, @Nullable Map<String, String>> models) {}
 
-    record RawModel(@Nullable Long rpm, @Nullable Long tpm, @Nullable LinkedHashMap<String, String> shares) {}
+    record RawModel(
+            @Nullable Long rpm,
+            @Nullable Long tpm,
+            @Nullable LinkedHashMap<String, String> shares) {}
 
     record RawLimits(
             @Nullable Integer maxBodyBytes,
@@ -379,6 +383,7 @@ record GatewayConfig(
             @Nullable Integer upstreamFirstByteTimeoutMs,
             @Nullable Integer upstreamIdleTimeoutMs,
             @Nullable Integer slotLeaseSeconds,
+            @Nullable Integer storeTimeoutMs,
             @Nullable Boolean failOpen) {}
 
     record RawServer(
@@ -586,7 +591,8 @@ record GatewayConfig(
                         }
                         long rpm = cap.rpm() == null ? 0 : positive(cap.rpm(), at + ".rpm");
                         long tpm = cap.tpm() == null ? 0 : positive(cap.tpm(), at + ".tpm");
-                        models.put(model, ModelCap.of(model, rpm, tpm, shares(at + ".shares", cap.shares(), raw.tiers())));
+                        models.put(
+                                model, ModelCap.of(model, rpm, tpm, shares(at + ".shares", cap.shares(), raw.tiers())));
                     }));
         }
         Limits limits = null;
@@ -634,7 +640,7 @@ record GatewayConfig(
             List.of(),
             Map.of(),
             Map.of(),
-            new Limits(1, 1, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, true),
+            new Limits(1, 1, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, true),
             new ServerSettings(null, null, null, null, Duration.ZERO, false, null),
             List.of(),
             "discarded",
@@ -794,7 +800,7 @@ record GatewayConfig(
     }
 
     private static Limits limits(@Nullable RawLimits raw, List<String> errors) {
-        RawLimits limits = raw == null ? new RawLimits(null, null, null, null, null, null, null) : raw;
+        RawLimits limits = raw == null ? new RawLimits(null, null, null, null, null, null, null, null) : raw;
         return new Limits(
                 (int) checked(limits.maxBodyBytes(), 1_048_576, "limits.max-body-bytes", errors),
                 checked(limits.defaultMaxCompletionTokens(), 1_024, "limits.default-max-completion-tokens", errors),
@@ -805,6 +811,7 @@ record GatewayConfig(
                 Duration.ofMillis(
                         checked(limits.upstreamIdleTimeoutMs(), 30_000, "limits.upstream-idle-timeout-ms", errors)),
                 Duration.ofSeconds(checked(limits.slotLeaseSeconds(), 60, "limits.slot-lease-seconds", errors)),
+                Duration.ofMillis(checked(limits.storeTimeoutMs(), 500, "limits.store-timeout-ms", errors)),
                 limits.failOpen() == null || limits.failOpen());
     }
 

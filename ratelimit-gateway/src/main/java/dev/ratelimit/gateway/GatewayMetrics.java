@@ -44,7 +44,8 @@ final class GatewayMetrics {
     }
 
     /**
-     * Counts what one settlement cost, in {@code gateway_spend_usd_micros_total{tenant,team,model}}.
+     * Counts what one settlement cost, in {@code gateway_spend_usd_micros_total{tenant,team,model}},
+     * the model tagged as {@link Charge#metricModel()} names it.
      *
      * @param charge the settled request's charge
      * @param micros its cost in micro-dollars
@@ -55,7 +56,7 @@ final class GatewayMetrics {
                     .description("What tenants spent, in micro-dollars, from the upstream's usage and the price table")
                     .tag("tenant", charge.tenant())
                     .tag("team", charge.team() == null ? "" : charge.team().name())
-                    .tag("model", charge.model())
+                    .tag("model", charge.metricModel())
                     .register(registry)
                     .increment(micros);
         }

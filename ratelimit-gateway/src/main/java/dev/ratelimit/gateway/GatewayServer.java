@@ -171,7 +171,8 @@ public final class GatewayServer {
         }
         upstreamUrl(environment.get("UPSTREAM_URL")); // checked before anything starts
         List<AutoCloseable> opened = new ArrayList<>();
-        GatewayStore store = GatewayStore.select(environment.get("REDIS_URL"));
+        GatewayStore store = GatewayStore.select(
+                environment.get("REDIS_URL"), config.limits().storeTimeout());
         opened.add(store);
         try {
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);

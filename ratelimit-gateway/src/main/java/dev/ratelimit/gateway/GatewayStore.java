@@ -35,7 +35,7 @@ final class GatewayStore implements AutoCloseable {
         this.resources = resources;
     }
 
-    static GatewayStore select(@Nullable String redisUrl) {
+    static GatewayStore select(@Nullable String redisUrl, Duration timeout) {
         if (redisUrl == null || redisUrl.isBlank()) {
             return new GatewayStore(
                     InMemoryWindowStore.create(),
@@ -52,7 +52,8 @@ final class GatewayStore implements AutoCloseable {
                     "REDIS_URL is not a Redis URI (redis://host:port): " + e.getMessage(), e);
         }
         RedisClient client = RedisClient.create(uri);
-        WindowStore store = LettuceWindowStore.create(client);
+        WindowStore store =
+                LettuceWindowStore.builder(client).commandTimeout(timeout).build();
         String where = uri.getHost() + ":" + uri.getPort() + (uri.getDatabase() != 0 ? "/" + uri.getDatabase() : "");
         String description = "redis at " + where + " (Lettuce, Redis server time), " + probe(client);
         return new GatewayStore(

@@ -328,6 +328,47 @@ interface AmountRules extends ConformanceSection {
                 .isEqualTo(500_000);
     }
 
+    @Test
+    @DisplayName("A10 money in precision windows of a user and two shared budgets stays exact under a race:"
+            + " 20 reservations of $0.10 by two members against their team's $1.00 admit exactly 10")
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    default void levelsUnderRace() throws Exception {
+        Tier member = Tier.of(
+                "a10",
+                Window.of(1_000, MINUTE),
+                Window.of("spend-day", 600_000, DAY, Unit.USD_MICROS).withPrecision(MINUTE));
+        for (int trial = 0; trial < kit().concurrencyTrials(); trial++) {
+            SharedBudget team = SharedBudget.of(
+                    user("a10-team-" + trial),
+                    Window.of("spend-month", DOLLAR, Duration.ofDays(30), Unit.USD_MICROS)
+                            .withPrecision(HOUR));
+            SharedBudget org = SharedBudget.of(
+                    user("a10-org-" + trial),
+                    Window.of("spend-month", 3 * DOLLAR, Duration.ofDays(30), Unit.USD_MICROS)
+                            .withPrecision(HOUR));
+            List<String> members = List.of(user("a10-alice-" + trial), user("a10-bob-" + trial));
+            int allowed = allowedOfRace(
+                    20,
+                    thread -> limiter()
+                            .reserve(
+                                    members.get(thread % 2),
+                                    member,
+                                    Amounts.of(Unit.USD_MICROS, 100_000),
+                                    List.of(team, org))
+                            .decision()
+                            .allowed());
+            assertThat(allowed)
+                    .as("[A10] trial %d: admitted of 20 × $0.10 against the team's $1.00", trial)
+                    .isEqualTo(10);
+            assertThat(limiter().usage(team).get(0).used())
+                    .as("[A10] trial %d: the team's window", trial)
+                    .isEqualTo(DOLLAR);
+            assertThat(limiter().usage(org).get(0).used())
+                    .as("[A10] trial %d: the organisation's window", trial)
+                    .isEqualTo(DOLLAR);
+        }
+    }
+
     private long usedIn(Decision decision, int index) {
         return used(decision, SPEND.windows().get(index), null);
     }
