@@ -789,6 +789,7 @@ record GatewayConfig(
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(at + ".windows: " + e.getMessage(), e);
         }
+        Spending.charged(at + ".windows", tier.windows());
         List<Window> requestWindows =
                 tier.windows().stream().filter(Window::countsRequests).toList();
         if (requestWindows.isEmpty()) {

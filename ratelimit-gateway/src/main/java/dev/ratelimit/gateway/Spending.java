@@ -86,7 +86,12 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
         }
         Map<String, Team> teams = new LinkedHashMap<>();
         if (rawTeams != null) {
-            rawTeams.forEach((name, raw) -> collect(errors, () -> teams.put(name, team(name, raw, orgs, rawOrgs))));
+            rawTeams.forEach((name, raw) -> {
+                Team team = team(name, raw, orgs, rawOrgs, errors);
+                if (team != null) {
+                    teams.put(name, team);
+                }
+            });
         }
         Map<String, ModelPrice> prices = new LinkedHashMap<>();
         if (rawPrices != null) {
@@ -102,30 +107,46 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
         return new Spending(Collections.unmodifiableMap(teams), Collections.unmodifiableMap(orgs), table);
     }
 
-    private static Team team(
+    /** The team, or {@code null} after recording each of its errors (its org, windows and models apart). */
+    private static @Nullable Team team(
             String name,
             @Nullable RawTeam raw,
             Map<String, Org> orgs,
-            @Nullable Map<String, @Nullable RawOrg> declaredOrgs) {
+            @Nullable Map<String, @Nullable RawOrg> declaredOrgs,
+            List<String> errors) {
         String at = "teams." + name;
         if (raw == null) {
-            throw new IllegalArgumentException(at + ": empty entry (give it windows, models or an org)");
+            errors.add(at + ": empty entry (give it windows, models or an org)");
+            return null;
         }
+        int before = errors.size();
         Org org = null;
         if (raw.org() != null) {
             org = orgs.get(raw.org());
             if (org == null) {
-                throw new IllegalArgumentException(at + ".org: '" + raw.org() + "' "
+                errors.add(at + ".org: '" + raw.org() + "' "
                         + (declaredOrgs != null && declaredOrgs.containsKey(raw.org())
                                 ? "has errors of its own"
                                 : "is not one of the orgs " + (declaredOrgs == null ? "[]" : declaredOrgs.keySet())));
             }
         }
-        List<Window> windows = windows(at + ".windows", raw.windows());
+        List<Window> windows = List.of();
+        try {
+            windows = windows(at + ".windows", raw.windows());
+        } catch (IllegalArgumentException e) {
+            errors.add(String.valueOf(e.getMessage()));
+        }
         Map<String, SharedBudget> models = new LinkedHashMap<>();
-        perModel(at + ".models", raw.models())
-                .forEach((model, limits) ->
-                        models.put(model, new SharedBudget("team:" + name + "/model:" + model, limits)));
+        try {
+            perModel(at + ".models", raw.models())
+                    .forEach((model, limits) ->
+                            models.put(model, new SharedBudget("team:" + name + "/model:" + model, limits)));
+        } catch (IllegalArgumentException e) {
+            errors.add(String.valueOf(e.getMessage()));
+        }
+        if (errors.size() > before) {
+            return null;
+        }
         return new Team(
                 name,
                 org,
@@ -157,12 +178,29 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
         if (entries == null || entries.isEmpty()) {
             return List.of();
         }
+        List<Window> windows;
         try {
-            return TierPolicy.fromMap(Map.of("tier", Map.of("level", entries)))
+            windows = TierPolicy.fromMap(Map.of("tier", Map.of("level", entries)))
                     .resolve("level")
                     .windows();
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(at + ": " + e.getMessage(), e);
+        }
+        charged(at, windows);
+        return windows;
+    }
+
+    /**
+     * Refuses a window of a unit the gateway never charges (a typo such as {@code 20 dollars/1d}
+     * would otherwise be a window that never fills): requests, tokens and US dollars only.
+     */
+    static void charged(String at, List<Window> windows) {
+        for (Window window : windows) {
+            Window.Unit unit = window.unit();
+            if (!unit.isRequests() && !unit.equals(Window.Unit.TOKENS) && !unit.equals(Window.Unit.USD_MICROS)) {
+                throw new IllegalArgumentException(at + "." + window.name() + ": the gateway charges requests ("
+                        + "N/length), tokens (N tokens/length) and US dollars ($N/length), not '" + unit + "'");
+            }
         }
     }
 
