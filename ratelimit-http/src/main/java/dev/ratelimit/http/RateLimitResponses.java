@@ -274,11 +274,13 @@ public final class RateLimitResponses {
         Window window = decision.window();
         boolean money = window.unit().equals(Window.Unit.USD_MICROS);
         String limit = money
-                ? "$" + java.math.BigDecimal.valueOf(window.limit(), 6).setScale(2, java.math.RoundingMode.DOWN)
-                        .toPlainString()
+                ? "$"
+                        + java.math.BigDecimal.valueOf(window.limit(), 6)
+                                .setScale(2, java.math.RoundingMode.DOWN)
+                                .toPlainString()
                 : window.limit() + " " + ErrorBodies.unit(window);
-        String what = " of " + limit + " per " + describe(window.lengthSeconds()) + " (window '" + window.name()
-                + "')" + (decision.budget() == null ? "" : " of the shared budget '" + decision.budget() + "'");
+        String what = " of " + limit + " per " + describe(window.lengthSeconds()) + " (window '" + window.name() + "')"
+                + (decision.budget() == null ? "" : " of the shared budget '" + decision.budget() + "'");
         if (decision.tooLarge()) {
             return "This request alone asks for more " + (money ? "spend" : ErrorBodies.unit(window))
                     + " than the limit" + what + " allows; no retry can succeed.";
