@@ -1,9 +1,9 @@
 package dev.ratelimit.gateway;
 
-import dev.ratelimit.genai.TokenUsage;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -83,7 +83,8 @@ final class AnthropicEndpoint implements Endpoint {
     public TokenUsage plainUsage(JsonNode answer, Call call, TokenCounter counter) {
         JsonNode usage = answer.get("usage");
         if (usage != null && usage.isObject()) {
-            return AnthropicEvents.usageOf(usage, Math.max(0, usage.path("output_tokens").asLong(0)));
+            return AnthropicEvents.usageOf(
+                    usage, Math.max(0, usage.path("output_tokens").asLong(0)));
         }
         return TokenUsage.of(call.promptTokens(), tokens.content(answer.get("content")));
     }

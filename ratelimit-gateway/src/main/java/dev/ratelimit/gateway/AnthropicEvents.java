@@ -1,7 +1,7 @@
 package dev.ratelimit.gateway;
 
-import dev.ratelimit.genai.TokenUsage;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ratelimit.genai.TokenUsage;
 import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 

@@ -74,7 +74,9 @@ record Charge(
         }
         if (team != null && team.models().containsKey(model)) {
             levels.add(new Level(
-                    "team-model", "the " + model + " limit of team '" + team.name() + "'", team.models().get(model)));
+                    "team-model",
+                    "the " + model + " limit of team '" + team.name() + "'",
+                    team.models().get(model)));
         }
         ModelCap cap = config.capOf(model);
         if (cap != null && !cap.budget().windows().isEmpty()) {
@@ -83,8 +85,9 @@ record Charge(
             if (share != null) {
                 levels.add(new Level(
                         "share",
-                        "tier " + account.tier().name() + "'s " + cap.percents().get(account.tier().name())
-                                + "% share of the upstream cap of " + cap.model(),
+                        "tier " + account.tier().name() + "'s "
+                                + cap.percents().get(account.tier().name()) + "% share of the upstream cap of "
+                                + cap.model(),
                         share));
             }
         }
@@ -93,7 +96,8 @@ record Charge(
         if (price == null) {
             unpriced = spendWindow(account.tier().tier().windows());
             for (Level level : levels) {
-                unpriced = unpriced != null ? unpriced : spendWindow(level.budget().windows());
+                unpriced =
+                        unpriced != null ? unpriced : spendWindow(level.budget().windows());
             }
         }
         return new Charge(account.tenant(), team, model, price, cap, List.copyOf(levels), unpriced);

@@ -1,9 +1,9 @@
 package dev.ratelimit.gateway;
 
-import dev.ratelimit.genai.TokenUsage;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -79,12 +79,7 @@ interface Endpoint {
      *     legacy completions); a chunk the gateway asked for alone is not relayed
      */
     record Call(
-            String model,
-            ObjectNode body,
-            long promptTokens,
-            long estimate,
-            boolean stream,
-            boolean clientWantsUsage) {
+            String model, ObjectNode body, long promptTokens, long estimate, boolean stream, boolean clientWantsUsage) {
 
         /** The most the answer may take: what the estimate reserves beyond the prompt. */
         long maxOutputTokens() {
@@ -110,8 +105,10 @@ interface Endpoint {
             return null;
         }
         boolean responses = usage.has("input_tokens") || usage.has("output_tokens");
-        long input = Math.max(0, usage.path(responses ? "input_tokens" : "prompt_tokens").asLong(0));
-        long output = Math.max(0, usage.path(responses ? "output_tokens" : "completion_tokens").asLong(0));
+        long input = Math.max(
+                0, usage.path(responses ? "input_tokens" : "prompt_tokens").asLong(0));
+        long output = Math.max(
+                0, usage.path(responses ? "output_tokens" : "completion_tokens").asLong(0));
         long cached = usage.path(responses ? "input_tokens_details" : "prompt_tokens_details")
                 .path("cached_tokens")
                 .asLong(0);

@@ -203,7 +203,8 @@ record Gateway(
         if (level != null) {
             return "The budget is " + level.description() + ".";
         }
-        return "The budget is tenant '" + account.tenant() + "''s own (tier " + account.tier().name() + ").";
+        return "The budget is tenant '" + account.tenant() + "''s own (tier "
+                + account.tier().name() + ").";
     }
 
     /** Micro-dollars as dollars with at least two decimals, such as {@code 0.10} or {@code 0.012345}. */

@@ -168,8 +168,7 @@ record GatewayConfig(
          * @return {@code true} when the tier spends in money somewhere
          */
         boolean spends() {
-            return Spending.spends(tier.windows())
-                    || models.values().stream().anyMatch(Spending::spends);
+            return Spending.spends(tier.windows()) || models.values().stream().anyMatch(Spending::spends);
         }
     }
 
@@ -370,7 +369,10 @@ record GatewayConfig(
             @Nullable Map<String, String> windows,
             @Nullable LinkedHashMap<String, @Nullable Map<String, String>> models) {}
 
-    record RawModel(@Nullable Long rpm, @Nullable Long tpm, @Nullable LinkedHashMap<String, String> shares) {}
+    record RawModel(
+            @Nullable Long rpm,
+            @Nullable Long tpm,
+            @Nullable LinkedHashMap<String, String> shares) {}
 
     record RawLimits(
             @Nullable Integer maxBodyBytes,
@@ -586,7 +588,8 @@ record GatewayConfig(
                         }
                         long rpm = cap.rpm() == null ? 0 : positive(cap.rpm(), at + ".rpm");
                         long tpm = cap.tpm() == null ? 0 : positive(cap.tpm(), at + ".tpm");
-                        models.put(model, ModelCap.of(model, rpm, tpm, shares(at + ".shares", cap.shares(), raw.tiers())));
+                        models.put(
+                                model, ModelCap.of(model, rpm, tpm, shares(at + ".shares", cap.shares(), raw.tiers())));
                     }));
         }
         Limits limits = null;

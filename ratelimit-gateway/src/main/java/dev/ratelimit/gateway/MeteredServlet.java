@@ -1,7 +1,7 @@
 package dev.ratelimit.gateway;
 
-import dev.ratelimit.genai.TokenUsage;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;

@@ -1,9 +1,9 @@
 package dev.ratelimit.gateway;
 
-import dev.ratelimit.genai.TokenUsage;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.genai.TokenUsage;
 import java.util.function.ToLongFunction;
 
 /**

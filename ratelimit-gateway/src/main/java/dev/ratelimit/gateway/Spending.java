@@ -167,8 +167,7 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
     }
 
     /** Reads per-model limits: for each model, its windows, at least one. */
-    static Map<String, List<Window>> perModel(
-            String at, @Nullable Map<String, @Nullable Map<String, String>> entries) {
+    static Map<String, List<Window>> perModel(String at, @Nullable Map<String, @Nullable Map<String, String>> entries) {
         Map<String, List<Window>> models = new LinkedHashMap<>();
         if (entries == null) {
             return models;

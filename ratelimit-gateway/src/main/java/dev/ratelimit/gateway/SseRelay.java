@@ -1,9 +1,9 @@
 package dev.ratelimit.gateway;
 
-import dev.ratelimit.genai.TokenUsage;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.genai.TokenUsage;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -169,7 +169,9 @@ final class SseRelay {
 
         final StringBuilder produced = new StringBuilder();
         private final ToLongFunction<String> count;
-        @Nullable TokenUsage usage;
+
+        @Nullable
+        TokenUsage usage;
 
         Tally(ToLongFunction<String> count) {
             this.count = count;
@@ -281,7 +283,8 @@ final class SseRelay {
             switch (kind) {
                 case "response.completed", "response.incomplete", "response.failed" -> {
                     ending = "stream_" + kind.substring("response.".length());
-                    TokenUsage reported = Endpoint.usageOf(event.path("response").get("usage"));
+                    TokenUsage reported =
+                            Endpoint.usageOf(event.path("response").get("usage"));
                     if (reported != null) {
                         usage = reported;
                     }

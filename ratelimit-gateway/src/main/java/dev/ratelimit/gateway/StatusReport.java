@@ -128,8 +128,11 @@ final class StatusReport {
                 node.putArray("windows");
             }
             ArrayNode limits = node.putArray("models");
-            team.models().forEach((model, modelBudget) -> windows(
-                    limits.addObject().put("model", model), modelBudget.windows(), () -> limiter.usage(modelBudget)));
+            team.models()
+                    .forEach((model, modelBudget) -> windows(
+                            limits.addObject().put("model", model),
+                            modelBudget.windows(),
+                            () -> limiter.usage(modelBudget)));
         }
         ArrayNode orgs = status.putArray("orgs");
         for (Spending.Org org : config.spending().orgs().values()) {
@@ -143,13 +146,15 @@ final class StatusReport {
         }
         ArrayNode top = status.putArray("topSpenders");
         spenders.sort(Comparator.comparingLong(Spender::used).reversed());
-        spenders.stream().limit(TOP_SPENDERS).forEach(spender -> top.addObject()
-                .put("tenant", spender.tenant())
-                .put("tier", spender.tier())
-                .put("window", spender.window().name())
-                .put("seconds", spender.window().lengthSeconds())
-                .put("used", spender.used())
-                .put("limit", spender.window().limit()));
+        spenders.stream()
+                .limit(TOP_SPENDERS)
+                .forEach(spender -> top.addObject()
+                        .put("tenant", spender.tenant())
+                        .put("tier", spender.tier())
+                        .put("window", spender.window().name())
+                        .put("seconds", spender.window().lengthSeconds())
+                        .put("used", spender.used())
+                        .put("limit", spender.window().limit()));
         ArrayNode cooling = status.putArray("cooldowns"); // models an upstream told the gateway to hold back
         Instant now = cooldowns.clock().instant();
         for (Cooldowns.Active active : cooldowns.active()) {
@@ -164,10 +169,13 @@ final class StatusReport {
             ObjectNode node = models.addObject().put("model", cap.model());
             windows(node, cap.budget().windows(), () -> limiter.usage(cap.budget()));
             ArrayNode shares = node.putArray("shares");
-            cap.shares().forEach((tier, share) -> windows(
-                    shares.addObject().put("tier", tier).put("percent", cap.percents().get(tier)),
-                    share.windows(),
-                    () -> limiter.usage(share)));
+            cap.shares()
+                    .forEach((tier, share) -> windows(
+                            shares.addObject()
+                                    .put("tier", tier)
+                                    .put("percent", cap.percents().get(tier)),
+                            share.windows(),
+                            () -> limiter.usage(share)));
         }
         return status;
     }

@@ -40,11 +40,14 @@ class AnthropicSpendTest {
     void start() throws Exception {
         anthropic = AnthropicStub.start();
         Path config = directory.resolve("gateway.yaml");
-        String money = Files.readString(Path.of(SpendTest.class.getResource("gateway-money.yaml").toURI()));
+        String money = Files.readString(
+                Path.of(SpendTest.class.getResource("gateway-money.yaml").toURI()));
         Files.writeString(
                 config,
-                money.replace("prices:\n", "prices:\n  claude-money*: { input: 1.00, cached-input: 0.10, cache-write: 1.25,"
-                                + " output: 5.00 }\n")
+                money.replace(
+                                "prices:\n",
+                                "prices:\n  claude-money*: { input: 1.00, cached-input: 0.10, cache-write: 1.25,"
+                                        + " output: 5.00 }\n")
                         + """
 
                         upstreams:
@@ -93,6 +96,8 @@ class AnthropicSpendTest {
                 .isInstanceOf(RateLimitException.class)
                 .hasMessageContaining("Spend limit reached")
                 .hasMessageContaining("spend-day");
-        assertThat(anthropic.received()).as("the refused call never reached Anthropic").hasSize(1);
+        assertThat(anthropic.received())
+                .as("the refused call never reached Anthropic")
+                .hasSize(1);
     }
 }

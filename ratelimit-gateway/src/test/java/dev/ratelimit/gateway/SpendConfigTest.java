@@ -52,11 +52,11 @@ class SpendConfigTest {
         assertThat(alice.team().org().name()).isEqualTo("acme");
         assertThat(alice.team().budget().windows())
                 .extracting(Window::name, Window::limit, Window::unit)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple(
-                        "spend-month", 500_000_000L, Window.Unit.USD_MICROS));
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("spend-month", 500_000_000L, Window.Unit.USD_MICROS));
 
-        Charge charge = Charge.of(
-                config, new ApiKeyFilter.Account(alice.tenant(), alice.tier(), alice.team()), "gpt-4o");
+        Charge charge =
+                Charge.of(config, new ApiKeyFilter.Account(alice.tenant(), alice.tier(), alice.team()), "gpt-4o");
         assertThat(charge.levels())
                 .extracting(Charge.Level::kind, level -> level.budget().name())
                 .containsExactly(
@@ -79,10 +79,11 @@ class SpendConfigTest {
         assertThat(charge.unpricedSpend()).isNull();
 
         Charge claude = Charge.of(
-                config, new ApiKeyFilter.Account(alice.tenant(), alice.tier(), alice.team()), "claude-sonnet-4-5-20250929");
+                config,
+                new ApiKeyFilter.Account(alice.tenant(), alice.tier(), alice.team()),
+                "claude-sonnet-4-5-20250929");
         assertThat(claude.price().cacheWrite()).isEqualByComparingTo(new BigDecimal("3.75"));
-        Charge unpriced =
-                Charge.of(config, new ApiKeyFilter.Account(alice.tenant(), alice.tier(), alice.team()), "o3");
+        Charge unpriced = Charge.of(config, new ApiKeyFilter.Account(alice.tenant(), alice.tier(), alice.team()), "o3");
         assertThat(unpriced.unpricedSpend().name()).isEqualTo("spend-day");
         GatewayConfig.ApiKey freddy = config.keys().get(2);
         assertThat(Charge.of(config, new ApiKeyFilter.Account(freddy.tenant(), freddy.tier(), null), "o3")
@@ -96,7 +97,8 @@ class SpendConfigTest {
     @DisplayName("every error of the money sections is reported at once, each naming its entry")
     void errors() {
         String bad = VALID.replace("org: acme", "org: umbrella")
-                .replace("team: research }\n  - { key: sk-alice-456, tenant: alice, tier: pro, team: research }",
+                .replace(
+                        "team: research }\n  - { key: sk-alice-456, tenant: alice, tier: pro, team: research }",
                         "team: research }\n  - { key: sk-alice-456, tenant: alice, tier: pro, team: design }")
                 .replace("free: 20%", "free: 120%")
                 .replace("output: 10.00", "cached-input: 1")
@@ -122,7 +124,8 @@ class SpendConfigTest {
     @Test
     @DisplayName("a model listed under models: without a price is named in a warning where spend windows apply")
     void unpricedWarning() throws Exception {
-        GatewayConfig config = parse(VALID.replace("models:\n  gpt-4o: { rpm", "models:\n  o3: { rpm: 10 }\n  gpt-4o: { rpm"));
+        GatewayConfig config =
+                parse(VALID.replace("models:\n  gpt-4o: { rpm", "models:\n  o3: { rpm: 10 }\n  gpt-4o: { rpm"));
         assertThat(config.warnings())
                 .singleElement()
                 .asString()
