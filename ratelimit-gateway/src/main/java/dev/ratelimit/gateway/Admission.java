@@ -169,7 +169,7 @@ final class Admission {
                     if (reservation != null) {
                         reservation.commit(actual).toCompletableFuture().join();
                     }
-                    metrics.settled(charge.tenant(), charge.model(), "committed", ending, tokens);
+                    metrics.settled(charge.tenant(), capModel(), "committed", ending, tokens);
                     if (charge.price() != null) {
                         metrics.spent(charge, micros);
                     }
@@ -195,12 +195,20 @@ final class Admission {
                     if (reservation != null) {
                         reservation.cancel().toCompletableFuture().join();
                     }
-                    metrics.settled(charge.tenant(), charge.model(), "cancelled", ending, 0);
+                    metrics.settled(charge.tenant(), capModel(), "cancelled", ending, 0);
                 } finally {
                     release();
                     open.remove(this);
                 }
             }
+        }
+
+        /**
+         * The model {@code gateway_tokens_total} counts the tokens under: the upstream cap they are
+         * charged to ({@code *} for every model not listed), {@code other} when none applies.
+         */
+        private @Nullable String capModel() {
+            return charge.cap() == null ? null : charge.cap().model();
         }
 
         /** Stops renewing the slot: the settlement above released it in the store. */

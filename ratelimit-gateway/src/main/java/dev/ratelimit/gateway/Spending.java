@@ -86,7 +86,13 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
         }
         Map<String, Team> teams = new LinkedHashMap<>();
         if (rawTeams != null) {
-            rawTeams.forEach((name, raw) -> collect(errors, () -> teams.put(name, team(name, raw, orgs, rawOrgs))));
+            rawTeams.forEach((name, raw) -> {
+                int before = errors.size();
+                Team team = team(name, raw, orgs, rawOrgs, errors);
+                if (team != null && errors.size() == before) {
+                    teams.put(name, team);
+                }
+            });
         }
         Map<String, ModelPrice> prices = new LinkedHashMap<>();
         if (rawPrices != null) {
@@ -102,30 +108,36 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
         return new Spending(Collections.unmodifiableMap(teams), Collections.unmodifiableMap(orgs), table);
     }
 
-    private static Team team(
+    /** A team, or {@code null} after adding each of its errors (its org, windows, per-model limits) to {@code errors}. */
+    private static @Nullable Team team(
             String name,
             @Nullable RawTeam raw,
             Map<String, Org> orgs,
-            @Nullable Map<String, @Nullable RawOrg> declaredOrgs) {
+            @Nullable Map<String, @Nullable RawOrg> declaredOrgs,
+            List<String> errors) {
         String at = "teams." + name;
         if (raw == null) {
-            throw new IllegalArgumentException(at + ": empty entry (give it windows, models or an org)");
+            errors.add(at + ": empty entry (give it windows, models or an org)");
+            return null;
         }
         Org org = null;
         if (raw.org() != null) {
             org = orgs.get(raw.org());
             if (org == null) {
-                throw new IllegalArgumentException(at + ".org: '" + raw.org() + "' "
+                errors.add(at + ".org: '" + raw.org() + "' "
                         + (declaredOrgs != null && declaredOrgs.containsKey(raw.org())
                                 ? "has errors of its own"
                                 : "is not one of the orgs " + (declaredOrgs == null ? "[]" : declaredOrgs.keySet())));
             }
         }
-        List<Window> windows = windows(at + ".windows", raw.windows());
+        List<Window> windows = new ArrayList<>();
+        collect(errors, () -> windows.addAll(windows(at + ".windows", raw.windows())));
         Map<String, SharedBudget> models = new LinkedHashMap<>();
-        perModel(at + ".models", raw.models())
-                .forEach((model, limits) ->
-                        models.put(model, new SharedBudget("team:" + name + "/model:" + model, limits)));
+        collect(
+                errors,
+                () -> perModel(at + ".models", raw.models())
+                        .forEach((model, limits) ->
+                                models.put(model, new SharedBudget("team:" + name + "/model:" + model, limits))));
         return new Team(
                 name,
                 org,
