@@ -21,7 +21,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Spend windows through Anthropic's Messages API with anthropic-java: cache reads and writes at their
- * own prices, and a spend refusal as the SDK's {@code RateLimitException}.
+ * own prices, and a spend refusal as the SDK's {@code RateLimitException}; in memory, on a
+ * redis-server and on a Redis Cluster.
  */
 @ParameterizedClass
 @EnumSource(Harness.Store.class)

@@ -91,7 +91,11 @@ class SpendConfigTest {
                         .unpricedSpend())
                 .as("no spend window applies to a free key")
                 .isNull();
-        assertThat(config.warnings()).isEmpty();
+        assertThat(config.warnings())
+                .as("none about the money sections (the file has no \"*\" cap, which a warning of its own says)")
+                .singleElement()
+                .asString()
+                .startsWith("Only gpt-4o has an upstream cap");
     }
 
     @Test
@@ -128,6 +132,7 @@ class SpendConfigTest {
         GatewayConfig config =
                 parse(VALID.replace("models:\n  gpt-4o: { rpm", "models:\n  o3: { rpm: 10 }\n  gpt-4o: { rpm"));
         assertThat(config.warnings())
+                .filteredOn(warning -> warning.contains("price"))
                 .singleElement()
                 .asString()
                 .contains("o3 has no price", "refused wherever a spend window applies");
