@@ -91,7 +91,9 @@ class SpendConfigTest {
                         .unpricedSpend())
                 .as("no spend window applies to a free key")
                 .isNull();
-        assertThat(config.warnings()).as("every model capped, every listed model priced").isEmpty();
+        assertThat(config.warnings())
+                .as("every model capped, every listed model priced")
+                .isEmpty();
     }
 
     @Test
