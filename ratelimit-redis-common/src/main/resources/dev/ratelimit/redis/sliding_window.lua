@@ -213,20 +213,38 @@ end
 local windows = {}
 local k = 1
 local weighted, rings = false, false
+-- windows of one unit carry the same amount text: parsed once (Lua interns strings, so the
+-- comparison is cheap) and checked when parsed
+local last_text, last_amount = '', 1
 for i = 1, n do
-  local a = 1 + stride * (i - 1) + 4
+  local a = 5 + stride * (i - 1)
   local step = tonumber(ARGV[a + 4])
-  local counts = ARGV[a + 3] ~= ''
+  local text = ARGV[a + 3]
+  local counts = text ~= ''
+  local amount = 1
+  if counts then
+    if text ~= last_text then
+      last_amount = tonumber(text)
+      if last_amount == nil or last_amount < 0 then
+        return redis.error_reply('ERR sliding_window: bad amount for window ' .. i)
+      end
+      last_text = text
+    end
+    amount = last_amount
+  end
   local w = {
     key = KEYS[k], length = tonumber(ARGV[a + 1]), limit = tonumber(ARGV[a + 2]), counts = counts,
-    amount = counts and tonumber(ARGV[a + 3]) or 1, step = step, kind = 0, used = 0, oldest = false,
-    sumkey = false,
+    amount = amount, step = step, kind = 0, used = 0, oldest = false, sumkey = false,
   }
   if stride == 5 then
-    w.settled = counts and tonumber(ARGV[a + 5]) or 1
-  end
-  if w.amount == nil or w.amount < 0 or (stride == 5 and (w.settled == nil or w.settled < 0)) then
-    return redis.error_reply('ERR sliding_window: bad amount for window ' .. i)
+    local settled = 1
+    if counts then
+      settled = tonumber(ARGV[a + 5])
+      if settled == nil or settled < 0 then
+        return redis.error_reply('ERR sliding_window: bad settled amount for window ' .. i)
+      end
+    end
+    w.settled = settled
   end
   if step > 0 then
     w.kind = 2
