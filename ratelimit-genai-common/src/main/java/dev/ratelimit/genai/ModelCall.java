@@ -48,92 +48,117 @@ public final class ModelCall {
     }
 
     /**
-     * Reserves one call: one request and {@code promptTokens + maxOutputTokens} tokens, for the user
-     * and in the model's budget (when there is one), all or nothing.
+     * One call to a model as counted before it is made: what it asks for and who else pays.
+     *
+     * @param model the model's name, for the price and for the refusal of an unpriced model
+     * @param budget the model's upstream cap, charged with the user's windows, or {@code null} when
+     *     it has none
+     * @param price the model's price, or {@code null} when it has none (then only tokens are charged,
+     *     and a spend window refuses the call: {@link UnpricedModelException})
+     * @param encoding the encoding the prompt was counted with, to count output with later
+     * @param promptTokens the counted prompt, at least 0
+     * @param maxOutputTokens the most the call may produce, at least 0
+     */
+    public record Request(
+            String model,
+            @Nullable SharedBudget budget,
+            @Nullable ModelPrice price,
+            Encoding encoding,
+            long promptTokens,
+            long maxOutputTokens) {
+
+        /**
+         * Validates the request.
+         *
+         * @throws NullPointerException if the model or the encoding is {@code null}
+         * @throws IllegalArgumentException if a count is negative
+         */
+        public Request {
+            java.util.Objects.requireNonNull(model, "model must not be null");
+            java.util.Objects.requireNonNull(encoding, "encoding must not be null");
+            if (promptTokens < 0 || maxOutputTokens < 0) {
+                throw new IllegalArgumentException("promptTokens and maxOutputTokens must not be negative, were "
+                        + promptTokens + " and " + maxOutputTokens);
+            }
+        }
+
+        /**
+         * Returns what the call reserves: the prompt plus the most it may produce in tokens and, when
+         * the model has a price, their worst-case cost ({@link ModelPrice#worstCaseMicros}).
+         *
+         * @param tier the user's tier, whose spend windows refuse an unpriced model
+         * @return the amounts to reserve
+         * @throws UnpricedModelException if a spend window of the tier or the budget applies and the
+         *     model has no price
+         */
+        Amounts estimate(Tier tier) {
+            Amounts tokens = Amounts.tokens(promptTokens + maxOutputTokens);
+            ModelPrice priced = price;
+            if (priced != null) {
+                return tokens.and(Window.Unit.USD_MICROS, priced.worstCaseMicros(promptTokens, maxOutputTokens));
+            }
+            Window spend = spendWindow(tier.windows());
+            SharedBudget shared = budget;
+            if (spend == null && shared != null) {
+                spend = spendWindow(shared.windows());
+            }
+            if (spend != null) {
+                throw new UnpricedModelException(model, spend);
+            }
+            return tokens;
+        }
+
+        List<SharedBudget> budgets() {
+            SharedBudget shared = budget;
+            return shared == null ? List.of() : List.of(shared);
+        }
+    }
+
+    /**
+     * Reserves one call: one request, {@code promptTokens + maxOutputTokens} tokens and, for a priced
+     * model, the call's worst-case cost in micro-dollars, for the user and in the model's budget (when
+     * there is one), all or nothing; the settlement charges what the provider reports.
      *
      * @param limiter the limiter
      * @param userId the end user
      * @param tier the user's tier
-     * @param modelBudget the model's upstream cap, or {@code null} when it has none
-     * @param encoding the encoding the prompt was counted with, to count output with later
-     * @param promptTokens the counted prompt
-     * @param maxOutputTokens the most the call may produce
+     * @param request the call, counted
      * @return the admitted call
+     * @throws UnpricedModelException if a spend window applies and the model has no price: a call
+     *     that cannot be charged is not made
      * @throws RateLimitExceededException if the user's windows or the model's budget refuse the call;
      *     nothing was charged
      * @throws dev.ratelimit.api.RateLimiterUnavailableException if a fail-closed limiter cannot reach
      *     its store
      */
-    public static ModelCall admit(
-            RateLimiter limiter,
-            String userId,
-            Tier tier,
-            @Nullable SharedBudget modelBudget,
-            Encoding encoding,
-            long promptTokens,
-            long maxOutputTokens) {
-        return admit(limiter, userId, tier, modelBudget, encoding, promptTokens, maxOutputTokens, null, "model");
+    public static ModelCall admit(RateLimiter limiter, String userId, Tier tier, Request request) {
+        Reservation reservation = limiter.reserve(userId, tier, request.estimate(tier), request.budgets());
+        return admitted(reservation, userId, tier, request);
     }
 
     /**
-     * Reserves one call as {@link #admit(RateLimiter, String, Tier, SharedBudget, Encoding, long,
-     * long) admit} does and, when the model has a price, its worst-case cost in micro-dollars in the
-     * same reservation ({@link ModelPrice#worstCaseMicros}), for the spend windows of the tier and the
-     * budget; the settlement charges the cost of the usage reported.
+     * Reserves one call without blocking; see {@link #admit admit}.
      *
      * @param limiter the limiter
      * @param userId the end user
      * @param tier the user's tier
-     * @param modelBudget the model's upstream cap, or {@code null} when it has none
-     * @param encoding the encoding the prompt was counted with, to count output with later
-     * @param promptTokens the counted prompt
-     * @param maxOutputTokens the most the call may produce
-     * @param price the model's price, or {@code null} when it has none
-     * @param model the model's name, for the refusal of an unpriced model
-     * @return the admitted call
-     * @throws UnpricedModelException if a spend window applies and the model has no price: a call
-     *     that cannot be charged is not made
-     * @throws RateLimitExceededException if the user's windows or the model's budget refuse the call
+     * @param request the call, counted
+     * @return a stage completed with the admitted call, or exceptionally with {@link
+     *     RateLimitExceededException} (refused) or {@link
+     *     dev.ratelimit.api.RateLimiterUnavailableException} (a fail-closed limiter without its store)
+     * @throws UnpricedModelException if a spend window applies and the model has no price
      */
-    public static ModelCall admit(
-            RateLimiter limiter,
-            String userId,
-            Tier tier,
-            @Nullable SharedBudget modelBudget,
-            Encoding encoding,
-            long promptTokens,
-            long maxOutputTokens,
-            @Nullable ModelPrice price,
-            String model) {
-        List<SharedBudget> budgets = modelBudget == null ? List.of() : List.of(modelBudget);
-        Amounts estimate = estimate(tier, budgets, promptTokens, maxOutputTokens, price, model);
-        Reservation reservation = limiter.reserve(userId, tier, estimate, budgets);
+    public static CompletionStage<ModelCall> admitAsync(
+            RateLimiter limiter, String userId, Tier tier, Request request) {
+        return limiter.reserveAsync(userId, tier, request.estimate(tier), request.budgets())
+                .thenApply(reservation -> admitted(reservation, userId, tier, request));
+    }
+
+    private static ModelCall admitted(Reservation reservation, String userId, Tier tier, Request request) {
         if (!reservation.decision().allowed()) {
             throw new RateLimitExceededException(userId, tier, reservation.decision());
         }
-        return new ModelCall(reservation, encoding, promptTokens, price);
-    }
-
-    /** The tokens and, when priced, the worst-case cost; refuses an unpriced model under a spend window. */
-    private static Amounts estimate(
-            Tier tier,
-            List<SharedBudget> budgets,
-            long promptTokens,
-            long maxOutputTokens,
-            @Nullable ModelPrice price,
-            String model) {
-        Amounts tokens = Amounts.tokens(promptTokens + maxOutputTokens);
-        if (price != null) {
-            return tokens.and(Window.Unit.USD_MICROS, price.worstCaseMicros(promptTokens, maxOutputTokens));
-        }
-        Window spend = spendWindow(tier.windows());
-        for (SharedBudget budget : budgets) {
-            spend = spend != null ? spend : spendWindow(budget.windows());
-        }
-        if (spend != null) {
-            throw new UnpricedModelException(model, spend);
-        }
-        return tokens;
+        return new ModelCall(reservation, request.encoding(), request.promptTokens(), request.price());
     }
 
     private static @Nullable Window spendWindow(List<Window> windows) {
@@ -143,69 +168,6 @@ public final class ModelCall {
             }
         }
         return null;
-    }
-
-    /**
-     * Reserves one call without blocking; see {@link #admit admit}.
-     *
-     * @param limiter the limiter
-     * @param userId the end user
-     * @param tier the user's tier
-     * @param modelBudget the model's upstream cap, or {@code null} when it has none
-     * @param encoding the encoding the prompt was counted with
-     * @param promptTokens the counted prompt
-     * @param maxOutputTokens the most the call may produce
-     * @return a stage completed with the admitted call, or exceptionally with {@link
-     *     RateLimitExceededException} (refused) or {@link
-     *     dev.ratelimit.api.RateLimiterUnavailableException} (a fail-closed limiter without its store)
-     */
-    public static CompletionStage<ModelCall> admitAsync(
-            RateLimiter limiter,
-            String userId,
-            Tier tier,
-            @Nullable SharedBudget modelBudget,
-            Encoding encoding,
-            long promptTokens,
-            long maxOutputTokens) {
-        return admitAsync(limiter, userId, tier, modelBudget, encoding, promptTokens, maxOutputTokens, null, "model");
-    }
-
-    /**
-     * Reserves one call, priced as {@link #admit(RateLimiter, String, Tier, SharedBudget, Encoding,
-     * long, long, ModelPrice, String)} does, without blocking.
-     *
-     * @param limiter the limiter
-     * @param userId the end user
-     * @param tier the user's tier
-     * @param modelBudget the model's upstream cap, or {@code null} when it has none
-     * @param encoding the encoding the prompt was counted with
-     * @param promptTokens the counted prompt
-     * @param maxOutputTokens the most the call may produce
-     * @param price the model's price, or {@code null} when it has none
-     * @param model the model's name, for the refusal of an unpriced model
-     * @return a stage completed with the admitted call, or exceptionally with {@link
-     *     RateLimitExceededException} (refused) or {@link
-     *     dev.ratelimit.api.RateLimiterUnavailableException} (a fail-closed limiter without its store)
-     * @throws UnpricedModelException if a spend window applies and the model has no price
-     */
-    public static CompletionStage<ModelCall> admitAsync(
-            RateLimiter limiter,
-            String userId,
-            Tier tier,
-            @Nullable SharedBudget modelBudget,
-            Encoding encoding,
-            long promptTokens,
-            long maxOutputTokens,
-            @Nullable ModelPrice price,
-            String model) {
-        List<SharedBudget> budgets = modelBudget == null ? List.of() : List.of(modelBudget);
-        Amounts estimate = estimate(tier, budgets, promptTokens, maxOutputTokens, price, model);
-        return limiter.reserveAsync(userId, tier, estimate, budgets).thenApply(reservation -> {
-            if (!reservation.decision().allowed()) {
-                throw new RateLimitExceededException(userId, tier, reservation.decision());
-            }
-            return new ModelCall(reservation, encoding, promptTokens, price);
-        });
     }
 
     /**

@@ -10,6 +10,7 @@ import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.inmemory.InMemoryWindowStore;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 class ModelCallTest {
@@ -31,7 +32,7 @@ class ModelCallTest {
     }
 
     private ModelCall admit() {
-        return ModelCall.admit(limiter, "u", TIER, CAP, TokenCounts.encodingFor("gpt-4o"), 10, 100);
+        return ModelCall.admit(limiter, "u", TIER, request("gpt-4o", CAP, null, 10, 100));
     }
 
     @Test
@@ -61,7 +62,7 @@ class ModelCallTest {
         admit().cancel().toCompletableFuture().join();
         assertThat(used(REQUESTS)).isZero();
         admit();
-        ModelCall.admitAsync(limiter, "u", TIER, null, TokenCounts.encodingFor(null), 1, 1)
+        ModelCall.admitAsync(limiter, "u", TIER, request("model", null, null, 1, 1))
                 .toCompletableFuture()
                 .get();
 
@@ -95,8 +96,7 @@ class ModelCallTest {
     }
 
     private ModelCall admitPriced(long maxOutputTokens) {
-        return ModelCall.admit(
-                limiter, "u", METERED, null, TokenCounts.encodingFor("gpt-4o"), 10, maxOutputTokens, PRICE, "m1");
+        return ModelCall.admit(limiter, "u", METERED, request("m1", null, PRICE, 10, maxOutputTokens));
     }
 
     @Test
@@ -133,25 +133,28 @@ class ModelCallTest {
 
     @Test
     void anUnpricedModelUnderASpendWindowIsRefusedBeforeAnythingIsReserved() {
-        assertThatThrownBy(() -> ModelCall.admit(
-                        limiter, "u", METERED, null, TokenCounts.encodingFor(null), 10, 10, null, "mystery"))
+        assertThatThrownBy(() -> ModelCall.admit(limiter, "u", METERED, request("mystery", null, null, 10, 10)))
                 .isInstanceOfSatisfying(
                         UnpricedModelException.class, e -> assertThat(e.model()).isEqualTo("mystery"))
                 .hasMessageContaining("spend-day");
         SharedBudget spendCap =
                 SharedBudget.of("cap-spend", Window.of("spend", 1_000, Duration.ofDays(1), Window.Unit.USD_MICROS));
-        assertThatThrownBy(() -> ModelCall.admitAsync(
-                        limiter, "u", TIER, spendCap, TokenCounts.encodingFor(null), 10, 10, null, "mystery"))
+        assertThatThrownBy(() -> ModelCall.admitAsync(limiter, "u", TIER, request("mystery", spendCap, null, 10, 10)))
                 .as("a spend window of the model's budget")
                 .isInstanceOf(UnpricedModelException.class);
         assertThat(limiter.usage("u", METERED)).allMatch(usage -> usage.used() == 0);
 
         // without a spend window an unpriced model is charged in tokens only
-        ModelCall.admit(limiter, "u", TIER, null, TokenCounts.encodingFor(null), 10, 10, null, "mystery")
+        ModelCall.admit(limiter, "u", TIER, request("mystery", null, null, 10, 10))
                 .complete(TokenUsage.of(3, 4))
                 .toCompletableFuture()
                 .join();
         assertThat(used(TOKENS)).isEqualTo(7);
         assertThat(spent()).isZero();
+    }
+
+    private static ModelCall.Request request(
+            String model, @Nullable SharedBudget budget, @Nullable ModelPrice price, long prompt, long maxOutput) {
+        return new ModelCall.Request(model, budget, price, TokenCounts.encodingFor("gpt-4o"), prompt, maxOutput);
     }
 }

@@ -155,12 +155,13 @@ public final class LangChain4jRateLimiter {
                 limiter,
                 userId,
                 userTier,
-                budget,
-                encoding,
-                prompt,
-                maxOutput != null ? maxOutput : defaultMaxOutputTokens,
-                price,
-                modelName == null ? "(no model name)" : modelName));
+                new ModelCall.Request(
+                        modelName == null ? "(no model name)" : modelName,
+                        budget,
+                        price,
+                        encoding,
+                        prompt,
+                        maxOutput != null ? maxOutput : defaultMaxOutputTokens)));
     }
 
     private String userOf(ChatRequest request, @Nullable ChatRequestOptions options) {

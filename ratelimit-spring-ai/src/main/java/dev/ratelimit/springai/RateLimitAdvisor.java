@@ -149,18 +149,9 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
      */
     @Override
     public ChatClientResponse adviseCall(ChatClientRequest request, CallAdvisorChain chain) {
-        Estimate estimate = estimate(request);
+        ModelCall.Request estimate = estimate(request);
         EndUser user = endUser(request, users.resolve(request));
-        ModelCall call = ModelCall.admit(
-                limiter,
-                user.id(),
-                tiers.resolve(user.tier()),
-                estimate.budget,
-                estimate.encoding,
-                estimate.prompt,
-                estimate.maxTokens,
-                estimate.price,
-                estimate.model);
+        ModelCall call = ModelCall.admit(limiter, user.id(), tiers.resolve(user.tier()), estimate);
         ChatClientResponse response;
         try {
             response = chain.nextCall(request);
@@ -168,7 +159,7 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
             call.cancel().toCompletableFuture().join(); // the provider refused or failed: no work we know of
             throw e;
         }
-        settle(call, response.chatResponse(), PromptTokens.output(estimate.encoding, response.chatResponse()))
+        settle(call, response.chatResponse(), PromptTokens.output(estimate.encoding(), response.chatResponse()))
                 .toCompletableFuture()
                 .join();
         return response;
@@ -185,36 +176,28 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
                 .map(resolved -> endUser(request, resolved))
                 .switchIfEmpty(Mono.fromSupplier(() -> endUser(request, null)))
                 .flatMap(user -> {
-                    Estimate estimate = estimate(request);
-                    return Mono.fromCompletionStage(() -> ModelCall.admitAsync(
-                                    limiter,
-                                    user.id(),
-                                    tiers.resolve(user.tier()),
-                                    estimate.budget,
-                                    estimate.encoding,
-                                    estimate.prompt,
-                                    estimate.maxTokens,
-                                    estimate.price,
-                                    estimate.model))
+                    ModelCall.Request estimate = estimate(request);
+                    return Mono.fromCompletionStage(() ->
+                                    ModelCall.admitAsync(limiter, user.id(), tiers.resolve(user.tier()), estimate))
                             .onErrorMap(CompletionException.class, e -> e.getCause() == null ? e : e.getCause())
-                            .map(call -> new MeteredStream(call, estimate.encoding));
+                            .map(call -> new MeteredStream(call, estimate.encoding()));
                 })
                 .flatMapMany(metered -> metered.meter(chain.nextStream(request)));
     }
 
-    private Estimate estimate(ChatClientRequest request) {
+    private ModelCall.Request estimate(ChatClientRequest request) {
         ChatOptions options = request.prompt().getOptions();
         String model = options == null ? null : options.getModel();
         Encoding encoding = TokenCounts.encodingFor(model);
         Integer maxTokens = options == null ? null : options.getMaxTokens();
         PriceTable table = prices;
-        return new Estimate(
+        return new ModelCall.Request(
+                model == null ? UNNAMED_MODEL : model,
+                model == null ? null : modelBudgets.get(model),
+                model == null || table == null ? null : table.priceOf(model),
                 encoding,
                 PromptTokens.prompt(encoding, request.prompt()),
-                maxTokens != null ? maxTokens : defaultMaxTokens,
-                model == null ? null : modelBudgets.get(model),
-                model == null ? UNNAMED_MODEL : model,
-                model == null || table == null ? null : table.priceOf(model));
+                maxTokens != null ? maxTokens : defaultMaxTokens);
     }
 
     private static EndUser endUser(ChatClientRequest request, @Nullable EndUser resolved) {
@@ -253,14 +236,6 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
                 + (prices == null ? "none" : prices.prices().keySet()) + ", default max tokens " + defaultMaxTokens
                 + ", order " + order + "]";
     }
-
-    private record Estimate(
-            Encoding encoding,
-            long prompt,
-            long maxTokens,
-            @Nullable SharedBudget budget,
-            String model,
-            @Nullable ModelPrice price) {}
 
     /** Configures a {@link RateLimitAdvisor}; not thread-safe. */
     public static final class Builder {
