@@ -43,4 +43,12 @@ final class Checks {
         }
         return checked;
     }
+
+    /** Tokens as amounts, refusing a negative count with a message naming the argument. */
+    static Amounts tokens(long tokens, String name) {
+        if (tokens < 0) {
+            throw new IllegalArgumentException(name + " must not be negative, was " + tokens);
+        }
+        return Amounts.tokens(tokens);
+    }
 }

@@ -23,7 +23,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @param allowed whether the request may proceed
  * @param limit the limit of the deciding window
- * @param remaining requests or tokens left in the deciding window after this one; 0 on rejection
+ * @param remaining what is left of the deciding window's unit after this request; 0 on rejection
  * @param retryAfter on rejection, the time until enough of the rejecting window's entries have left
  *     it for the same request to fit (when a retry can first succeed); {@link Duration#ZERO} when
  *     allowed, and when the request can never fit ({@link #tooLarge()})
@@ -36,8 +36,8 @@ import org.jspecify.annotations.Nullable;
  *     as remaining and a zero {@code resetAfter}
  * @param budget {@code null} when the deciding window is the user's own; otherwise the name of the
  *     {@link SharedBudget} it belongs to
- * @param tooLarge {@code true} when the request was rejected because it alone asks for more tokens
- *     than the deciding window's limit: no retry can succeed
+ * @param tooLarge {@code true} when the request was rejected because it alone asks for more of the
+ *     deciding window's unit (tokens, spend) than the window's limit: no retry can succeed
  * @param usage the state of each window the store looked at after this request, in evaluation
  *     order (each budget's windows shortest first); on rejection without the windows not evaluated
  *     (longer than the rejecting one); empty for degraded and disabled decisions
@@ -164,7 +164,7 @@ public record Decision(
      *
      * @param window the window
      * @param budget {@code null} for the user's own window, else the shared budget's name
-     * @param used requests or tokens counted in the window (after recording, when allowed); may
+     * @param used the amount of the window's unit counted (after recording, when allowed); may
      *     exceed the limit after a reservation settled above its estimate
      * @param resetAfter the time until the oldest entry counted leaves the window; zero when empty
      */

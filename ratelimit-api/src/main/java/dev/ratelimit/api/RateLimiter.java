@@ -10,8 +10,9 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>Windows are evaluated shortest first and the check is all or nothing: a request rejected by
  * the day window is not charged to the minute window. A {@linkplain #reserve reservation} also
- * charges estimated tokens to token windows and to {@link SharedBudget}s in the same atomic step,
- * and is settled to the real count later. A check is a reservation of zero tokens that is never
+ * charges estimated {@link Amounts} (tokens, spend, any {@link Window.Unit}) to the windows of
+ * their units and to {@link SharedBudget}s in the same atomic step, and is settled to the real
+ * amounts later. A check is a reservation of zero tokens that is never
  * settled. Implementations are thread-safe.
  *
  * <p>Arguments are validated before any store I/O: a {@code null} argument raises {@link
@@ -113,7 +114,28 @@ public interface RateLimiter {
      * @param shared budgets shared with other users, such as an upstream model's caps; distinct names
      * @return the reservation
      */
-    Reservation reserve(String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared);
+    default Reservation reserve(String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared) {
+        return reserve(userId, tier, Checks.tokens(estimatedTokens, "estimatedTokens"), shared);
+    }
+
+    /**
+     * Reserves one request and an amount of each unit for {@code userId} and in every shared budget
+     * at once: 1 is charged to every request window, and to every other window the estimate's amount
+     * of its unit (0 for a unit the estimate does not name), shortest first, all or nothing across
+     * the user's windows and every budget's, in one atomic store step. Tokens and spend are reserved
+     * together this way: {@code Amounts.tokens(1_200).and(Unit.USD_MICROS, 4_500)}.
+     *
+     * <p>A window whose limit is below the estimate's amount of its unit can never admit it: the
+     * decision is {@link Decision#tooLarge()} and names that window.
+     *
+     * @param userId the identity whose budget is charged; any non-empty string
+     * @param tier the tier whose windows apply
+     * @param estimate the amount of each unit the request is expected to use
+     * @param shared budgets shared with other users, such as an upstream model's caps; distinct names
+     * @return the reservation; settle it with {@link Reservation#commit(Amounts)} or {@link
+     *     Reservation#cancel} when allowed
+     */
+    Reservation reserve(String userId, Tier tier, Amounts estimate, List<SharedBudget> shared);
 
     /**
      * Reserves as {@link #reserve(String, Tier, long, List)} does and takes one of the user's
@@ -133,6 +155,25 @@ public interface RateLimiter {
      */
     default Reservation reserve(
             String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared, Concurrency concurrency) {
+        return reserve(userId, tier, Checks.tokens(estimatedTokens, "estimatedTokens"), shared, concurrency);
+    }
+
+    /**
+     * Reserves as {@link #reserve(String, Tier, Amounts, List)} does and takes one of the user's
+     * concurrency slots in the same atomic store step, as {@link #reserve(String, Tier, long, List,
+     * Concurrency)} describes.
+     *
+     * <p>The default throws {@link UnsupportedOperationException}.
+     *
+     * @param userId the identity whose budget is charged; any non-empty string
+     * @param tier the tier whose windows apply
+     * @param estimate the amount of each unit the request is expected to use
+     * @param shared budgets shared with other users; distinct names
+     * @param concurrency the user's concurrency cap
+     * @return the reservation
+     */
+    default Reservation reserve(
+            String userId, Tier tier, Amounts estimate, List<SharedBudget> shared, Concurrency concurrency) {
         throw new UnsupportedOperationException(getClass().getSimpleName() + " has no concurrency caps");
     }
 
@@ -178,8 +219,25 @@ public interface RateLimiter {
      * @return a stage completed with the reservation, or exceptionally with {@link
      *     RateLimiterUnavailableException}
      */
-    CompletionStage<Reservation> reserveAsync(
-            String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared);
+    default CompletionStage<Reservation> reserveAsync(
+            String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared) {
+        return reserveAsync(userId, tier, Checks.tokens(estimatedTokens, "estimatedTokens"), shared);
+    }
+
+    /**
+     * Reserves an amount of each unit in the user's windows and shared budgets without blocking the
+     * caller; see {@link #reserve(String, Tier, Amounts, List)}.
+     *
+     * <p>Invalid arguments are rejected by throwing from this method, before a stage is returned.
+     *
+     * @param userId the identity whose budget is charged
+     * @param tier the tier whose windows apply
+     * @param estimate the amount of each unit the request is expected to use
+     * @param shared budgets shared with other users; distinct names
+     * @return a stage completed with the reservation, or exceptionally with {@link
+     *     RateLimiterUnavailableException}
+     */
+    CompletionStage<Reservation> reserveAsync(String userId, Tier tier, Amounts estimate, List<SharedBudget> shared);
 
     /**
      * Returns the state of each of a user's windows without charging anything: what is used, what

@@ -32,16 +32,32 @@ public interface Reservation {
      * Settles the token windows to the tokens actually used: a smaller count gives the difference
      * back where the reservation's entry is still in the window, a larger one charges the overrun at
      * the time of settling (never rejected: the work is done; it may push a window over its limit,
-     * and later requests wait for it to drain). Request windows keep the request.
+     * and later requests wait for it to drain). Request windows keep the request; windows of other
+     * units keep their estimate ({@link #commit(Amounts)} settles them).
      *
      * @param actualTokens the tokens used, at least 0
      * @return a stage completed once the store has applied the settlement or the attempt failed
      * @throws IllegalArgumentException if {@code actualTokens} is negative
      */
-    CompletionStage<Void> commit(long actualTokens);
+    default CompletionStage<Void> commit(long actualTokens) {
+        return commit(Checks.tokens(actualTokens, "actualTokens"));
+    }
 
     /**
-     * Gives back the request and its tokens, for work the upstream never did.
+     * Settles every unit the actual amounts name to its actual amount, as {@link #commit(long)}
+     * does for tokens: a smaller amount gives the difference back where the reservation's entry is
+     * still in the window, a larger one charges the overrun at the time of settling (never
+     * rejected). A unit the reservation charged that {@code actual} does not name keeps its
+     * estimate; request windows keep the request.
+     *
+     * @param actual the amount of each unit used
+     * @return a stage completed once the store has applied the settlement or the attempt failed
+     * @throws NullPointerException if {@code actual} is {@code null}
+     */
+    CompletionStage<Void> commit(Amounts actual);
+
+    /**
+     * Gives back the request and every amount it reserved, for work the upstream never did.
      *
      * @return a stage completed once the store has applied the refund or the attempt failed
      */

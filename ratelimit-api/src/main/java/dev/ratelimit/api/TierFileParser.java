@@ -15,16 +15,19 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The tier-file syntax: {@code tier.<tier>.<window> = <limit>[ tokens]/<length>[@<step>]} entries and
+ * The tier-file syntax: {@code tier.<tier>.<window> = <limit>[ <unit>]/<length>[@<step>]} (or {@code
+ * $<dollars>/<length>[@<step>]} for a spend window in micro-dollars) entries and
  * an optional {@code default-tier}, from a properties file or a map, into a {@link TierPolicy}. Every
  * error names the entry it is about.
  */
 final class TierFileParser {
 
     private static final String DEFAULT_TIER = "default-tier";
-    private static final String EXPECTED_VALUE = "'<limit>[ tokens]/<length>[@<step>]'";
+    private static final String EXPECTED_VALUE =
+            "'<limit>[ <unit>]/<length>[@<step>]' or '$<dollars>/<length>[@<step>]'";
     private static final Pattern WINDOW_VALUE = Pattern.compile(
-            "\\s*(\\d+)\\s*(tokens?|requests?)?\\s*(?:/|per)\\s*([^@\\s]+)\\s*(?:@\\s*(\\S+)\\s*)?",
+            "\\s*(?:\\$\\s*(\\d+(?:\\.\\d{1,6})?)|(\\d+)\\s*([a-z][a-z0-9_]*)?)"
+                    + "\\s*(?:/|per)\\s*([^@\\s]+)\\s*(?:@\\s*(\\S+)\\s*)?",
             Pattern.CASE_INSENSITIVE);
     private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)([smhdw])");
 
@@ -91,7 +94,7 @@ final class TierFileParser {
             if (parts.length != 3 || !parts[0].equals("tier") || parts[1].isBlank() || parts[2].isBlank()) {
                 throw new IllegalArgumentException(
                         "Unknown tier policy entry '" + key + "': expected 'tier.<tier>.<window>"
-                                + " = <limit>[ tokens]/<length>[@<step>]' or 'default-tier'");
+                                + " = <limit>[ <unit>]/<length>[@<step>]' or 'default-tier'");
             }
             Window window = window(key, parts[2], value);
             windowsByTier.computeIfAbsent(parts[1], name -> new ArrayList<>()).add(window);
@@ -124,25 +127,51 @@ final class TierFileParser {
         Matcher matcher = WINDOW_VALUE.matcher(value);
         if (!matcher.matches()) {
             throw new IllegalArgumentException("Tier policy entry '" + key + "' = '" + value + "': expected "
-                    + EXPECTED_VALUE + ", e.g. '5/60s' or '10000 tokens/1d@1m'");
+                    + EXPECTED_VALUE + ", e.g. '5/60s', '10000 tokens/1d@1m' or '$100/30d@1h'");
         }
         long limit;
+        Window.Unit unit;
         try {
-            limit = Long.parseLong(matcher.group(1));
-        } catch (NumberFormatException e) {
+            if (matcher.group(1) != null) {
+                limit = new java.math.BigDecimal(matcher.group(1))
+                        .movePointRight(6)
+                        .longValueExact();
+                unit = Window.Unit.USD_MICROS;
+            } else {
+                limit = Long.parseLong(matcher.group(2));
+                unit = unit(key, value, matcher.group(3));
+            }
+        } catch (NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException(
                     "Tier policy entry '" + key + "' = '" + value + "': limit is too large", e);
         }
-        String unit = matcher.group(2);
-        boolean tokens = unit != null && unit.toLowerCase(Locale.ROOT).startsWith("token");
-        Duration length = length(key, value, matcher.group(3));
-        @Nullable String step = matcher.group(4);
+        Duration length = length(key, value, matcher.group(4));
+        @Nullable String step = matcher.group(5);
         Duration precision = step == null ? Duration.ZERO : length(key, value, step);
         try {
-            return new Window(windowName, limit, length, tokens ? Window.Unit.TOKENS : Window.Unit.REQUESTS, precision);
+            return new Window(windowName, limit, length, unit, precision);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
                     "Tier policy entry '" + key + "' = '" + value + "': " + e.getMessage(), e);
+        }
+    }
+
+    /** The unit a window value names after its limit: requests when none. */
+    private static Window.Unit unit(String key, String value, @Nullable String word) {
+        if (word == null) {
+            return Window.Unit.REQUESTS;
+        }
+        String lower = word.toLowerCase(Locale.ROOT);
+        if (lower.equals("request") || lower.equals("requests")) {
+            return Window.Unit.REQUESTS;
+        } else if (lower.equals("token") || lower.equals("tokens")) {
+            return Window.Unit.TOKENS;
+        }
+        try {
+            return Window.Unit.of(lower);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(
+                    "Tier policy entry '" + key + "' = '" + value + "': unit '" + word + "': " + e.getMessage(), e);
         }
     }
 

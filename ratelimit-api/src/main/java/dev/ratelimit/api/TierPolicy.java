@@ -21,7 +21,8 @@ import org.jspecify.annotations.Nullable;
  * day, the default), {@code pro} (60 per minute, 5,000 per day) and {@code enterprise} (600 per
  * minute, 100,000 per day). Custom policies come from {@link #builder()}, from a properties file
  * through {@link #fromProperties(Properties)}, or from a map of the same entries through {@link
- * #fromMap(Map)}; a value counts requests unless it says {@code tokens},
+ * #fromMap(Map)}; a value counts requests unless it names another unit ({@code tokens}, or any {@link
+ * Window.Unit} such as {@code usd_micros}), {@code $<dollars>} is a spend window in micro-dollars,
  * and {@code @<step>} gives a long window a precision:
  *
  * <pre>{@code
@@ -32,6 +33,8 @@ import org.jspecify.annotations.Nullable;
  * tier.free.tokens-day = 200000 tokens/1d@1m
  * tier.pro.minute = 60/1m
  * tier.pro.day = 5000/24h@1m
+ * tier.pro.spend-day = $5/1d@1m
+ * tier.pro.spend-month = $100/30d@1h
  * }</pre>
  *
  * <p>Instances are immutable and thread-safe.
@@ -126,13 +129,15 @@ public final class TierPolicy {
     }
 
     /**
-     * Reads a policy from properties: {@code tier.<tier>.<window> = <limit>[ tokens]/<length>[@<step>]}
+     * Reads a policy from properties: {@code tier.<tier>.<window> = <limit>[ <unit>]/<length>[@<step>]}
      * entries and an optional {@code default-tier} (else {@code free} when defined, else the first
      * tier).
      *
      * <p>Lengths and steps are ISO-8601 durations ({@code PT1M}) or a number with a unit {@code s},
      * {@code m}, {@code h}, {@code d} or {@code w}; a bare number means seconds. A value counts
-     * requests unless the limit is followed by {@code tokens}; {@code @<step>} sets the window's
+     * requests unless the limit is followed by a unit's name ({@code tokens}, {@code usd_micros} or
+     * any other {@link Window.Unit}); {@code $<dollars>} (up to six decimals, such as {@code $0.50})
+     * counts {@link Window.Unit#USD_MICROS}; {@code @<step>} sets the window's
      * {@linkplain Window#withPrecision precision}. Every error names the offending entry.
      *
      * @param properties the entries
@@ -191,11 +196,13 @@ public final class TierPolicy {
     }
 
     /**
-     * Parses one window value, {@code <limit>[ tokens]/<length>[@<step>]}, as tier files and other
+     * Parses one window value, {@code <limit>[ <unit>]/<length>[@<step>]} or {@code
+     * $<dollars>/<length>[@<step>]}, as tier files and other
      * configuration sources write it.
      *
      * @param windowName the window's name
-     * @param value the value, for example {@code 5/1m}, {@code 200000 tokens/1d@1m}
+     * @param value the value, for example {@code 5/1m}, {@code 200000 tokens/1d@1m}, {@code
+     *     $100/30d@1h}
      * @return the window
      * @throws IllegalArgumentException if the value is malformed; the message quotes it
      */

@@ -3,12 +3,12 @@ package dev.ratelimit.api;
 import java.time.Duration;
 
 /**
- * One limit: at most {@code limit} requests, or {@code limit} tokens, within any {@code
- * length}-long span of time ending now.
+ * One limit: at most {@code limit} requests, or {@code limit} of another {@link Unit} such as
+ * tokens or micro-dollars, within any {@code length}-long span of time ending now.
  *
- * <p>A request window counts each admitted request once; a token window counts the tokens a
- * reservation declares (then settles to what was used), so a tier can hold a GenAI tenant's
- * requests and tokens per minute and per day side by side.
+ * <p>A request window counts each admitted request once; a window of any other unit counts the
+ * amount of that unit a reservation declares (then settles to what was used), so a tier can hold a
+ * GenAI tenant's requests, tokens and spend per minute, per day and per month side by side.
  *
  * <p>A window is exact by default: every entry leaves it exactly {@code length} after it was
  * recorded. {@link #withPrecision(Duration)} trades that for bounded memory: entries within one
@@ -16,7 +16,8 @@ import java.time.Duration;
  * more than its limit and gives capacity back at most one step late.
  *
  * @param name a short label used in headers, metrics and messages (for example {@code "minute"})
- * @param limit the number of requests or tokens allowed within the window, at least 1
+ * @param limit the amount of the window's unit allowed within the window, at least 1 (up to {@code
+ *     Long.MAX_VALUE}; stores keep sums exact up to 2<sup>53</sup>)
  * @param length the window length: a whole number of seconds, at least one second
  * @param unit what the window counts
  * @param precision {@link Duration#ZERO} for an exact window, otherwise the step entries are
@@ -28,12 +29,91 @@ public record Window(String name, long limit, Duration length, Unit unit, Durati
     /** The most precision steps a window may be divided into; bounds its memory. */
     public static final int MAX_STEPS = 100_000;
 
-    /** What a window counts. */
-    public enum Unit {
+    /**
+     * What a window counts: {@link #REQUESTS} (each admitted request counts 1), or a named unit whose
+     * amount each reservation declares in its {@link Amounts}, such as {@link #TOKENS} or {@code
+     * usd_micros}.
+     *
+     * <p>Two units are the same when their names are; units order requests first, then tokens, then
+     * the others by name (the order windows of one length are evaluated in).
+     *
+     * @param name the unit's name: 1 to 64 characters of {@code a-z}, {@code 0-9} and {@code _},
+     *     starting with a letter
+     */
+    public record Unit(String name) implements Comparable<Unit> {
+
+        // before the constants: their construction checks their names against it
+        private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[a-z][a-z0-9_]{0,63}");
+
         /** Each admitted request counts 1. */
-        REQUESTS,
+        public static final Unit REQUESTS = new Unit("requests");
+
         /** Each admitted request counts the tokens it reserved, settled to the tokens it used. */
-        TOKENS
+        public static final Unit TOKENS = new Unit("tokens");
+
+        /**
+         * Millionths of a US dollar: spend windows count the cost a reservation declares, settled to
+         * the cost of what was used ({@code $1} is 1,000,000).
+         */
+        public static final Unit USD_MICROS = new Unit("usd_micros");
+
+        /**
+         * Validates the name.
+         *
+         * @throws NullPointerException if {@code name} is {@code null}
+         * @throws IllegalArgumentException if {@code name} is not 1 to 64 characters of {@code
+         *     a-z0-9_} starting with a letter
+         */
+        public Unit {
+            Checks.notNull(name, "name");
+            if (!NAME.matcher(name).matches()) {
+                throw new IllegalArgumentException(
+                        "name must be 1 to 64 characters of a-z, 0-9 and _, starting with a letter, was '" + name
+                                + "'");
+            }
+        }
+
+        /**
+         * Returns the unit of this name: {@link #REQUESTS} and {@link #TOKENS} for theirs.
+         *
+         * @param name the unit's name, for example {@code "usd_micros"}
+         * @return the unit
+         * @throws IllegalArgumentException if the name is not a valid unit name
+         */
+        public static Unit of(String name) {
+            if (REQUESTS.name.equals(name)) {
+                return REQUESTS;
+            } else if (TOKENS.name.equals(name)) {
+                return TOKENS;
+            } else if (USD_MICROS.name.equals(name)) {
+                return USD_MICROS;
+            }
+            return new Unit(name);
+        }
+
+        /**
+         * Tells whether this unit counts requests, one per admitted request.
+         *
+         * @return {@code true} for {@link #REQUESTS}
+         */
+        public boolean isRequests() {
+            return equals(REQUESTS);
+        }
+
+        @Override
+        public int compareTo(Unit other) {
+            int rank = Integer.compare(rank(), other.rank());
+            return rank != 0 ? rank : name.compareTo(other.name);
+        }
+
+        private int rank() {
+            return isRequests() ? 0 : equals(TOKENS) ? 1 : 2;
+        }
+
+        @Override
+        public String toString() {
+            return name;
+        }
     }
 
     /**
@@ -117,6 +197,20 @@ public record Window(String name, long limit, Duration length, Unit unit, Durati
     }
 
     /**
+     * Creates an exact window of {@code unit}, such as a spend window in micro-dollars.
+     *
+     * @param name a short label for headers, metrics and messages, for example {@code "spend-day"}
+     * @param limit the amount allowed within the window, at least 1 (stores keep sums exact up to
+     *     2<sup>53</sup>: for micro-dollars, about 9 billion dollars)
+     * @param length the window length, a whole number of seconds
+     * @param unit what the window counts
+     * @return the window
+     */
+    public static Window of(String name, long limit, Duration length, Unit unit) {
+        return new Window(name, limit, length, unit, Duration.ZERO);
+    }
+
+    /**
      * Returns this window with entries grouped into steps of {@code step}: memory stays bounded
      * however many requests arrive, the window never admits more than its limit, and capacity comes
      * back at most one step later than in the exact window.
@@ -135,7 +229,17 @@ public record Window(String name, long limit, Duration length, Unit unit, Durati
      * @return {@code true} for a token window
      */
     public boolean isTokens() {
-        return unit == Unit.TOKENS;
+        return unit.equals(Unit.TOKENS);
+    }
+
+    /**
+     * Tells whether this window counts requests, one per admitted request, rather than an amount
+     * each reservation declares.
+     *
+     * @return {@code true} for a request window
+     */
+    public boolean countsRequests() {
+        return unit.isRequests();
     }
 
     /**

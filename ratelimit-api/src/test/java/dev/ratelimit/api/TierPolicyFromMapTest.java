@@ -104,7 +104,7 @@ class TierPolicyFromMapTest {
         assertThatThrownBy(() -> TierPolicy.fromMap(Map.of("tier", Map.of("free", windows))))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'tier.free.minute' has no value")
-                .hasMessageContaining("<limit>[ tokens]/<length>[@<step>]");
+                .hasMessageContaining("<limit>[ <unit>]/<length>[@<step>]");
         Map<String, Object> noDefault = new HashMap<>(tier("free", "minute", "5/1m"));
         noDefault.put("default-tier", null);
         assertThatThrownBy(() -> TierPolicy.fromMap(noDefault))

@@ -8,11 +8,12 @@ import java.util.Arrays;
  * window to ever admit; in every case with each window's state and the time the store decided at.
  *
  * <p>The rejection rule, stated once for every store: windows are looked at in request order, and
- * the first window that cannot take the request decides. A token window whose limit is below
- * {@code tokens} makes the request {@link #tooLarge too large}: no wait can help. Otherwise a window
- * where {@code used + need > limit} rejects it, where {@code need} is 1 for a request window and
- * {@code max(tokens, 1)} for a token window (a token window that is used up rejects even a request
- * reserving no tokens). Its retry delay is the time until enough weight has left that window for
+ * the first window that cannot take the request decides. A window of an amount unit (tokens, spend)
+ * whose limit is below the request's amount of that unit ({@link StoreRequest#weightIn}) makes the
+ * request {@link #tooLarge too large}: no wait can help. Otherwise a window where {@code used + need
+ * > limit} rejects it, where {@code need} is 1 for a request window and {@code max(amount, 1)} for a
+ * window of any other unit (such a window that is used up rejects even a request reserving none of
+ * its unit). Its retry delay is the time until enough weight has left that window for
  * the same request to fit: with entries oldest first, the entry at which the running sum of weights
  * first reaches {@code used + need - limit} leaves at its time plus the window length. At {@code
  * now + retry} the same request fits if nothing else arrived, and not one millisecond earlier.
@@ -107,12 +108,12 @@ public final class Evaluation {
     }
 
     /**
-     * Creates the answer for a request that reserves more tokens than a window's limit; nothing was
-     * recorded.
+     * Creates the answer for a request that reserves more of a unit than a window of that unit
+     * allows; nothing was recorded.
      *
      * @param nowMillis the time the store decided at
-     * @param windowIndex the index, in request order, of the token window whose limit is below the
-     *     tokens
+     * @param windowIndex the index, in request order, of the window whose limit is below the
+     *     request's amount of its unit
      * @param used each window's sum, in request order; {@link #NOT_EVALUATED} for a window left alone
      * @param resetAfterMillis for each window, milliseconds until its oldest entry leaves it; {@link
      *     #NOT_EVALUATED} for a window left alone
@@ -207,7 +208,7 @@ public final class Evaluation {
      * Returns a window's sum: after recording when allowed, without this request otherwise.
      *
      * @param windowIndex the window's index in request order
-     * @return the sum of requests or tokens counted, or {@link #NOT_EVALUATED}
+     * @return the sum of the window's unit counted, or {@link #NOT_EVALUATED}
      */
     public long used(int windowIndex) {
         return used[windowIndex];

@@ -1,7 +1,9 @@
 package dev.ratelimit.core;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.Reservation;
+import dev.ratelimit.api.Window;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -19,7 +21,7 @@ final class HeldReservation implements Reservation {
 
     private final Decision decision;
     private final List<Part> parts;
-    private final long estimatedTokens;
+    private final Amounts estimate;
     private final @Nullable StoreGuard guard;
     private final @Nullable LongSupplier clock;
     private final AtomicBoolean settled = new AtomicBoolean();
@@ -28,45 +30,45 @@ final class HeldReservation implements Reservation {
     HeldReservation(
             Decision decision,
             List<Part> parts,
-            long estimatedTokens,
+            Amounts estimate,
             @Nullable StoreGuard guard,
             @Nullable LongSupplier clock) {
-        this(decision, parts, estimatedTokens, guard, clock, false);
+        this(decision, parts, estimate, guard, clock, false);
     }
 
     private HeldReservation(
             Decision decision,
             List<Part> parts,
-            long estimatedTokens,
+            Amounts estimate,
             @Nullable StoreGuard guard,
             @Nullable LongSupplier clock,
             boolean concurrencyLimited) {
         this.concurrencyLimited = concurrencyLimited;
         this.decision = decision;
         this.parts = List.copyOf(parts);
-        this.estimatedTokens = estimatedTokens;
+        this.estimate = estimate;
         this.guard = guard;
         this.clock = clock;
     }
 
     /** A reservation that holds nothing in the store: rejected, degraded or disabled. */
     static HeldReservation none(Decision decision) {
-        return new HeldReservation(decision, List.of(), 0, null, null);
+        return new HeldReservation(decision, List.of(), Amounts.none(), null, null);
     }
 
     /** A reservation its concurrency cap refused: it holds nothing in the store. */
     static HeldReservation concurrencyLimited(Decision decision) {
-        return new HeldReservation(decision, List.of(), 0, null, null, true);
+        return new HeldReservation(decision, List.of(), Amounts.none(), null, null, true);
     }
 
     /**
      * Gives back what earlier scopes reserved when a later one refused the request; the stage
      * completes once every cancel has been applied or has failed (failures are counted, not thrown).
      */
-    static CompletableFuture<Void> cancelAll(StoreGuard guard, List<Part> parts, long estimatedTokens, long nowMillis) {
+    static CompletableFuture<Void> cancelAll(StoreGuard guard, List<Part> parts, Amounts estimate, long nowMillis) {
         CompletableFuture<?>[] cancels = new CompletableFuture<?>[parts.size()];
         for (int i = 0; i < cancels.length; i++) {
-            cancels[i] = guard.settle(parts.get(i).settlement(estimatedTokens, Settlement.CANCEL, nowMillis))
+            cancels[i] = guard.settle(parts.get(i).settlement(estimate, null, nowMillis))
                     .toCompletableFuture();
         }
         return CompletableFuture.allOf(cancels);
@@ -78,16 +80,16 @@ final class HeldReservation implements Reservation {
     }
 
     @Override
-    public CompletionStage<Void> commit(long actualTokens) {
-        if (actualTokens < 0) {
-            throw new IllegalArgumentException("actualTokens must not be negative, was " + actualTokens);
+    public CompletionStage<Void> commit(Amounts actual) {
+        if (actual == null) {
+            throw new NullPointerException("actual must not be null");
         }
-        return settle(actualTokens);
+        return settle(actual);
     }
 
     @Override
     public CompletionStage<Void> cancel() {
-        return settle(Settlement.CANCEL);
+        return settle(null);
     }
 
     @Override
@@ -114,47 +116,55 @@ final class HeldReservation implements Reservation {
         return settled.get();
     }
 
-    private CompletionStage<Void> settle(long actualTokens) {
+    /** Settles to {@code actual}, or cancels when it is {@code null}. */
+    private CompletionStage<Void> settle(@Nullable Amounts actual) {
         if (!settled.compareAndSet(false, true) || parts.isEmpty() || guard == null || clock == null) {
             return DONE;
         }
         long now = clock.getAsLong();
         CompletableFuture<?>[] stages = parts.stream()
-                .filter(part -> part.changes(estimatedTokens, actualTokens))
-                .map(part -> guard.settle(part.settlement(estimatedTokens, actualTokens, now))
-                        .toCompletableFuture())
+                .filter(part -> part.changes(estimate, actual))
+                .map(part ->
+                        guard.settle(part.settlement(estimate, actual, now)).toCompletableFuture())
                 .toArray(CompletableFuture<?>[]::new);
         return stages.length == 0 ? DONE : CompletableFuture.allOf(stages);
     }
 
     @Override
     public String toString() {
-        return "Reservation{" + decision + ", estimatedTokens=" + estimatedTokens + ", settled=" + settled.get() + "}";
+        return "Reservation{" + decision + ", estimate=" + estimate + ", settled=" + settled.get() + "}";
     }
 
     /** One store call's worth of a reservation: the request and the store's answer. */
     record Part(StoreRequest request, Evaluation evaluation) {
 
-        Settlement settlement(long estimatedTokens, long actualTokens, long nowMillis) {
+        /** The settlement of this part: to {@code actual}, or a cancel when it is {@code null}. */
+        Settlement settlement(Amounts estimate, @Nullable Amounts actual, long nowMillis) {
             return new Settlement(
                     request.scopes(),
                     request.entryId(),
                     evaluation.nowMillis(),
-                    estimatedTokens,
-                    actualTokens,
+                    estimate,
+                    actual,
                     nowMillis,
                     request.lease());
         }
 
         /**
-         * A commit that leaves every token window at its estimate changes nothing: no store call,
-         * unless the part holds a lease, which the settlement releases.
+         * A commit that leaves every window at its estimate changes nothing: no store call, unless
+         * the part holds a lease, which the settlement releases.
          */
-        boolean changes(long estimatedTokens, long actualTokens) {
-            if (actualTokens == Settlement.CANCEL || request.lease() != null) {
+        boolean changes(Amounts estimate, @Nullable Amounts actual) {
+            if (actual == null || request.lease() != null) {
                 return true;
             }
-            return actualTokens != estimatedTokens && request.windows().stream().anyMatch(window -> window.isTokens());
+            Settlement probe = settlement(estimate, actual, StoreRequest.STORE_TIME);
+            for (Window window : request.windows()) {
+                if (probe.targetIn(window) != probe.estimateIn(window)) {
+                    return true;
+                }
+            }
+            return false;
         }
     }
 }

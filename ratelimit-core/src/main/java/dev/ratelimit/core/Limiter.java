@@ -1,5 +1,6 @@
 package dev.ratelimit.core;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Concurrency;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
@@ -46,55 +47,54 @@ final class Limiter implements RateLimiter {
 
     @Override
     public Decision check(String userId, long limit, Duration window) {
-        return reserveNow(userId, Plan.single(limit, window), 0, List.of(), NO_TIER)
+        return reserveNow(userId, Plan.single(limit, window), Amounts.none(), List.of(), NO_TIER)
                 .decision();
     }
 
     @Override
     public Decision check(String userId, List<Window> windows) {
-        return reserveNow(userId, Plan.ordered(windows, "windows"), 0, List.of(), NO_TIER)
+        return reserveNow(userId, Plan.ordered(windows, "windows"), Amounts.none(), List.of(), NO_TIER)
                 .decision();
     }
 
     @Override
     public Decision check(String userId, Tier tier) {
         Objects.requireNonNull(tier, "tier must not be null");
-        return reserveNow(userId, Plan.ordered(tier.windows(), "tier"), 0, List.of(), tier.name())
+        return reserveNow(userId, Plan.ordered(tier.windows(), "tier"), Amounts.none(), List.of(), tier.name())
                 .decision();
     }
 
     @Override
     public CompletionStage<Decision> checkAsync(String userId, long limit, Duration window) {
-        return reserveLater(userId, Plan.single(limit, window), 0, List.of(), NO_TIER)
+        return reserveLater(userId, Plan.single(limit, window), Amounts.none(), List.of(), NO_TIER)
                 .thenApply(Reservation::decision);
     }
 
     @Override
     public CompletionStage<Decision> checkAsync(String userId, List<Window> windows) {
-        return reserveLater(userId, Plan.ordered(windows, "windows"), 0, List.of(), NO_TIER)
+        return reserveLater(userId, Plan.ordered(windows, "windows"), Amounts.none(), List.of(), NO_TIER)
                 .thenApply(Reservation::decision);
     }
 
     @Override
     public CompletionStage<Decision> checkAsync(String userId, Tier tier) {
         Objects.requireNonNull(tier, "tier must not be null");
-        return reserveLater(userId, Plan.ordered(tier.windows(), "tier"), 0, List.of(), tier.name())
+        return reserveLater(userId, Plan.ordered(tier.windows(), "tier"), Amounts.none(), List.of(), tier.name())
                 .thenApply(Reservation::decision);
     }
 
     @Override
-    public Reservation reserve(String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared) {
+    public Reservation reserve(String userId, Tier tier, Amounts estimate, List<SharedBudget> shared) {
         Objects.requireNonNull(tier, "tier must not be null");
-        return reserveNow(userId, Plan.ordered(tier.windows(), "tier"), estimatedTokens, shared, tier.name());
+        return reserveNow(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, tier.name());
     }
 
     @Override
     public Reservation reserve(
-            String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared, Concurrency concurrency) {
+            String userId, Tier tier, Amounts estimate, List<SharedBudget> shared, Concurrency concurrency) {
         Objects.requireNonNull(tier, "tier must not be null");
         Objects.requireNonNull(concurrency, "concurrency must not be null");
-        return reserveNow(
-                userId, Plan.ordered(tier.windows(), "tier"), estimatedTokens, shared, concurrency, tier.name());
+        return reserveNow(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, concurrency, tier.name());
     }
 
     @Override
@@ -108,9 +108,9 @@ final class Limiter implements RateLimiter {
 
     @Override
     public CompletionStage<Reservation> reserveAsync(
-            String userId, Tier tier, long estimatedTokens, List<SharedBudget> shared) {
+            String userId, Tier tier, Amounts estimate, List<SharedBudget> shared) {
         Objects.requireNonNull(tier, "tier must not be null");
-        return reserveLater(userId, Plan.ordered(tier.windows(), "tier"), estimatedTokens, shared, tier.name());
+        return reserveLater(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, tier.name());
     }
 
     @Override
@@ -130,7 +130,7 @@ final class Limiter implements RateLimiter {
         if (disabled) {
             return List.of();
         }
-        StoreRequest request = new StoreRequest(List.of(scope), 0, now());
+        StoreRequest request = new StoreRequest(List.of(scope), Amounts.none(), now());
         Evaluation evaluation = guard.peek(request);
         List<Decision.Usage> usage = new ArrayList<>(scope.windows().size());
         for (int i = 0; i < scope.windows().size(); i++) {
@@ -144,18 +144,18 @@ final class Limiter implements RateLimiter {
     }
 
     private Reservation reserveNow(
-            String userId, List<Window> windows, long tokens, List<SharedBudget> shared, String tier) {
-        return reserveNow(userId, windows, tokens, shared, null, tier);
+            String userId, List<Window> windows, @Nullable Amounts amounts, List<SharedBudget> shared, String tier) {
+        return reserveNow(userId, windows, amounts, shared, null, tier);
     }
 
     private Reservation reserveNow(
             String userId,
             List<Window> windows,
-            long tokens,
+            @Nullable Amounts amounts,
             List<SharedBudget> shared,
             @Nullable Concurrency concurrency,
             String tier) {
-        Start start = start(userId, windows, tokens, shared, concurrency, tier);
+        Start start = start(userId, windows, amounts, shared, concurrency, tier);
         Reservation answer = start.answer();
         if (answer != null) {
             return answer;
@@ -165,8 +165,8 @@ final class Limiter implements RateLimiter {
     }
 
     private CompletionStage<Reservation> reserveLater(
-            String userId, List<Window> windows, long tokens, List<SharedBudget> shared, String tier) {
-        Start start = start(userId, windows, tokens, shared, null, tier);
+            String userId, List<Window> windows, @Nullable Amounts amounts, List<SharedBudget> shared, String tier) {
+        Start start = start(userId, windows, amounts, shared, null, tier);
         Reservation answer = start.answer();
         if (answer != null) {
             return CompletableFuture.completedFuture(answer);
@@ -188,14 +188,14 @@ final class Limiter implements RateLimiter {
     private Start start(
             String userId,
             List<Window> windows,
-            long tokens,
+            @Nullable Amounts amounts,
             List<SharedBudget> shared,
             @Nullable Concurrency concurrency,
             String tier) {
         RejectionCache cache = rejections;
         long tick = cache == null ? 0 : cache.tick();
         long cancels = cache == null ? 0 : cache.cancels();
-        Plan plan = Plan.of(userId, windows, tokens, shared, concurrency, this::now);
+        Plan plan = Plan.of(userId, windows, amounts, shared, concurrency, this::now);
         Reservation answer = null;
         if (disabled) {
             answer = HeldReservation.none(metrics.recordDisabled(tier, disabledDecision(windows)));
@@ -273,7 +273,7 @@ final class Limiter implements RateLimiter {
         if (held.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
-        return HeldReservation.cancelAll(guard, held, plan.tokens(), now());
+        return HeldReservation.cancelAll(guard, held, plan.amounts(), now());
     }
 
     /**
@@ -304,7 +304,7 @@ final class Limiter implements RateLimiter {
 
     /** The reservation every scope admitted: it holds their entries until commit or cancel. */
     private Reservation admitted(Plan plan, List<HeldReservation.Part> held) {
-        return new HeldReservation(plan.decide(held, null, null), held, plan.tokens(), guard, this::now);
+        return new HeldReservation(plan.decide(held, null, null), held, plan.amounts(), guard, this::now);
     }
 
     private long now() {

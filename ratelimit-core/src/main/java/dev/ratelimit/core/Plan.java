@@ -1,5 +1,6 @@
 package dev.ratelimit.core;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Concurrency;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.SharedBudget;
@@ -32,7 +33,7 @@ final class Plan {
             StoreRequest.Lease lease = request.lease();
             split.add(new StoreRequest(
                     List.of(scope),
-                    request.tokens(),
+                    request.amounts(),
                     request.entryId(),
                     request.nowMillis(),
                     lease != null && lease.isIn(scope) ? lease : null));
@@ -41,29 +42,29 @@ final class Plan {
     }
 
     /**
-     * Validates the user, the tokens and the shared budgets, and builds the request; {@code windows}
+     * Validates the user, the amounts and the shared budgets, and builds the request; {@code windows}
      * are already ordered. The time is read only once the arguments are valid.
      */
     static Plan of(
             String userId,
             List<Window> windows,
-            long tokens,
+            @Nullable Amounts amounts,
             @Nullable List<SharedBudget> shared,
             LongSupplier nowMillis) {
-        return of(userId, windows, tokens, shared, null, nowMillis);
+        return of(userId, windows, amounts, shared, null, nowMillis);
     }
 
-    /** {@link #of(String, List, long, List, LongSupplier)} taking a lease of the user's scope too. */
+    /** {@link #of(String, List, Amounts, List, LongSupplier)} taking a lease of the user's scope too. */
     static Plan of(
             String userId,
             List<Window> windows,
-            long tokens,
+            @Nullable Amounts amounts,
             @Nullable List<SharedBudget> shared,
             @Nullable Concurrency concurrency,
             LongSupplier nowMillis) {
         validateUser(userId);
-        if (tokens < 0) {
-            throw new IllegalArgumentException("estimatedTokens must not be negative, was " + tokens);
+        if (amounts == null) {
+            throw new NullPointerException("estimate must not be null");
         }
         if (shared == null) {
             throw new NullPointerException("shared must not be null");
@@ -83,7 +84,7 @@ final class Plan {
             scopes.add(StoreRequest.Scope.shared(budget.name(), ordered(budget.windows(), "shared windows")));
         }
         StoreRequest.Lease lease = concurrency == null ? null : lease(userId, concurrency);
-        return new Plan(new StoreRequest(scopes, tokens, EntryIds.next(), now, lease));
+        return new Plan(new StoreRequest(scopes, amounts, EntryIds.next(), now, lease));
     }
 
     /** The lease of the user's scope that a concurrency cap takes. */
@@ -161,8 +162,8 @@ final class Plan {
         return perScope;
     }
 
-    long tokens() {
-        return request.tokens();
+    Amounts amounts() {
+        return request.amounts();
     }
 
     /**
@@ -181,12 +182,15 @@ final class Plan {
         return request.scopes().get(0).windows().get(0);
     }
 
-    /** The decision for a request that asks more tokens than a window allows: no store call needed. */
+    /**
+     * The decision for a request that asks more of a unit than a window of it allows: no store call
+     * needed.
+     */
     @Nullable
     Decision tooLarge() {
         for (StoreRequest.Scope scope : request.scopes()) {
             for (Window window : scope.windows()) {
-                if (window.isTokens() && request.tokens() > window.limit()) {
+                if (!window.countsRequests() && request.weightIn(window) > window.limit()) {
                     return new Decision(
                             false,
                             window.limit(),
@@ -238,9 +242,9 @@ final class Plan {
                     refusal.isTooLarge(),
                     usage);
         }
-        Decision.Usage best = deciding(usage, false);
+        Decision.Usage best = deciding(usage, true);
         if (best == null) {
-            best = deciding(usage, true);
+            best = deciding(usage, false);
         }
         if (best == null) {
             throw new IllegalStateException("no window of the user in " + usage);
@@ -259,12 +263,15 @@ final class Plan {
                 usage);
     }
 
-    /** The user's window of the unit with the least remaining; ties keep the first (the shortest). */
-    private static Decision.@Nullable Usage deciding(List<Decision.Usage> usage, boolean tokens) {
+    /**
+     * The user's request window (or, with {@code requests} false, window of any other unit) with the
+     * least remaining; ties keep the first (the shortest).
+     */
+    private static Decision.@Nullable Usage deciding(List<Decision.Usage> usage, boolean requests) {
         Decision.Usage best = null;
         for (Decision.Usage candidate : usage) {
             if (candidate.budget() == null
-                    && candidate.window().isTokens() == tokens
+                    && candidate.window().countsRequests() == requests
                     && (best == null || candidate.remaining() < best.remaining())) {
                 best = candidate;
             }

@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
  * cancelled reservation (a refund) and nothing else for request windows. Cancels through this
  * limiter drop the affected entries at once; a cancel on another limiter instance can leave this
  * one rejecting a request that would now fit, for at most the cached retry time. Rejections by
- * token windows are never cached: every commit below the estimate refunds tokens, on any instance.
+ * windows of an amount unit (tokens, spend) are never cached: every commit below the estimate refunds
+ * some, on any instance.
  * A cached rejection reports the rejecting window's usage alone, counted down: the other windows the
  * store reported may have moved since, and an unknown window is left out of a decision's usage.
  *
@@ -94,7 +95,7 @@ final class RejectionCache {
         if (decision.allowed()
                 || decision.degraded()
                 || decision.tooLarge()
-                || decision.window().isTokens()
+                || !decision.window().countsRequests()
                 || decision.retryAfter().isZero()) {
             return;
         }

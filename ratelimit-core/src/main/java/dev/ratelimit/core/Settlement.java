@@ -1,5 +1,6 @@
 package dev.ratelimit.core;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
 import java.util.List;
 import java.util.Objects;
@@ -7,23 +8,25 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What a {@link WindowStore} applies when a reservation is settled: the same scopes and entry id as
- * the {@link StoreRequest} that recorded it, the time it was recorded, its estimate and the tokens
- * actually used (or {@link #CANCEL}).
+ * the {@link StoreRequest} that recorded it, the time it was recorded, its estimate and the amounts
+ * actually used (or a cancel).
  *
- * <p>For each window: a cancel removes the request from request windows and its estimate from token
- * windows; a commit leaves request windows alone and settles token windows from the estimate to the
- * actual count, giving back the difference where the entry is still in the window and charging an
- * overrun at {@code now} (never rejected). Nothing happens to an entry that has left its window. In
- * a precision window the reservation's entry is the one of the step of {@code reservedAtMillis},
- * and an overrun is recorded in the step of {@code now}. An overrun counts in later evaluations like
- * any entry: requests wait for it to leave by the rule {@link Evaluation} states.
+ * <p>For each window: a cancel removes the request from request windows and its estimate from the
+ * windows of every other unit; a commit leaves request windows alone and settles each other window
+ * from its unit's estimate to its unit's actual amount ({@link #targetIn}), giving back the
+ * difference where the entry is still in the window and charging an overrun at {@code now} (never
+ * rejected). Nothing happens to an entry that has left its window. In a precision window the
+ * reservation's entry is the one of the step of {@code reservedAtMillis}, and an overrun is recorded
+ * in the step of {@code now}. An overrun counts in later evaluations like any entry: requests wait
+ * for it to leave by the rule {@link Evaluation} states.
  *
  * @param scopes the scopes of the reservation, as in its request
  * @param entryId the entry id of the reservation's request
  * @param reservedAtMillis the time the store recorded the reservation at ({@link
  *     Evaluation#nowMillis()})
- * @param estimatedTokens the tokens the reservation charged to token windows
- * @param actualTokens the tokens used, at least 0, or {@link #CANCEL}
+ * @param estimate the amount of each unit the reservation charged
+ * @param actual the amount of each unit used, or {@code null} to cancel; a unit it does not name
+ *     stays at its estimate
  * @param nowMillis the time of settling in epoch milliseconds, or {@link StoreRequest#STORE_TIME}
  * @param lease the reservation's lease, released in the same atomic step (exactly once: releasing
  *     it again, or after it expired, frees nothing), or {@code null}
@@ -32,31 +35,26 @@ public record Settlement(
         List<StoreRequest.Scope> scopes,
         String entryId,
         long reservedAtMillis,
-        long estimatedTokens,
-        long actualTokens,
+        Amounts estimate,
+        @Nullable Amounts actual,
         long nowMillis,
         StoreRequest.@Nullable Lease lease) {
 
-    /** The {@link #actualTokens()} value of a cancel. */
+    /** The {@code actualTokens} value of a cancel, for the constructors counting tokens alone. */
     public static final long CANCEL = -1;
 
     /**
      * Validates the components.
      *
      * @throws NullPointerException if an argument is {@code null}
-     * @throws IllegalArgumentException if a count or time is out of range
+     * @throws IllegalArgumentException if a time is out of range
      */
     public Settlement {
         scopes = List.copyOf(Objects.requireNonNull(scopes, "scopes must not be null"));
         Objects.requireNonNull(entryId, "entryId must not be null");
+        Objects.requireNonNull(estimate, "estimate must not be null");
         if (scopes.isEmpty()) {
             throw new IllegalArgumentException("scopes must not be empty");
-        }
-        if (estimatedTokens < 0) {
-            throw new IllegalArgumentException("estimatedTokens must not be negative, was " + estimatedTokens);
-        }
-        if (actualTokens < CANCEL) {
-            throw new IllegalArgumentException("actualTokens must be at least 0, or CANCEL, was " + actualTokens);
         }
         if (reservedAtMillis < 0) {
             throw new IllegalArgumentException("reservedAtMillis must not be negative, was " + reservedAtMillis);
@@ -71,7 +69,37 @@ public record Settlement(
     }
 
     /**
-     * Creates a settlement that releases no lease.
+     * Creates the settlement of a reservation of tokens alone.
+     *
+     * @param scopes the scopes of the reservation
+     * @param entryId the entry id of the reservation's request
+     * @param reservedAtMillis the time the store recorded the reservation at
+     * @param estimatedTokens the tokens the reservation charged to token windows, at least 0
+     * @param actualTokens the tokens used, at least 0, or {@link #CANCEL}
+     * @param nowMillis the time of settling, or {@link StoreRequest#STORE_TIME}
+     * @param lease the reservation's lease, or {@code null}
+     * @throws IllegalArgumentException if a count is out of range
+     */
+    public Settlement(
+            List<StoreRequest.Scope> scopes,
+            String entryId,
+            long reservedAtMillis,
+            long estimatedTokens,
+            long actualTokens,
+            long nowMillis,
+            StoreRequest.@Nullable Lease lease) {
+        this(
+                scopes,
+                entryId,
+                reservedAtMillis,
+                tokens(estimatedTokens, "estimatedTokens"),
+                actualTokens == CANCEL ? null : tokens(actualTokens, "actualTokens"),
+                nowMillis,
+                lease);
+    }
+
+    /**
+     * Creates a settlement of tokens alone that releases no lease.
      *
      * @param scopes the scopes of the reservation
      * @param entryId the entry id of the reservation's request
@@ -90,13 +118,43 @@ public record Settlement(
         this(scopes, entryId, reservedAtMillis, estimatedTokens, actualTokens, nowMillis, null);
     }
 
+    private static Amounts tokens(long tokens, String argument) {
+        if (tokens < 0) {
+            throw new IllegalArgumentException(argument + " must be at least 0"
+                    + (argument.equals("actualTokens") ? ", or CANCEL" : "") + ", was " + tokens);
+        }
+        return tokens == 0 ? Amounts.none() : Amounts.tokens(tokens);
+    }
+
     /**
      * Tells whether this settlement cancels the reservation.
      *
      * @return {@code true} for a cancel
      */
     public boolean isCancel() {
-        return actualTokens == CANCEL;
+        return actual == null;
+    }
+
+    /**
+     * Returns the tokens the reservation charged.
+     *
+     * @return the estimate's amount of tokens
+     */
+    public long estimatedTokens() {
+        return estimate.get(Window.Unit.TOKENS);
+    }
+
+    /**
+     * Returns the tokens used, as token windows settle to them.
+     *
+     * @return {@link #CANCEL} for a cancel, else the tokens token windows settle to
+     */
+    public long actualTokens() {
+        Amounts used = actual;
+        if (used == null) {
+            return CANCEL;
+        }
+        return used.has(Window.Unit.TOKENS) ? used.get(Window.Unit.TOKENS) : estimatedTokens();
     }
 
     /**
@@ -109,27 +167,32 @@ public record Settlement(
     }
 
     /**
-     * Returns what the reservation charged a window: 1 for a request window, the estimate for a
-     * token window.
+     * Returns what the reservation charged a window: 1 for a request window, the estimate's amount
+     * of its unit for any other.
      *
      * @param window one of the reservation's windows
      * @return the weight recorded
      */
     public long estimateIn(Window window) {
-        return window.isTokens() ? estimatedTokens : 1;
+        return window.countsRequests() ? 1 : estimate.get(window.unit());
     }
 
     /**
      * Returns what a window should hold for the reservation once settled: 0 on cancel, 1 for a
-     * request window on commit, the actual count for a token window on commit.
+     * request window on commit, and on commit for any other window the actual amount of its unit,
+     * or its estimate when {@link #actual()} does not name the unit.
      *
      * @param window one of the reservation's windows
      * @return the settled weight
      */
     public long targetIn(Window window) {
-        if (isCancel()) {
+        Amounts used = actual;
+        if (used == null) {
             return 0;
         }
-        return window.isTokens() ? actualTokens : 1;
+        if (window.countsRequests()) {
+            return 1;
+        }
+        return used.has(window.unit()) ? used.get(window.unit()) : estimate.get(window.unit());
     }
 }

@@ -26,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  * WindowStore#atomicAcrossScopes()}); on a store that cannot (Redis Cluster: a shared budget's keys lie
  * in other hash slots than the user's), a reservation with shared budgets makes one store call per
  * scope, the user's first, and cancels what it reserved as soon as a later scope rejects. A disabled
- * limiter, a request for more tokens than a window allows, and a rejection the local rejection cache
+ * limiter, a request for more of a unit (tokens, spend) than a window allows, and a rejection the local rejection cache
  * answers make no store call at all.
  *
  * <p>It fails open by default: while the store fails, or while the circuit breaker guarding it is

@@ -1,5 +1,6 @@
 package dev.ratelimit.core;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -11,7 +12,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What a {@link WindowStore} evaluates in one atomic step: the windows of one or more scopes, the
- * tokens the request reserves, the entry id that names what it records, and the time of the check.
+ * amounts the request reserves (tokens, spend, any unit), the entry id that names what it records,
+ * and the time of the check.
  *
  * <p>A check of one user has one {@link Scope}: the user's windows. Further scopes charge the same
  * request, in the same atomic step and all or nothing, to budgets shared by many users (an upstream
@@ -20,10 +22,11 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The request is validated on construction; stores may rely on its invariants: at least one
  * scope, distinct scopes, each with a non-empty subject and a non-empty list of windows in strictly
- * ascending {@link #WINDOW_ORDER}, {@code tokens >= 0}, and a non-empty entry id.
+ * ascending {@link #WINDOW_ORDER}, non-negative amounts, and a non-empty entry id.
  *
  * @param scopes the budgets charged, the requesting user's first
- * @param tokens the tokens reserved: charged to every token window; request windows count 1
+ * @param amounts the amount of each unit reserved: a window counts its unit's amount ({@link
+ *     #weightIn}); request windows count 1
  * @param entryId the name of what the request records, unique among all requests of all processes;
  *     a later {@link Settlement} names it again
  * @param nowMillis the time of the check in epoch milliseconds, or {@link #STORE_TIME} to use the
@@ -33,7 +36,7 @@ import org.jspecify.annotations.Nullable;
  */
 public record StoreRequest(
         List<Scope> scopes,
-        long tokens,
+        Amounts amounts,
         String entryId,
         long nowMillis,
         @Nullable Lease lease) {
@@ -42,8 +45,9 @@ public record StoreRequest(
     public static final long STORE_TIME = Long.MIN_VALUE;
 
     /**
-     * The order of windows within a scope: by length, and at equal length request windows before
-     * token windows. Each position holds one log, so no two windows of a scope may compare equal.
+     * The order of windows within a scope: by length, and at equal length by {@linkplain
+     * Window.Unit#compareTo unit} (requests, then tokens, then other units by name). Each position
+     * holds one log, so no two windows of a scope may compare equal.
      */
     public static final Comparator<Window> WINDOW_ORDER =
             Comparator.comparing(Window::length).thenComparing(Window::unit);
@@ -56,6 +60,7 @@ public record StoreRequest(
      */
     public StoreRequest {
         scopes = List.copyOf(Objects.requireNonNull(scopes, "scopes must not be null"));
+        Objects.requireNonNull(amounts, "amounts must not be null");
         Objects.requireNonNull(entryId, "entryId must not be null");
         if (scopes.isEmpty()) {
             throw new IllegalArgumentException("scopes must not be empty");
@@ -69,9 +74,6 @@ public record StoreRequest(
                 }
             }
         }
-        if (tokens < 0) {
-            throw new IllegalArgumentException("tokens must not be negative, was " + tokens);
-        }
         if (entryId.isEmpty()) {
             throw new IllegalArgumentException("entryId must not be empty");
         }
@@ -81,6 +83,19 @@ public record StoreRequest(
         if (lease != null && !lease.heldIn(scopes)) {
             throw new IllegalArgumentException("the lease's scope '" + lease.subject() + "' is none of the request's");
         }
+    }
+
+    /**
+     * Creates a request of tokens alone.
+     *
+     * @param scopes the budgets charged, the requesting user's first
+     * @param tokens the tokens reserved, at least 0
+     * @param entryId the name of what the request records
+     * @param nowMillis the time of the check, or {@link #STORE_TIME}
+     * @param lease a lease taken too, or {@code null}
+     */
+    public StoreRequest(List<Scope> scopes, long tokens, String entryId, long nowMillis, @Nullable Lease lease) {
+        this(scopes, tokensOf(tokens), entryId, nowMillis, lease);
     }
 
     /**
@@ -95,14 +110,21 @@ public record StoreRequest(
         this(scopes, tokens, entryId, nowMillis, null);
     }
 
+    private static Amounts tokensOf(long tokens) {
+        if (tokens < 0) {
+            throw new IllegalArgumentException("tokens must not be negative, was " + tokens);
+        }
+        return tokens == 0 ? Amounts.none() : Amounts.tokens(tokens);
+    }
+
     /**
      * Returns this request taking {@code lease} too.
      *
      * @param lease the lease, or {@code null} for none
-     * @return a request of the same scopes, tokens, entry id and time
+     * @return a request of the same scopes, amounts, entry id and time
      */
     public StoreRequest withLease(@Nullable Lease lease) {
-        return new StoreRequest(scopes, tokens, entryId, nowMillis, lease);
+        return new StoreRequest(scopes, amounts, entryId, nowMillis, lease);
     }
 
     /**
@@ -114,6 +136,17 @@ public record StoreRequest(
      */
     public StoreRequest(List<Scope> scopes, long tokens, long nowMillis) {
         this(scopes, tokens, EntryIds.next(), nowMillis);
+    }
+
+    /**
+     * Creates a request of any amounts with a fresh entry id.
+     *
+     * @param scopes the budgets charged, the requesting user's first
+     * @param amounts the amount of each unit reserved
+     * @param nowMillis the time of the check, or {@link #STORE_TIME}
+     */
+    public StoreRequest(List<Scope> scopes, Amounts amounts, long nowMillis) {
+        this(scopes, amounts, EntryIds.next(), nowMillis, null);
     }
 
     /**
@@ -192,14 +225,23 @@ public record StoreRequest(
     }
 
     /**
-     * Returns how much the request charges a window: 1 for a request window, {@link #tokens()} for
-     * a token window.
+     * Returns how much the request charges a window: 1 for a request window, the amount of its unit
+     * for any other (0 when the request names none).
      *
      * @param window one of the request's windows
      * @return the weight
      */
     public long weightIn(Window window) {
-        return window.isTokens() ? tokens : 1;
+        return window.countsRequests() ? 1 : amounts.get(window.unit());
+    }
+
+    /**
+     * Returns the tokens the request reserves.
+     *
+     * @return the amount of {@link Window.Unit#TOKENS}, 0 when none
+     */
+    public long tokens() {
+        return amounts.get(Window.Unit.TOKENS);
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.Window;
 import dev.ratelimit.servlet.RateLimitFilter;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -121,6 +122,16 @@ final class AccessLog implements Filter, AutoCloseable {
         }
         putTokens(line, "estimatedTokens", entry.estimatedTokens);
         putTokens(line, "settledTokens", ticket == null ? -1 : ticket.settledTokens());
+        if (ticket != null && ticket.charge().price() != null) {
+            // priced models only: what the admission reserved and what the settlement charged, in US dollars
+            line.put("estimatedUsd", Gateway.dollars(ticket.estimate().get(Window.Unit.USD_MICROS)));
+            long settled = ticket.settledMicros();
+            if (settled >= 0) {
+                line.put("settledUsd", Gateway.dollars(settled));
+            } else {
+                line.putNull("settledUsd");
+            }
+        }
         line.put("ending", ticket == null ? null : ticket.ending());
         line.put("latencyMs", latencyMs);
         if (entry.upstreamStatus >= 0) {

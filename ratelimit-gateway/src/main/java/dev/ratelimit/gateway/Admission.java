@@ -1,13 +1,15 @@
 package dev.ratelimit.gateway;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Concurrency;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Reservation;
 import dev.ratelimit.api.SharedBudget;
-import dev.ratelimit.gateway.GatewayConfig.ModelCap;
+import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.GatewayConfig.TierConfig;
+import dev.ratelimit.genai.TokenUsage;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -17,11 +19,13 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The gateway's one doorway to the limiter: a request is admitted when one reservation of its
- * estimated tokens fits the tenant's windows and the model's upstream cap and the tenant has a free
- * concurrency slot, all in one atomic store call (all or nothing: a window's refusal takes no slot,
- * the cap's refusal charges no window), and the admission is settled exactly once when the response
- * ends, with the tokens used ({@link Ticket#commit}) or nothing ({@link Ticket#cancel}), which frees
- * the slot in the same store call.
+ * estimated tokens and worst-case cost fits the tenant's windows and every budget of its {@link
+ * Charge} (team, organisation, per-model limits, the model's upstream cap and the tier's share of it)
+ * and the tenant has a free concurrency slot, all in one atomic store call (all or nothing: a
+ * window's refusal takes no slot, a budget's refusal charges no window), and the admission is
+ * settled exactly once when the response ends, to the tokens used and their cost ({@link
+ * Ticket#commit}) or to nothing ({@link Ticket#cancel}), which frees the slot in the same store
+ * call.
  */
 final class Admission {
 
@@ -46,20 +50,21 @@ final class Admission {
      *
      * @throws RateLimiterUnavailableException when the limiter fails closed and its store is down
      */
-    Ticket admit(String tenant, TierConfig tier, @Nullable ModelCap cap, long estimatedTokens) {
-        List<SharedBudget> shared = cap == null ? List.of() : List.of(cap.budget());
+    Ticket admit(TierConfig tier, Charge charge, Amounts estimate) {
+        String tenant = charge.tenant();
+        List<SharedBudget> shared = charge.budgets();
         Concurrency concurrency = slots.concurrency(tier.maxConcurrent());
         Reservation reservation = concurrency == null
-                ? limiter.reserve(tenant, tier.tier(), estimatedTokens, shared)
-                : limiter.reserve(tenant, tier.tier(), estimatedTokens, shared, concurrency);
+                ? limiter.reserve(tenant, tier.tier(), estimate, shared)
+                : limiter.reserve(tenant, tier.tier(), estimate, shared, concurrency);
         Decision decision = reservation.decision();
         if (reservation.concurrencyLimited()) {
-            return new Ticket(tenant, null, null, decision.usage(), null);
+            return new Ticket(charge, estimate, null, decision.usage(), null);
         }
         if (!decision.allowed()) {
-            return new Ticket(tenant, null, decision, decision.usage(), null);
+            return new Ticket(charge, estimate, decision, decision.usage(), null);
         }
-        Ticket ticket = new Ticket(tenant, cap, decision, decision.usage(), reservation);
+        Ticket ticket = new Ticket(charge, estimate, decision, decision.usage(), reservation);
         open.add(ticket);
         slots.held(reservation);
         return ticket;
@@ -90,23 +95,24 @@ final class Admission {
     /** One admission: refused, or held until {@link #commit} or {@link #cancel}, whichever comes first. */
     final class Ticket {
 
-        private final String tenant;
-        private final @Nullable ModelCap cap;
+        private final Charge charge;
+        private final Amounts estimate;
         private final @Nullable Decision decision;
         private final List<Decision.Usage> windows;
         private final @Nullable Reservation reservation;
         private final AtomicBoolean settled = new AtomicBoolean();
         private volatile @Nullable String ending;
         private volatile long settledTokens = -1;
+        private volatile long settledMicros = -1;
 
         private Ticket(
-                String tenant,
-                @Nullable ModelCap cap,
+                Charge charge,
+                Amounts estimate,
                 @Nullable Decision decision,
                 List<Decision.Usage> windows,
                 @Nullable Reservation reservation) {
-            this.tenant = tenant;
-            this.cap = cap;
+            this.charge = charge;
+            this.estimate = estimate;
             this.decision = decision;
             this.windows = windows;
             this.reservation = reservation;
@@ -133,24 +139,40 @@ final class Admission {
             return windows;
         }
 
+        /** What the request is charged to and priced at. */
+        Charge charge() {
+            return charge;
+        }
+
+        /** What the admission reserved: tokens and, for a priced model, the worst-case cost. */
+        Amounts estimate() {
+            return estimate;
+        }
+
         /**
-         * Settles the reservation to the tokens the upstream used and frees the slot in the same
-         * store call; a second
-         * settlement does nothing. Returns once the store has applied it (a store failure is the
-         * limiter's to count and log: settling never throws).
+         * Settles the reservation to the tokens the upstream used and their cost, and frees the slot
+         * in the same store call; a second settlement does nothing. Returns once the store has
+         * applied it (a store failure is the limiter's to count and log: settling never throws).
          *
-         * @param tokens the tokens used, prompt and completion
+         * @param usage the tokens used, by kind (input, cached input, cache writes, output)
          * @param ending how the response ended, for the metrics
          */
-        void commit(long tokens, String ending) {
+        void commit(TokenUsage usage, String ending) {
             if (settled.compareAndSet(false, true)) {
+                Amounts actual = charge.actual(usage);
+                long tokens = actual.get(Window.Unit.TOKENS);
+                long micros = actual.get(Window.Unit.USD_MICROS);
                 this.ending = ending;
                 this.settledTokens = tokens;
+                this.settledMicros = charge.price() == null ? -1 : micros;
                 try {
                     if (reservation != null) {
-                        reservation.commit(tokens).toCompletableFuture().join();
+                        reservation.commit(actual).toCompletableFuture().join();
                     }
-                    metrics.settled(tenant, cap == null ? null : cap.model(), "committed", ending, tokens);
+                    metrics.settled(charge.tenant(), charge.metricModel(), "committed", ending, tokens);
+                    if (charge.price() != null) {
+                        metrics.spent(charge, micros);
+                    }
                 } finally {
                     release();
                     open.remove(this); // last: a shutdown waiting for open() to drain then closes the store
@@ -168,11 +190,12 @@ final class Admission {
             if (settled.compareAndSet(false, true)) {
                 this.ending = ending;
                 this.settledTokens = 0;
+                this.settledMicros = charge.price() == null ? -1 : 0;
                 try {
                     if (reservation != null) {
                         reservation.cancel().toCompletableFuture().join();
                     }
-                    metrics.settled(tenant, cap == null ? null : cap.model(), "cancelled", ending, 0);
+                    metrics.settled(charge.tenant(), charge.metricModel(), "cancelled", ending, 0);
                 } finally {
                     release();
                     open.remove(this);
@@ -196,6 +219,14 @@ final class Admission {
         /** The tokens the settlement charged (0 when cancelled); -1 before it, or when refused. */
         long settledTokens() {
             return settledTokens;
+        }
+
+        /**
+         * The micro-dollars the settlement charged (0 when cancelled); -1 before it, when refused, or
+         * for a model without a price.
+         */
+        long settledMicros() {
+            return settledMicros;
         }
 
         boolean isSettled() {

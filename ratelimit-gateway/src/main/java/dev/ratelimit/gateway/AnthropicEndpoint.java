@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -79,13 +80,13 @@ final class AnthropicEndpoint implements Endpoint {
 
     /** The answer's {@code usage}, or failing that the prompt estimate and the answer's counted content. */
     @Override
-    public long plainTokens(JsonNode answer, Call call, TokenCounter counter) {
+    public TokenUsage plainUsage(JsonNode answer, Call call, TokenCounter counter) {
         JsonNode usage = answer.get("usage");
         if (usage != null && usage.isObject()) {
-            return AnthropicEvents.inputOf(usage)
-                    + Math.max(0, usage.path("output_tokens").asLong(0));
+            return AnthropicEvents.usageOf(
+                    usage, Math.max(0, usage.path("output_tokens").asLong(0)));
         }
-        return call.promptTokens() + tokens.content(answer.get("content"));
+        return TokenUsage.of(call.promptTokens(), tokens.content(answer.get("content")));
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ratelimit.genai.TokenUsage;
 import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
@@ -14,7 +15,7 @@ final class AnthropicEvents implements SseRelay.Events {
 
     private final ToLongFunction<String> count;
     private final StringBuilder produced = new StringBuilder();
-    private long input = -1;
+    private @Nullable TokenUsage input; // message_start's input, by kind
     private long output;
     private boolean stopped;
     private boolean error;
@@ -35,7 +36,7 @@ final class AnthropicEvents implements SseRelay.Events {
         switch (event.path("type").asText("")) {
             case "message_start" -> {
                 JsonNode usage = event.path("message").path("usage");
-                input = Math.max(input, inputOf(usage));
+                input = larger(input, usageOf(usage, 0));
                 output = Math.max(output, usage.path("output_tokens").asLong(0));
             }
             case "content_block_start" -> {
@@ -55,7 +56,7 @@ final class AnthropicEvents implements SseRelay.Events {
                 JsonNode usage = event.path("usage");
                 output = Math.max(output, usage.path("output_tokens").asLong(0));
                 if (usage.has("input_tokens")) { // newer API versions repeat the input here, cumulative
-                    input = Math.max(input, inputOf(usage));
+                    input = larger(input, usageOf(usage, 0));
                 }
             }
             case "message_stop" -> stopped = true;
@@ -67,11 +68,22 @@ final class AnthropicEvents implements SseRelay.Events {
         return true;
     }
 
-    /** {@code input_tokens} plus the cache writes and reads, all of which the prompt cost. */
-    static long inputOf(JsonNode usage) {
-        return Math.max(0, usage.path("input_tokens").asLong(0))
-                + Math.max(0, usage.path("cache_creation_input_tokens").asLong(0))
-                + Math.max(0, usage.path("cache_read_input_tokens").asLong(0));
+    /**
+     * A Messages API {@code usage} by kind: {@code input_tokens} fresh, {@code
+     * cache_read_input_tokens} read from the cache, {@code cache_creation_input_tokens} written to it,
+     * all of which the prompt cost, and {@code output} as given.
+     */
+    static TokenUsage usageOf(JsonNode usage, long output) {
+        return new TokenUsage(
+                Math.max(0, usage.path("input_tokens").asLong(0)),
+                Math.max(0, usage.path("cache_read_input_tokens").asLong(0)),
+                Math.max(0, usage.path("cache_creation_input_tokens").asLong(0)),
+                output);
+    }
+
+    /** The later of two cumulative reports of the input: the one with more tokens in all. */
+    private static TokenUsage larger(@Nullable TokenUsage earlier, TokenUsage later) {
+        return earlier == null || later.allInput() >= earlier.allInput() ? later : earlier;
     }
 
     @Override
@@ -89,9 +101,10 @@ final class AnthropicEvents implements SseRelay.Events {
      * message_stop} the last {@code message_delta}'s, before it at least the text produced, counted.
      */
     @Override
-    public long used(long promptTokens) {
-        long in = input >= 0 ? input : promptTokens;
-        return in + (stopped ? output : Math.max(output, count.applyAsLong(produced.toString())));
+    public TokenUsage used(long promptTokens) {
+        TokenUsage in = input != null ? input : TokenUsage.of(promptTokens, 0);
+        long out = stopped ? output : Math.max(output, count.applyAsLong(produced.toString()));
+        return new TokenUsage(in.input(), in.cachedInput(), in.cacheWrite(), out);
     }
 
     @Override

@@ -28,7 +28,7 @@ import org.jspecify.annotations.Nullable;
 final class ApiKeyFilter implements Filter {
 
     /** The tenant and tier of an authenticated request. */
-    record Account(String tenant, TierConfig tier) {}
+    record Account(String tenant, TierConfig tier, Spending.@Nullable Team team) {}
 
     private static final String ACCOUNT = "gateway.account";
     private static final String BEARER = "bearer ";
@@ -102,7 +102,7 @@ final class ApiKeyFilter implements Filter {
                     "Incorrect API key provided.");
             return;
         }
-        request.setAttribute(ACCOUNT, new Account(key.tenant(), key.tier()));
+        request.setAttribute(ACCOUNT, new Account(key.tenant(), key.tier(), key.team()));
         // what RateLimitFilter's default resolver reads on the pass-through paths
         request.setAttribute(RateLimitFilter.USER_ATTRIBUTE, key.tenant());
         request.setAttribute(RateLimitFilter.TIER_ATTRIBUTE, key.tier().name());

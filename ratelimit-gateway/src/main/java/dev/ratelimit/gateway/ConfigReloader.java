@@ -105,6 +105,9 @@ final class ConfigReloader implements AutoCloseable {
                 next.keys().size(),
                 next.tiers().keySet(),
                 next.models().size());
+        for (String warning : next.warnings()) {
+            LOG.log(System.Logger.Level.WARNING, warning);
+        }
         return true;
     }
 

@@ -1,19 +1,27 @@
 package dev.ratelimit.gateway;
 
 import dev.ratelimit.core.ThrottledWarning;
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisException;
-import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.protocol.ConnectionIntent;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.micrometer.core.instrument.Counter;
@@ -36,9 +44,9 @@ import org.jspecify.annotations.Nullable;
  * retry-after}, or rate-limit headers saying none is left): until then their requests are answered
  * 429 by the gateway itself, except one probe per interval, whose success ends the cooldown early.
  *
- * <p>In memory for one process; on Redis ({@code REDIS_URL}) shared by every gateway process: one
- * key per cooling model, {@code ratelimit:cooldown:{upstream}:{model}}, holding the end as epoch
- * milliseconds and expiring then (PX), announced on the channel {@value #CHANNEL} (a process
+ * <p>In memory for one process; on Redis ({@code REDIS_URL} or {@code REDIS_CLUSTER_URL}) shared by
+ * every gateway process: one key per cooling model, {@code ratelimit:cooldown:{upstream}:{model}},
+ * holding the end as epoch milliseconds and expiring then (PX), announced on the channel {@value #CHANNEL} (a process
  * subscribes at start and reads the keys again whenever its subscription connects, so it knows
  * the cooldowns set while it was away), and one key per probe interval, set with NX, so that of all
  * the processes exactly one lets the interval's probe through. A request asks only this process's
@@ -47,6 +55,10 @@ import org.jspecify.annotations.Nullable;
  * (a Redis round trip later); a request it forwards meanwhile can still meet the upstream's 429. Times come from the gateway's clock
  * (the processes' clocks agree to NTP's precision, far below a retry-after). While Redis cannot be
  * reached the process falls back to what it knows itself, and logs it at most every 10 seconds.
+ *
+ * <p>On a Redis Cluster the keys spread over the masters by their upstream's hash tag: each key is
+ * read and written on its own master, reading them all scans every master, and announcements go
+ * through the cluster's pub/sub, which every node relays to its subscribers.
  */
 final class Cooldowns implements AutoCloseable {
 
@@ -68,8 +80,8 @@ final class Cooldowns implements AutoCloseable {
 
     private final Clock clock;
     private final MeterRegistry registry;
-    private final @Nullable RedisClient client;
-    private volatile @Nullable StatefulRedisConnection<String, String> connection;
+    private final @Nullable AbstractRedisClient client;
+    private volatile @Nullable StatefulConnection<String, String> connection;
     private volatile @Nullable StatefulRedisPubSubConnection<String, String> subscription;
     /** The cooldowns in force on Redis, as announced there or read at (re)subscription. */
     private final Map<String, Active> shared = new ConcurrentHashMap<>();
@@ -82,39 +94,60 @@ final class Cooldowns implements AutoCloseable {
     private volatile boolean closed;
 
     /**
-     * @param redis the store's Redis server, or {@code null} for this process's memory
+     * @param redis the store's Redis server or cluster, or {@code null} for this process's memory
      */
-    Cooldowns(Clock clock, @Nullable RedisURI redis, MeterRegistry registry) {
+    Cooldowns(Clock clock, @Nullable RedisTarget redis, MeterRegistry registry) {
         this.clock = clock;
         this.registry = registry;
         if (redis == null) {
             this.client = null;
         } else {
-            RedisClient created = RedisClient.create(redis);
-            created.setOptions(ClientOptions.builder()
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                    .socketOptions(SocketOptions.builder()
-                            .connectTimeout(COMMAND_TIMEOUT)
-                            .build())
-                    .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
-                    .build());
+            AbstractRedisClient created = redis.cluster() ? clusterClient(redis) : standaloneClient(redis);
             this.client = created;
             subscribe(created);
         }
     }
 
+    private static RedisClient standaloneClient(RedisTarget redis) {
+        RedisClient created = RedisClient.create(redis.uri());
+        created.setOptions(ClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .socketOptions(
+                        SocketOptions.builder().connectTimeout(COMMAND_TIMEOUT).build())
+                .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
+                .build());
+        return created;
+    }
+
+    /** The same options on a cluster client, and adaptive topology refresh to follow a failover. */
+    private static RedisClusterClient clusterClient(RedisTarget redis) {
+        RedisClusterClient created = RedisClusterClient.create(redis.uris());
+        created.setOptions(ClusterClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .socketOptions(
+                        SocketOptions.builder().connectTimeout(COMMAND_TIMEOUT).build())
+                .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        .enableAllAdaptiveRefreshTriggers()
+                        .build())
+                .build());
+        return created;
+    }
+
     /**
      * Subscribes to the announcements, and reads the cooldown keys each time the subscription
      * connects (at start and after Redis comes back): announcements made meanwhile were missed.
-     * Lettuce reconnects and resubscribes this connection by itself (the client is the store's own).
+     * Lettuce reconnects and resubscribes this connection by itself (on one server or a cluster's node).
      */
-    private void subscribe(RedisClient redis) {
+    private void subscribe(AbstractRedisClient redis) {
         if (closed) {
             return;
         }
         StatefulRedisPubSubConnection<String, String> pubSub = null;
         try {
-            pubSub = redis.connectPubSub();
+            pubSub = redis instanceof RedisClusterClient cluster
+                    ? cluster.connectPubSub()
+                    : ((RedisClient) redis).connectPubSub();
             pubSub.addListener(new RedisPubSubAdapter<String, String>() {
                 @Override
                 public void message(String channel, String message) {
@@ -161,28 +194,29 @@ final class Cooldowns implements AutoCloseable {
         }
     }
 
-    /** Reads every cooldown key on Redis into {@link #shared}. */
+    /** Reads every cooldown key on Redis (every master of a cluster) into {@link #shared}. */
     private void readAll() {
-        StatefulRedisConnection<String, String> redis = connection();
+        StatefulConnection<String, String> redis = connection();
         if (redis == null) {
             return;
         }
         try {
             Map<String, Active> found = new HashMap<>();
-            ScanCursor cursor = ScanCursor.INITIAL;
-            do {
-                KeyScanCursor<String> page = redis.sync()
-                        .scan(
-                                cursor,
-                                ScanArgs.Builder.matches("ratelimit:cooldown:*").limit(100));
-                for (String key : page.getKeys()) {
-                    Active active = fromKey(key, redis.sync().get(key));
-                    if (active != null) {
-                        found.put(key, active);
+            for (RedisClusterCommands<String, String> keyspace : keyspaces(redis)) {
+                ScanCursor cursor = ScanCursor.INITIAL;
+                do {
+                    KeyScanCursor<String> page = keyspace.scan(
+                            cursor,
+                            ScanArgs.Builder.matches("ratelimit:cooldown:*").limit(100));
+                    for (String key : page.getKeys()) {
+                        Active active = fromKey(key, commands(redis).get(key));
+                        if (active != null) {
+                            found.put(key, active);
+                        }
                     }
-                }
-                cursor = page;
-            } while (!cursor.isFinished());
+                    cursor = page;
+                } while (!cursor.isFinished());
+            }
             shared.keySet().retainAll(found.keySet());
             shared.putAll(found);
             found.forEach(this::remember);
@@ -233,10 +267,10 @@ final class Cooldowns implements AutoCloseable {
     boolean tryProbe(String upstream, String model, Duration interval) {
         long bucket = Math.floorDiv(clock.millis(), interval.toMillis());
         String key = key(upstream, model);
-        StatefulRedisConnection<String, String> redis = connection();
+        StatefulConnection<String, String> redis = connection();
         if (redis != null) {
             try {
-                String set = redis.sync()
+                String set = commands(redis)
                         .set(
                                 probeKey(upstream, model, bucket),
                                 "1",
@@ -269,13 +303,13 @@ final class Cooldowns implements AutoCloseable {
         remember(key, active);
         long bucket = Math.floorDiv(now, probeInterval.toMillis());
         probes.merge(key, bucket, Math::max);
-        StatefulRedisConnection<String, String> redis = connection();
+        StatefulConnection<String, String> redis = connection();
         if (redis != null) {
             try {
-                redis.sync().set(key, Long.toString(end), SetArgs.Builder.px(end - now));
-                redis.sync()
-                        .set(probeKey(upstream, model, bucket), "1", SetArgs.Builder.px(2 * probeInterval.toMillis()));
-                redis.sync().publish(CHANNEL, upstream + " " + model + " " + end);
+                RedisClusterCommands<String, String> commands = commands(redis);
+                commands.set(key, Long.toString(end), SetArgs.Builder.px(end - now));
+                commands.set(probeKey(upstream, model, bucket), "1", SetArgs.Builder.px(2 * probeInterval.toMillis()));
+                commands.publish(CHANNEL, upstream + " " + model + " " + end);
             } catch (RedisException e) {
                 failed(e);
             }
@@ -300,11 +334,12 @@ final class Cooldowns implements AutoCloseable {
         local.remove(key);
         shared.remove(key);
         known.remove(key);
-        StatefulRedisConnection<String, String> redis = connection();
+        StatefulConnection<String, String> redis = connection();
         if (redis != null) {
             try {
-                redis.sync().del(key);
-                redis.sync().publish(CHANNEL, upstream + " " + model + " 0");
+                RedisClusterCommands<String, String> commands = commands(redis);
+                commands.del(key);
+                commands.publish(CHANNEL, upstream + " " + model + " 0");
             } catch (RedisException e) {
                 failed(e);
             }
@@ -342,12 +377,60 @@ final class Cooldowns implements AutoCloseable {
         }
     }
 
-    private @Nullable StatefulRedisConnection<String, String> connection() {
-        RedisClient redis = client;
+    /**
+     * The commands of a connection: a cluster connection's route each key to its master (and send
+     * {@code PUBLISH} to any node, which the cluster relays to every node's subscribers).
+     */
+    private static RedisClusterCommands<String, String> commands(StatefulConnection<String, String> connection) {
+        return connection instanceof StatefulRedisClusterConnection<String, String> cluster
+                ? cluster.sync()
+                : ((StatefulRedisConnection<String, String>) connection).sync();
+    }
+
+    /**
+     * Where a {@code SCAN} must look to see every key: the server, or each master of a cluster (the
+     * masters of the topology Lettuce knows now), scanned one after the other on its node connection;
+     * a {@code GET} then goes through the cluster connection, to the master of the key's slot.
+     */
+    private static List<RedisClusterCommands<String, String>> keyspaces(StatefulConnection<String, String> connection) {
+        if (!(connection instanceof StatefulRedisClusterConnection<String, String> cluster)) {
+            return List.of(commands(connection));
+        }
+        List<RedisClusterCommands<String, String>> masters = new ArrayList<>();
+        for (RedisClusterNode node : cluster.getPartitions()) {
+            if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+                masters.add(cluster.getConnection(node.getNodeId()).sync());
+            }
+        }
+        return masters;
+    }
+
+    /**
+     * Opens the cluster connection's connection to every master now, keyed as the routing of a key's
+     * command looks it up (host, port, for writing): Lettuce opens one when the first command for its
+     * slot is sent, and with commands rejected while disconnected that command would be rejected while
+     * it is being opened.
+     */
+    private static StatefulRedisClusterConnection<String, String> withMasters(
+            StatefulRedisClusterConnection<String, String> cluster) {
+        for (RedisClusterNode node : cluster.getPartitions()) {
+            if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+                try {
+                    cluster.getConnection(node.getUri().getHost(), node.getUri().getPort(), ConnectionIntent.WRITE);
+                } catch (RuntimeException e) {
+                    // that master is down: its keys' commands fail until Lettuce reaches it
+                }
+            }
+        }
+        return cluster;
+    }
+
+    private @Nullable StatefulConnection<String, String> connection() {
+        AbstractRedisClient redis = client;
         if (redis == null || closed) {
             return null;
         }
-        StatefulRedisConnection<String, String> current = connection;
+        StatefulConnection<String, String> current = connection;
         if (current != null) {
             return current;
         }
@@ -357,7 +440,9 @@ final class Cooldowns implements AutoCloseable {
                     return null; // the last attempt failed moments ago: memory until the next one
                 }
                 try {
-                    connection = redis.connect();
+                    connection = redis instanceof RedisClusterClient cluster
+                            ? withMasters(cluster.connect())
+                            : ((RedisClient) redis).connect();
                 } catch (RedisException e) {
                     nextConnectNanos = System.nanoTime() + RECONNECT_EVERY.toNanos();
                     failed(e);
@@ -380,7 +465,7 @@ final class Cooldowns implements AutoCloseable {
             return;
         }
         closed = true;
-        StatefulRedisConnection<String, String> current = connection;
+        StatefulConnection<String, String> current = connection;
         if (current != null) {
             current.close();
         }

@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -12,7 +13,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * One token-metered endpoint as {@link MeteredServlet} drives it: parse and validate a request and
  * estimate its tokens (before anything is charged), then read the tokens used from the upstream's
- * answer, plain ({@link #plainTokens}) or streamed ({@link #events}). The servlet does the rest the
+ * answer, plain ({@link #plainUsage}) or streamed ({@link #events}). The servlet does the rest the
  * same way for every endpoint: route, admit, forward, relay, settle once, and answer in the shape
  * of the endpoint's {@link #protocol()}. Another API plugs in by implementing this interface; {@link
  * OpenAiEndpoint} holds OpenAI's four, {@link AnthropicEndpoint} Anthropic's Messages API.
@@ -56,10 +57,10 @@ interface Endpoint {
     Call parse(ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens) throws BadRequest;
 
     /**
-     * The tokens a complete plain (not streamed) answer used: its {@code usage}, or failing that the
-     * prompt estimate plus the answer's counted text.
+     * The tokens a complete plain (not streamed) answer used, by kind: its {@code usage}, or failing
+     * that the prompt estimate plus the answer's counted text.
      */
-    long plainTokens(JsonNode answer, Call call, TokenCounter tokens);
+    TokenUsage plainUsage(JsonNode answer, Call call, TokenCounter tokens);
 
     /** A watcher for one streamed answer of {@code call}, counting what it produced with {@code tokens}. */
     SseRelay.Events events(Call call, TokenCounter tokens);
@@ -71,39 +72,47 @@ interface Endpoint {
      * @param body the body to forward (the endpoint may have added to it, such as a stream's usage
      *     option)
      * @param promptTokens the counted prompt
-     * @param estimate the tokens reserved: the prompt plus the most the answer may take
+     * @param estimate the tokens reserved: the prompt plus the most the answer may take (its worst
+     *     case cost: {@code promptTokens} at the input price, the rest at the output price)
      * @param stream whether the client asked for a stream
      * @param clientWantsUsage whether the client itself asked for a stream's usage chunk (chat and
      *     legacy completions); a chunk the gateway asked for alone is not relayed
      */
     record Call(
-            String model,
-            ObjectNode body,
-            long promptTokens,
-            long estimate,
-            boolean stream,
-            boolean clientWantsUsage) {}
+            String model, ObjectNode body, long promptTokens, long estimate, boolean stream, boolean clientWantsUsage) {
+
+        /** The most the answer may take: what the estimate reserves beyond the prompt. */
+        long maxOutputTokens() {
+            return Math.max(0, estimate - promptTokens);
+        }
+
+        /** The estimate as a usage: the prompt as input, the rest as output; a queued answer's charge. */
+        TokenUsage estimated() {
+            return TokenUsage.of(promptTokens, maxOutputTokens());
+        }
+    }
 
     /**
-     * The tokens a {@code usage} object reports: {@code total_tokens}, else prompt plus completion
-     * ({@code prompt_tokens}/{@code completion_tokens} in chat and completions, {@code
-     * input_tokens}/{@code output_tokens} in the Responses API, whose reasoning tokens are part of
-     * the output and cached tokens part of the input); -1 when {@code usage} is not an object.
+     * The tokens an OpenAI {@code usage} object reports, by kind: input ({@code prompt_tokens} in
+     * chat, completions and embeddings, {@code input_tokens} in the Responses API) with its cached
+     * part ({@code *_tokens_details.cached_tokens}) apart, and output ({@code completion_tokens},
+     * {@code output_tokens}; reasoning tokens are part of it). A {@code total_tokens} above input
+     * plus output counts the difference as output (the dearer kind); {@code null} when {@code usage}
+     * is not an object.
      */
-    static long usageTotal(@Nullable JsonNode usage) {
+    static @Nullable TokenUsage usageOf(@Nullable JsonNode usage) {
         if (usage == null || !usage.isObject()) {
-            return -1;
+            return null;
         }
-        JsonNode total = usage.get("total_tokens");
-        if (total != null && total.canConvertToLong()) {
-            return Math.max(0, total.longValue());
-        }
-        long input = usage.has("input_tokens")
-                ? usage.path("input_tokens").asLong(0)
-                : usage.path("prompt_tokens").asLong(0);
-        long output = usage.has("output_tokens")
-                ? usage.path("output_tokens").asLong(0)
-                : usage.path("completion_tokens").asLong(0);
-        return Math.max(0, input + output);
+        boolean responses = usage.has("input_tokens") || usage.has("output_tokens");
+        long input = Math.max(
+                0, usage.path(responses ? "input_tokens" : "prompt_tokens").asLong(0));
+        long output = Math.max(
+                0, usage.path(responses ? "output_tokens" : "completion_tokens").asLong(0));
+        long cached = usage.path(responses ? "input_tokens_details" : "prompt_tokens_details")
+                .path("cached_tokens")
+                .asLong(0);
+        long total = usage.path("total_tokens").asLong(0);
+        return TokenUsage.openAi(input, cached, Math.max(output, total - input));
     }
 }

@@ -1,9 +1,10 @@
 package dev.ratelimit.gateway;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Tier;
-import dev.ratelimit.gateway.GatewayConfig.ModelCap;
+import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
 import dev.ratelimit.http.ErrorShape;
 import dev.ratelimit.http.HeaderFamily;
@@ -94,9 +95,12 @@ record Gateway(
 
     /**
      * Admits a request and sets its rate-limit headers, or answers it in the shape of the endpoint's
-     * API: 429 naming the window that tripped (the library's message), 400 for a request larger than
-     * a token window could ever hold (with the gateway's estimate), 503 when a fail-closed limiter
-     * ({@code limits.fail-open: false}) cannot reach its store, or 503 while the gateway shuts down.
+     * API: 429 naming the window that tripped and the level it belongs to (the tenant, its team or
+     * organisation, a per-model limit, the upstream cap or a tier's share of it; OpenAI's {@code
+     * insufficient_quota} for a spend window), 400 for a request larger than a window could ever hold
+     * (with the gateway's estimate) or for a model without a price where a spend window applies, 503
+     * when a fail-closed limiter ({@code limits.fail-open: false}) cannot reach its store, or 503
+     * while the gateway shuts down.
      *
      * @return the ticket to settle, or {@code null} when the request was answered
      */
@@ -104,8 +108,8 @@ record Gateway(
             HttpServletResponse response,
             Endpoint endpoint,
             ApiKeyFilter.Account account,
-            @Nullable ModelCap cap,
-            long estimatedTokens,
+            Charge charge,
+            Endpoint.Call call,
             AccessLog.@Nullable Entry logged)
             throws IOException {
         String metric = endpoint.metric();
@@ -124,11 +128,28 @@ record Gateway(
                     "The gateway is shutting down; retry, another instance will answer.");
             return null;
         }
+        Window unpriced = charge.unpricedSpend();
+        if (unpriced != null) {
+            // a model that cannot be charged in money is never let through free
+            metrics.refused(metric, 400, "model_not_priced");
+            ApiErrors.write(
+                    endpoint.protocol(),
+                    response,
+                    400,
+                    "invalid_request_error",
+                    "model_not_priced",
+                    "model",
+                    "The model '" + charge.model() + "' has no price in the gateway's price table, and the spend"
+                            + " window '" + unpriced.name() + "' applies to this key: it cannot be charged in money,"
+                            + " so it is refused. Ask the gateway's operator to add it under prices:.");
+            return null;
+        }
         RateLimitResponses responses = responses(endpoint.protocol());
         Tier tier = account.tier().tier();
+        Amounts estimate = charge.estimate(call.promptTokens(), call.maxOutputTokens());
         Admission.Ticket ticket;
         try {
-            ticket = admission.admit(account.tenant(), account.tier(), cap, estimatedTokens);
+            ticket = admission.admit(account.tier(), charge, estimate);
             if (logged != null) {
                 logged.ticket = ticket; // its decision and, once settled, its ending for the access log
             }
@@ -154,16 +175,42 @@ record Gateway(
             responses.allowed(tier, decision, response::setHeader);
             return ticket;
         }
+        String level = level(account, charge, decision);
         if (decision.tooLarge()) {
             metrics.refused(metric, 400, "request_too_large");
-            String message = RateLimitResponses.message(decision) + " It needs an estimated " + estimatedTokens
-                    + " tokens (the prompt plus the most the answer may take): " + endpoint.tooLargeAdvice() + ".";
+            boolean money = decision.window().unit().equals(Window.Unit.USD_MICROS);
+            String message = RateLimitResponses.message(decision) + " " + level + " It "
+                    + (money
+                            ? "may cost up to $" + dollars(estimate.get(Window.Unit.USD_MICROS))
+                                    + " (the prompt at the input price plus the most the answer may take at the"
+                                    + " output price)"
+                            : "needs an estimated " + call.estimate()
+                                    + " tokens (the prompt plus the most the answer may take)")
+                    + ": " + endpoint.tooLargeAdvice() + ".";
             send(response, responses.rejected(tier, decision, message, response::setHeader));
             return null;
         }
-        metrics.refused(metric, 429, decision.window().isTokens() ? "tokens" : "requests");
-        send(response, responses.rejected(tier, decision, response::setHeader));
+        Window.Unit unit = decision.window().unit();
+        metrics.refused(metric, 429, unit.equals(Window.Unit.USD_MICROS) ? "insufficient_quota" : unit.name());
+        String message = RateLimitResponses.message(decision) + " " + level;
+        send(response, responses.rejected(tier, decision, message, response::setHeader));
         return null;
+    }
+
+    /** Names the level whose window refused: the tenant's own, or the budget of the charge it belongs to. */
+    private static String level(ApiKeyFilter.Account account, Charge charge, Decision decision) {
+        Charge.Level level = charge.level(decision.budget());
+        if (level != null) {
+            return "The budget is " + level.description() + ".";
+        }
+        return "The budget is tenant '" + account.tenant() + "''s own (tier "
+                + account.tier().name() + ").";
+    }
+
+    /** Micro-dollars as dollars with at least two decimals, such as {@code 0.10} or {@code 0.012345}. */
+    static String dollars(long micros) {
+        java.math.BigDecimal value = java.math.BigDecimal.valueOf(micros, 6).stripTrailingZeros();
+        return value.scale() < 2 ? value.setScale(2).toPlainString() : value.toPlainString();
     }
 
     private static void send(HttpServletResponse response, Refusal refusal) throws IOException {

@@ -55,6 +55,7 @@ import org.jspecify.annotations.Nullable;
  * @param source where the configuration came from, for messages
  * @param upstreams the {@code upstreams:} section, in file order; empty when the file has none
  *     ({@code UPSTREAM_URL} or the built-in mock model then serve every model)
+ * @param spending the teams, organisations and prices: what requests cost and who else pays
  */
 record GatewayConfig(
         List<ApiKey> keys,
@@ -64,7 +65,8 @@ record GatewayConfig(
         ServerSettings server,
         List<Route> passthrough,
         String source,
-        List<UpstreamConfig> upstreams) {
+        List<UpstreamConfig> upstreams,
+        Spending spending) {
 
     static final String DEFAULT_RESOURCE = "default-gateway.yaml";
     static final int DEFAULT_SHUTDOWN_SECONDS = 30;
@@ -144,8 +146,9 @@ record GatewayConfig(
      *     key itself is not kept
      * @param tenant whose budgets the key spends
      * @param tier the tenant's tier
+     * @param team the tenant's team, or {@code null} when it belongs to none
      */
-    record ApiKey(byte[] sha256, String tenant, TierConfig tier) {}
+    record ApiKey(byte[] sha256, String tenant, TierConfig tier, Spending.@Nullable Team team) {}
 
     /**
      * One tier.
@@ -154,8 +157,20 @@ record GatewayConfig(
      * @param tier its windows, requests and tokens
      * @param requests its request windows only, for the pass-through paths
      * @param maxConcurrent the most requests of one tenant in flight at once
+     * @param models windows each tenant of the tier has for one model apart, by model name (a
+     *     tighter budget for an expensive model), charged with the tier's own windows
      */
-    record TierConfig(String name, Tier tier, Tier requests, int maxConcurrent) {}
+    record TierConfig(String name, Tier tier, Tier requests, int maxConcurrent, Map<String, List<Window>> models) {
+
+        /**
+         * Tells whether a window of the tier, or of its per-model limits, counts money.
+         *
+         * @return {@code true} when the tier spends in money somewhere
+         */
+        boolean spends() {
+            return Spending.spends(tier.windows()) || models.values().stream().anyMatch(Spending::spends);
+        }
+    }
 
     /**
      * Returns the upstream cap a request for {@code model} is charged to: the model's own entry,
@@ -190,24 +205,96 @@ record GatewayConfig(
     }
 
     /**
+     * Returns the warnings to log when this configuration comes into force: {@link #uncappedWarning()}
+     * and {@link #unpricedWarning()}, those that apply.
+     *
+     * @return the warnings, none when the configuration gives no cause
+     */
+    List<String> warnings() {
+        List<String> warnings = new ArrayList<>(2);
+        String uncapped = uncappedWarning();
+        if (uncapped != null) {
+            warnings.add(uncapped);
+        }
+        String unpriced = unpricedWarning();
+        if (unpriced != null) {
+            warnings.add(unpriced);
+        }
+        return warnings;
+    }
+
+    /**
+     * Returns the warning to log at start when spend windows apply somewhere and models listed
+     * under {@code models:} have no price: requests for those models are refused wherever a spend
+     * window applies, since they cannot be charged in money.
+     *
+     * @return the warning, or {@code null} when no spend window applies or every listed model has a
+     *     price
+     */
+    @Nullable
+    String unpricedWarning() {
+        boolean spends = tiers.values().stream().anyMatch(TierConfig::spends)
+                || spending.teams().values().stream().anyMatch(Spending::spends);
+        List<String> unpriced = spending.unpriced(models.keySet());
+        if (!spends || unpriced.isEmpty()) {
+            return null;
+        }
+        return "Spend windows apply, and " + String.join(", ", unpriced) + (unpriced.size() == 1 ? " has" : " have")
+                + " no price under prices:; requests for "
+                + (unpriced.size() == 1 ? "it" : "them")
+                + " are refused wherever a spend window applies (a model that cannot be charged is never let"
+                + " through free).";
+    }
+
+    /**
      * The upstream's limits for one model, shared by all tenants.
      *
      * @param model the model name as requests give it
      * @param rpm requests per minute, 0 for no cap
      * @param tpm tokens per minute, 0 for no cap
      * @param budget the shared budget {@code model:<model>} with windows {@code rpm} and {@code tpm}
+     * @param shares the most of the cap the tenants of one tier may take together, by tier name:
+     *     budgets {@code model:<model>/share:<tier>} with {@code rpm} and {@code tpm} at the tier's
+     *     percentage of the cap (rounded down, at least 1), charged with the cap itself
+     * @param percents the percentage of each share, by tier name, for messages and the status page
      */
-    record ModelCap(String model, long rpm, long tpm, SharedBudget budget) {
+    record ModelCap(
+            String model,
+            long rpm,
+            long tpm,
+            SharedBudget budget,
+            Map<String, SharedBudget> shares,
+            Map<String, Integer> percents) {
 
         static ModelCap of(String model, long rpm, long tpm) {
+            return of(model, rpm, tpm, Map.of());
+        }
+
+        static ModelCap of(String model, long rpm, long tpm, Map<String, Integer> percents) {
+            Map<String, SharedBudget> shares = new LinkedHashMap<>();
+            percents.forEach((tier, percent) -> shares.put(
+                    tier,
+                    new SharedBudget(
+                            "model:" + model + "/share:" + tier,
+                            windows(Math.max(1, rpm * percent / 100), Math.max(1, tpm * percent / 100), rpm, tpm))));
+            return new ModelCap(
+                    model,
+                    rpm,
+                    tpm,
+                    new SharedBudget("model:" + model, windows(rpm, tpm, rpm, tpm)),
+                    Collections.unmodifiableMap(shares),
+                    Map.copyOf(percents));
+        }
+
+        private static List<Window> windows(long rpm, long tpm, long capRpm, long capTpm) {
             List<Window> windows = new ArrayList<>();
-            if (rpm > 0) {
+            if (capRpm > 0) {
                 windows.add(new Window("rpm", rpm, Duration.ofMinutes(1)));
             }
-            if (tpm > 0) {
+            if (capTpm > 0) {
                 windows.add(Window.tokens("tpm", tpm, Duration.ofMinutes(1)));
             }
-            return new ModelCap(model, rpm, tpm, new SharedBudget("model:" + model, windows));
+            return windows;
         }
     }
 
@@ -220,6 +307,7 @@ record GatewayConfig(
      * @param firstByteTimeout the wait for the upstream's response headers
      * @param idleTimeout the longest silence within an upstream response
      * @param slotLease how long an in-flight slot lives without renewal
+     * @param storeTimeout how long one store call may take before it counts as failed (read at start)
      * @param failOpen whether requests pass (degraded) while the store cannot be reached, or get 503
      */
     record Limits(
@@ -229,6 +317,7 @@ record GatewayConfig(
             Duration firstByteTimeout,
             Duration idleTimeout,
             Duration slotLease,
+            Duration storeTimeout,
             boolean failOpen) {}
 
     /**
@@ -263,7 +352,10 @@ record GatewayConfig(
             @Nullable RawServer server,
             @Nullable RawManagement management,
             @Nullable List<String> passthrough,
-            @Nullable LinkedHashMap<String, UpstreamConfig.@Nullable Raw> upstreams) {}
+            @Nullable LinkedHashMap<String, UpstreamConfig.@Nullable Raw> upstreams,
+            @Nullable LinkedHashMap<String, Spending.@Nullable RawTeam> teams,
+            @Nullable LinkedHashMap<String, Spending.@Nullable RawOrg> orgs,
+            @Nullable LinkedHashMap<String, Spending.@Nullable RawPrice> prices) {}
 
     record RawManagement(@Nullable String host, @Nullable Integer port) {}
 
@@ -271,12 +363,18 @@ record GatewayConfig(
             @Nullable String key,
             @Nullable String keySha256,
             @Nullable String tenant,
-            @Nullable String tier) {}
+            @Nullable String tier,
+            @Nullable String team) {}
 
     record RawTier(
-            @Nullable Integer maxConcurrent, @Nullable Map<String, String> windows) {}
+            @Nullable Integer maxConcurrent,
+            @Nullable Map<String, String> windows,
+            @Nullable LinkedHashMap<String, @Nullable Map<String, String>> models) {}
 
-    record RawModel(@Nullable Long rpm, @Nullable Long tpm) {}
+    record RawModel(
+            @Nullable Long rpm,
+            @Nullable Long tpm,
+            @Nullable LinkedHashMap<String, String> shares) {}
 
     record RawLimits(
             @Nullable Integer maxBodyBytes,
@@ -285,6 +383,7 @@ record GatewayConfig(
             @Nullable Integer upstreamFirstByteTimeoutMs,
             @Nullable Integer upstreamIdleTimeoutMs,
             @Nullable Integer slotLeaseSeconds,
+            @Nullable Integer storeTimeoutMs,
             @Nullable Boolean failOpen) {}
 
     record RawServer(
@@ -461,6 +560,7 @@ record GatewayConfig(
         } else {
             rawTiers.forEach((name, tier) -> collect(errors, () -> tiers.put(name, tier(name, tier))));
         }
+        Spending spending = Spending.validate(raw.teams(), raw.orgs(), raw.prices(), errors);
 
         List<ApiKey> keys = new ArrayList<>();
         List<RawKey> rawKeys = raw.keys();
@@ -468,9 +568,13 @@ record GatewayConfig(
             errors.add("keys: define at least one API key");
         } else {
             Map<String, String> tierOfTenant = new HashMap<>();
+            Map<String, String> teamOfTenant = new HashMap<>();
             for (int i = 0; i < rawKeys.size(); i++) {
                 int index = i;
-                collect(errors, () -> keys.add(key(index, rawKeys.get(index), tiers, raw.tiers(), tierOfTenant, keys)));
+                collect(errors, () -> {
+                    ApiKey key = key(index, rawKeys.get(index), tiers, raw.tiers(), tierOfTenant, keys);
+                    keys.add(withTeam(index, key, rawKeys.get(index), spending, raw.teams(), teamOfTenant));
+                });
             }
         }
 
@@ -487,7 +591,8 @@ record GatewayConfig(
                         }
                         long rpm = cap.rpm() == null ? 0 : positive(cap.rpm(), at + ".rpm");
                         long tpm = cap.tpm() == null ? 0 : positive(cap.tpm(), at + ".tpm");
-                        models.put(model, ModelCap.of(model, rpm, tpm));
+                        models.put(
+                                model, ModelCap.of(model, rpm, tpm, shares(at + ".shares", cap.shares(), raw.tiers())));
                     }));
         }
         Limits limits = null;
@@ -526,7 +631,8 @@ record GatewayConfig(
                 server,
                 List.copyOf(passthrough),
                 source,
-                List.copyOf(upstreams));
+                List.copyOf(upstreams),
+                spending);
     }
 
     /** Stands in for a configuration with errors, which is never used. */
@@ -534,11 +640,12 @@ record GatewayConfig(
             List.of(),
             Map.of(),
             Map.of(),
-            new Limits(1, 1, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, true),
+            new Limits(1, 1, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, true),
             new ServerSettings(null, null, null, null, Duration.ZERO, false, null),
             List.of(),
             "discarded",
-            List.of());
+            List.of(),
+            Spending.NONE);
 
     private static void collect(List<String> errors, Runnable check) {
         try {
@@ -586,8 +693,60 @@ record GatewayConfig(
                 throw new IllegalArgumentException(at + ".key: the same key as keys[" + j + "]");
             }
         }
-        return new ApiKey(digest, tenant, tier);
+        return new ApiKey(digest, tenant, tier, null);
     }
+
+    /** The key with its tenant's team; a tenant belongs to one team, whichever of its keys names it. */
+    private static ApiKey withTeam(
+            int index,
+            ApiKey key,
+            RawKey raw,
+            Spending spending,
+            @Nullable Map<String, Spending.@Nullable RawTeam> declaredTeams,
+            Map<String, String> teamOfTenant) {
+        String at = "keys[" + index + "].team";
+        String name = raw.team();
+        String before = teamOfTenant.putIfAbsent(key.tenant(), name == null ? "" : name);
+        if (before != null && !before.equals(name == null ? "" : name)) {
+            throw new IllegalArgumentException(at + ": tenant '" + key.tenant() + "' is "
+                    + (before.isEmpty() ? "in no team" : "in team '" + before + "'") + " by an earlier key");
+        }
+        if (name == null) {
+            return key;
+        }
+        Spending.Team team = spending.teams().get(name);
+        if (team == null) {
+            throw new IllegalArgumentException(at + ": '" + name + "' "
+                    + (declaredTeams != null && declaredTeams.containsKey(name)
+                            ? "has errors of its own"
+                            : "is not one of the teams " + (declaredTeams == null ? "[]" : declaredTeams.keySet())));
+        }
+        return new ApiKey(key.sha256(), key.tenant(), key.tier(), team);
+    }
+
+    /** The shares of a model's cap by tier: {@code free: 20%} is at most 20 % of the cap for free keys. */
+    private static Map<String, Integer> shares(
+            String at, @Nullable Map<String, String> shares, @Nullable Map<String, RawTier> declaredTiers) {
+        Map<String, Integer> percents = new LinkedHashMap<>();
+        if (shares == null) {
+            return percents;
+        }
+        shares.forEach((tier, value) -> {
+            if (declaredTiers == null || !declaredTiers.containsKey(tier)) {
+                throw new IllegalArgumentException(at + "." + tier + ": not one of the tiers "
+                        + (declaredTiers == null ? "[]" : declaredTiers.keySet()));
+            }
+            Matcher percent = PERCENT.matcher(value == null ? "" : value);
+            int figure = percent.matches() ? Integer.parseInt(percent.group(1)) : 0;
+            if (figure < 1 || figure > 100) {
+                throw new IllegalArgumentException(at + "." + tier + ": a share from 1% to 100%, was '" + value + "'");
+            }
+            percents.put(tier, figure);
+        });
+        return percents;
+    }
+
+    private static final Pattern PERCENT = Pattern.compile("\\s*(\\d{1,3})\\s*%\\s*");
 
     /** The key's digest, from {@code key} (hashed here, never kept) or {@code key-sha256} (64 hex digits). */
     private static byte[] digest(RawKey key, String at) {
@@ -630,16 +789,19 @@ record GatewayConfig(
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(at + ".windows: " + e.getMessage(), e);
         }
+        Spending.charged(at + ".windows", tier.windows());
         List<Window> requestWindows =
-                tier.windows().stream().filter(window -> !window.isTokens()).toList();
+                tier.windows().stream().filter(Window::countsRequests).toList();
         if (requestWindows.isEmpty()) {
             throw new IllegalArgumentException(at + ".windows: define at least one request window (N/length)");
         }
-        return new TierConfig(name, tier, new Tier(name, requestWindows), maxConcurrent);
+        Map<String, List<Window>> models = Spending.perModel(at + ".models", raw.models());
+        return new TierConfig(
+                name, tier, new Tier(name, requestWindows), maxConcurrent, Collections.unmodifiableMap(models));
     }
 
     private static Limits limits(@Nullable RawLimits raw, List<String> errors) {
-        RawLimits limits = raw == null ? new RawLimits(null, null, null, null, null, null, null) : raw;
+        RawLimits limits = raw == null ? new RawLimits(null, null, null, null, null, null, null, null) : raw;
         return new Limits(
                 (int) checked(limits.maxBodyBytes(), 1_048_576, "limits.max-body-bytes", errors),
                 checked(limits.defaultMaxCompletionTokens(), 1_024, "limits.default-max-completion-tokens", errors),
@@ -650,6 +812,7 @@ record GatewayConfig(
                 Duration.ofMillis(
                         checked(limits.upstreamIdleTimeoutMs(), 30_000, "limits.upstream-idle-timeout-ms", errors)),
                 Duration.ofSeconds(checked(limits.slotLeaseSeconds(), 60, "limits.slot-lease-seconds", errors)),
+                Duration.ofMillis(checked(limits.storeTimeoutMs(), 500, "limits.store-timeout-ms", errors)),
                 limits.failOpen() == null || limits.failOpen());
     }
 

@@ -43,6 +43,25 @@ final class GatewayMetrics {
         }
     }
 
+    /**
+     * Counts what one settlement cost, in {@code gateway_spend_usd_micros_total{tenant,team,model}},
+     * the model tagged as {@link Charge#metricModel()} names it.
+     *
+     * @param charge the settled request's charge
+     * @param micros its cost in micro-dollars
+     */
+    void spent(Charge charge, long micros) {
+        if (micros > 0) {
+            Counter.builder("gateway.spend.usd.micros")
+                    .description("What tenants spent, in micro-dollars, from the upstream's usage and the price table")
+                    .tag("tenant", charge.tenant())
+                    .tag("team", charge.team() == null ? "" : charge.team().name())
+                    .tag("model", charge.metricModel())
+                    .register(registry)
+                    .increment(micros);
+        }
+    }
+
     /** Counts one response the gateway answered itself: 4xx for bad input, 401, 429. */
     void refused(String endpoint, int status, String code) {
         Counter.builder("gateway.refusals")

@@ -47,7 +47,9 @@ import sun.misc.SignalHandler;
  * configuration file; the built-in default otherwise), {@code UPSTREAM_URL} and {@code
  * UPSTREAM_API_KEY} (the upstream's base URL, such as {@code https://api.openai.com/v1}, and the key
  * the gateway sends it), {@code REDIS_URL} (budgets and slots in Redis through Lettuce instead of
- * this process's memory), {@code RATE_LIMIT_DISABLED=true} (the kill switch), {@code
+ * this process's memory), {@code REDIS_CLUSTER_URL} (the same in a Redis Cluster, named by one or
+ * more of its nodes, comma-separated; not with {@code REDIS_URL}), {@code RATE_LIMIT_DISABLED=true}
+ * (the kill switch), {@code
  * MANAGEMENT_HOST} and {@code MANAGEMENT_PORT} (the management listener, which alone serves the
  * status page {@code GET /}, {@code /status.json} and {@code /metrics}; default the configuration's
  * {@code management.host}/{@code management.port}, else 127.0.0.1:8081), {@code ACCESS_LOG}
@@ -171,7 +173,10 @@ public final class GatewayServer {
         }
         upstreamUrl(environment.get("UPSTREAM_URL")); // checked before anything starts
         List<AutoCloseable> opened = new ArrayList<>();
-        GatewayStore store = GatewayStore.select(environment.get("REDIS_URL"));
+        GatewayStore store = GatewayStore.select(
+                environment.get("REDIS_URL"),
+                environment.get("REDIS_CLUSTER_URL"),
+                config.limits().storeTimeout());
         opened.add(store);
         try {
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -186,11 +191,12 @@ public final class GatewayServer {
             }
             RateLimiter limiter = limiterBuilder.build();
             GatewayMetrics metrics = new GatewayMetrics(registry);
+            RedisTarget redis = store.redis();
             Slots slots = disabled
                     ? Slots.unlimited()
-                    : store.redis() != null
+                    : redis != null
                             ? new RedisSlots(
-                                    store.redis(),
+                                    redis,
                                     config.limits().slotLease(),
                                     config.limits().failOpen(),
                                     registry)
@@ -208,7 +214,7 @@ public final class GatewayServer {
                 mock = MockModel.start(tokens, listed, wallClock);
                 opened.add(0, mock);
             }
-            Cooldowns cooldowns = new Cooldowns(wallClock, store.redis(), registry);
+            Cooldowns cooldowns = new Cooldowns(wallClock, redis, registry);
             opened.add(0, cooldowns);
             Upstream upstream = new Upstream(
                     Upstream.configured(config, environment, mock == null ? null : mock.baseUrl()),
@@ -291,6 +297,7 @@ public final class GatewayServer {
                     limiter,
                     gateway::config,
                     slots,
+                    store::nodesProblem,
                     store.kind(),
                     disabled ? "none" : store.kind(),
                     disabled,
@@ -322,9 +329,8 @@ public final class GatewayServer {
                 }
                 throw e;
             }
-            String uncapped = config.uncappedWarning();
-            if (uncapped != null) {
-                LOG.log(System.Logger.Level.WARNING, uncapped);
+            for (String warning : config.warnings()) {
+                LOG.log(System.Logger.Level.WARNING, warning);
             }
             String file = environment.get("GATEWAY_CONFIG");
             ConfigReloader reloader = null;

@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * What {@code /health} says: whether the store the budgets live in answers (read through the
  * limiter, one uncharged usage read of the first tenant's request windows, so the answer comes the
- * way a decision would) and whether concurrency slots can be taken, checked live at most once per
+ * way a decision would; on a Redis Cluster, where that read reaches one master, a {@code PING} of
+ * every master too) and whether concurrency slots can be taken, checked live at most once per
  * {@link #FRESH_FOR}.
  *
  * <table>
@@ -52,6 +53,7 @@ final class HealthCheck {
     private final RateLimiter limiter;
     private final Supplier<GatewayConfig> config;
     private final Slots slots;
+    private final Supplier<@Nullable String> storeNodes;
     private final String storeKind;
     private final String slotsKind;
     private final boolean disabled;
@@ -64,6 +66,7 @@ final class HealthCheck {
             RateLimiter limiter,
             Supplier<GatewayConfig> config,
             Slots slots,
+            Supplier<@Nullable String> storeNodes,
             String storeKind,
             String slotsKind,
             boolean disabled,
@@ -72,6 +75,7 @@ final class HealthCheck {
         this.limiter = limiter;
         this.config = config;
         this.slots = slots;
+        this.storeNodes = storeNodes;
         this.storeKind = storeKind;
         this.slotsKind = slotsKind;
         this.disabled = disabled;
@@ -119,10 +123,10 @@ final class HealthCheck {
                 current.tenants().entrySet().iterator().next();
         try {
             limiter.usage(probe.getKey(), probe.getValue().requests());
-            return null;
         } catch (RateLimiterUnavailableException e) {
             return e.getMessage();
         }
+        return storeNodes.get();
     }
 
     private static void part(ObjectNode node, String kind, @Nullable String problem) {

@@ -1,7 +1,7 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.ratelimit.gateway.GatewayConfig.ModelCap;
+import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -62,7 +62,7 @@ final class MeteredServlet extends HttpServlet {
             return;
         }
 
-        ModelCap cap = config.capOf(call.model());
+        Charge charge = Charge.of(config, account, call.model());
         AccessLog.Entry logged = AccessLog.entry(request);
         if (logged != null) {
             logged.model = call.model();
@@ -72,7 +72,7 @@ final class MeteredServlet extends HttpServlet {
         if (route == null) {
             return; // answered: 404 (no upstream serves the model) or 429 (the upstream's cooldown), uncharged
         }
-        Admission.Ticket ticket = gateway.admit(response, endpoint, account, cap, call.estimate(), logged);
+        Admission.Ticket ticket = gateway.admit(response, endpoint, account, charge, call, logged);
         if (ticket == null) {
             return; // answered: 429, 400 or 503
         }
@@ -168,7 +168,7 @@ final class MeteredServlet extends HttpServlet {
                     "The upstream's response broke off: " + e.getMessage());
             return;
         }
-        ticket.commit(plainTokens(bytes, call), "completed");
+        ticket.commit(plainUsage(bytes, call), "completed");
         exchange.relay(response, bytes); // a client gone by now was charged all the same: the work is done
     }
 
@@ -189,7 +189,7 @@ final class MeteredServlet extends HttpServlet {
         } catch (IOException e) {
             ending = SseRelay.Ending.CLIENT_GONE;
         }
-        long used = events.used(call.promptTokens());
+        TokenUsage used = events.used(call.promptTokens());
         switch (ending) {
             case COMPLETED -> {
                 if (events.failed() && events.nothing()) {
@@ -215,11 +215,11 @@ final class MeteredServlet extends HttpServlet {
     }
 
     /** The upstream's usage, or failing that the prompt estimate plus the answer's counted tokens. */
-    private long plainTokens(byte[] bytes, Endpoint.Call call) {
+    private TokenUsage plainUsage(byte[] bytes, Endpoint.Call call) {
         try {
-            return endpoint.plainTokens(OpenAi.JSON.readTree(bytes), call, gateway.tokens());
+            return endpoint.plainUsage(OpenAi.JSON.readTree(bytes), call, gateway.tokens());
         } catch (IOException e) { // not JSON after all: the prompt was still read
-            return call.promptTokens();
+            return TokenUsage.of(call.promptTokens(), 0);
         }
     }
 }

@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.genai.TokenUsage;
 import java.util.function.ToLongFunction;
 
 /**
@@ -101,13 +102,13 @@ enum OpenAiEndpoint implements Endpoint {
          * to come, so the whole reservation is committed (its usage is never seen by the gateway).
          */
         @Override
-        public long plainTokens(JsonNode answer, Call call, TokenCounter tokens) {
+        public TokenUsage plainUsage(JsonNode answer, Call call, TokenCounter tokens) {
             String status = answer.path("status").asText("");
-            if (Endpoint.usageTotal(answer.get("usage")) < 0
+            if (Endpoint.usageOf(answer.get("usage")) == null
                     && (status.equals("queued") || status.equals("in_progress"))) {
-                return call.estimate();
+                return call.estimated();
             }
-            return super.plainTokens(answer, call, tokens);
+            return super.plainUsage(answer, call, tokens);
         }
 
         @Override
@@ -163,9 +164,11 @@ enum OpenAiEndpoint implements Endpoint {
     abstract String answerText(JsonNode answer);
 
     @Override
-    public long plainTokens(JsonNode answer, Call call, TokenCounter tokens) {
-        long usage = Endpoint.usageTotal(answer.get("usage"));
-        return usage >= 0 ? usage : call.promptTokens() + tokens.count(call.model(), answerText(answer));
+    public TokenUsage plainUsage(JsonNode answer, Call call, TokenCounter tokens) {
+        TokenUsage usage = Endpoint.usageOf(answer.get("usage"));
+        return usage != null
+                ? usage
+                : TokenUsage.of(call.promptTokens(), tokens.count(call.model(), answerText(answer)));
     }
 
     @Override

@@ -155,6 +155,8 @@ final class PassthroughServlet extends HttpServlet {
                 return;
             }
             try {
+                Requests.checkQuery(request);
+                Requests.contentType(request);
                 req.setAttribute(
                         BODY,
                         Requests.bytes(

@@ -54,7 +54,7 @@ final class Requests {
 
     /** Reads the body: JSON content type (or none), at most {@code maxBytes}, one JSON object. */
     static ObjectNode read(HttpServletRequest request, int maxBytes) throws BadRequest, IOException {
-        String contentType = request.getContentType();
+        String contentType = contentType(request);
         if (contentType != null) {
             String mediaType = contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
             if (!mediaType.equals("application/json")) {
@@ -84,6 +84,48 @@ final class Requests {
             throw BadRequest.invalid(null, "The request body must be a JSON object.");
         }
         return object;
+    }
+
+    /**
+     * The request's {@code Content-Type}, or {@code null}; one naming a charset Java does not know is
+     * a 415 (Jetty throws reading it), its body dropped so the connection stays usable.
+     *
+     * @throws BadRequest for a charset Java does not know
+     */
+    static @Nullable String contentType(HttpServletRequest request) throws BadRequest, IOException {
+        try {
+            return request.getContentType();
+        } catch (IllegalArgumentException e) { // UnsupportedCharsetException, IllegalCharsetNameException
+            drop(request.getInputStream());
+            throw new BadRequest(
+                    415,
+                    "unsupported_content_type",
+                    null,
+                    "Unsupported charset in Content-Type: send the body as application/json in UTF-8.");
+        }
+    }
+
+    /**
+     * Refuses a query string that is not a valid URI query (such as {@code %zz}): it could not be
+     * relayed, and is answered 400 before any budget is touched.
+     *
+     * @throws BadRequest for a query that is not valid
+     */
+    static void checkQuery(HttpServletRequest request) throws BadRequest, IOException {
+        String query = request.getQueryString();
+        if (query == null) {
+            return;
+        }
+        try {
+            new java.net.URI("http://localhost/?" + query);
+        } catch (java.net.URISyntaxException e) {
+            drop(request.getInputStream());
+            throw new BadRequest(
+                    400,
+                    "invalid_request_url",
+                    null,
+                    "The request URL's query is not valid (percent signs must start %XX escapes).");
+        }
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.genai.TokenUsage;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -55,12 +56,12 @@ final class SseRelay {
         boolean failed();
 
         /**
-         * The tokens to charge for the stream so far: what the upstream reported, or failing that the
-         * prompt and the text produced so far, counted.
+         * The tokens to charge for the stream so far, by kind: what the upstream reported, or failing
+         * that the prompt and the text produced so far, counted.
          *
          * @param promptTokens the gateway's count of the prompt
          */
-        long used(long promptTokens);
+        TokenUsage used(long promptTokens);
 
         /** Whether the stream produced no answer yet (no text and no usage of the whole stream): nothing to charge if it fails. */
         boolean nothing();
@@ -168,20 +169,23 @@ final class SseRelay {
 
         final StringBuilder produced = new StringBuilder();
         private final ToLongFunction<String> count;
-        long usage = -1;
+
+        @Nullable
+        TokenUsage usage;
 
         Tally(ToLongFunction<String> count) {
             this.count = count;
         }
 
         @Override
-        public long used(long promptTokens) {
-            return usage >= 0 ? usage : promptTokens + count.applyAsLong(produced.toString());
+        public TokenUsage used(long promptTokens) {
+            TokenUsage reported = usage;
+            return reported != null ? reported : TokenUsage.of(promptTokens, count.applyAsLong(produced.toString()));
         }
 
         @Override
         public boolean nothing() {
-            return usage < 0 && produced.length() == 0;
+            return usage == null && produced.length() == 0;
         }
 
         @Override
@@ -224,8 +228,8 @@ final class SseRelay {
                     produced.append(call.path("function").path("arguments").asText(""));
                 }
             }
-            long reported = Endpoint.usageTotal(chunk.get("usage"));
-            if (reported >= 0) {
+            TokenUsage reported = Endpoint.usageOf(chunk.get("usage"));
+            if (reported != null) {
                 usage = reported;
                 return clientWantsUsage || !(choices.isArray() && choices.isEmpty());
             }
@@ -234,7 +238,7 @@ final class SseRelay {
 
         @Override
         public boolean finished() {
-            return done || usage >= 0;
+            return done || usage != null;
         }
 
         @Override
@@ -279,8 +283,9 @@ final class SseRelay {
             switch (kind) {
                 case "response.completed", "response.incomplete", "response.failed" -> {
                     ending = "stream_" + kind.substring("response.".length());
-                    long reported = Endpoint.usageTotal(event.path("response").get("usage"));
-                    if (reported >= 0) {
+                    TokenUsage reported =
+                            Endpoint.usageOf(event.path("response").get("usage"));
+                    if (reported != null) {
                         usage = reported;
                     }
                 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.GatewayConfig.ModelCap;
 import dev.ratelimit.gateway.GatewayConfig.TierConfig;
@@ -13,6 +14,7 @@ import dev.ratelimit.http.RetryAfter;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -20,19 +22,24 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The status page's data: every configured tenant's windows and requests in flight, and every
- * model's upstream cap, read live from the store without charging anything ({@link
- * RateLimiter#usage}), so the page shows what the store holds now, whichever gateway process
- * decided the requests and however long ago.
+ * The status page's data: every configured tenant's windows (its tier's per-model limits included)
+ * and requests in flight, every team's and organisation's windows, every model's upstream cap and
+ * the tiers' shares of it, and the top spenders, read live from the store without charging
+ * anything ({@link RateLimiter#usage}), so the page shows what the store holds now, whichever
+ * gateway process decided the requests and however long ago. Spend windows count micro-dollars
+ * ({@code unit: usd_micros}); the page shows them in dollars.
  *
  * <p>The page polls every second, possibly from several browsers; the report is taken at most once
- * per {@link #FRESH_FOR} and served from memory in between, so the store sees one read per tenant
- * and per cap (and one slot count per tenant) per second at most, however many pages are open.
+ * per {@link #FRESH_FOR} and served from memory in between, so the store sees one read per tenant,
+ * budget and cap (and one slot count per tenant) per second at most, however many pages are open.
  */
 final class StatusReport {
 
     /** How long one report is served before the store is read again. */
     static final Duration FRESH_FOR = Duration.ofSeconds(1);
+
+    /** How many tenants the top spenders list. */
+    static final int TOP_SPENDERS = 10;
 
     private final RateLimiter limiter;
     private final Supplier<GatewayConfig> configs;
@@ -87,6 +94,7 @@ final class StatusReport {
             status.put("slotsError", slotsError(slotProblem));
         }
         ArrayNode tenants = status.putArray("tenants");
+        List<Spender> spenders = new ArrayList<>();
         for (Map.Entry<String, TierConfig> entry : config.tenants().entrySet()) {
             String tenant = entry.getKey();
             TierConfig tier = entry.getValue();
@@ -99,8 +107,54 @@ final class StatusReport {
             if (inFlight < 0 && slotProblem != null) {
                 node.put("slotsError", slotsError(slotProblem));
             }
-            windows(node, tier.tier().windows(), () -> limiter.usage(tenant, tier.tier()));
+            List<Decision.Usage> usage = windows(node, tier.tier().windows(), () -> limiter.usage(tenant, tier.tier()));
+            spender(spenders, tenant, tier, usage);
+            ArrayNode limits = node.putArray("models"); // the tier's per-model limits: this tenant's own
+            tier.models().forEach((model, windows) -> {
+                SharedBudget budget = Charge.tierModel(tenant, model, windows);
+                windows(limits.addObject().put("model", model), windows, () -> limiter.usage(budget));
+            });
         }
+        ArrayNode teams = status.putArray("teams");
+        for (Spending.Team team : config.spending().teams().values()) {
+            ObjectNode node = teams.addObject().put("team", team.name());
+            if (team.org() != null) {
+                node.put("org", team.org().name());
+            }
+            SharedBudget budget = team.budget();
+            if (budget != null) {
+                windows(node, budget.windows(), () -> limiter.usage(budget));
+            } else {
+                node.putArray("windows");
+            }
+            ArrayNode limits = node.putArray("models");
+            team.models()
+                    .forEach((model, modelBudget) -> windows(
+                            limits.addObject().put("model", model),
+                            modelBudget.windows(),
+                            () -> limiter.usage(modelBudget)));
+        }
+        ArrayNode orgs = status.putArray("orgs");
+        for (Spending.Org org : config.spending().orgs().values()) {
+            ObjectNode node = orgs.addObject().put("org", org.name());
+            SharedBudget budget = org.budget();
+            if (budget != null) {
+                windows(node, budget.windows(), () -> limiter.usage(budget));
+            } else {
+                node.putArray("windows");
+            }
+        }
+        ArrayNode top = status.putArray("topSpenders");
+        spenders.sort(Comparator.comparingLong(Spender::used).reversed());
+        spenders.stream()
+                .limit(TOP_SPENDERS)
+                .forEach(spender -> top.addObject()
+                        .put("tenant", spender.tenant())
+                        .put("tier", spender.tier())
+                        .put("window", spender.window().name())
+                        .put("seconds", spender.window().lengthSeconds())
+                        .put("used", spender.used())
+                        .put("limit", spender.window().limit()));
         ArrayNode cooling = status.putArray("cooldowns"); // models an upstream told the gateway to hold back
         Instant now = cooldowns.clock().instant();
         for (Cooldowns.Active active : cooldowns.active()) {
@@ -114,8 +168,27 @@ final class StatusReport {
         for (ModelCap cap : config.models().values()) {
             ObjectNode node = models.addObject().put("model", cap.model());
             windows(node, cap.budget().windows(), () -> limiter.usage(cap.budget()));
+            ArrayNode shares = node.putArray("shares");
+            cap.shares()
+                    .forEach((tier, share) -> windows(
+                            shares.addObject()
+                                    .put("tier", tier)
+                                    .put("percent", cap.percents().get(tier)),
+                            share.windows(),
+                            () -> limiter.usage(share)));
         }
         return status;
+    }
+
+    /** A tenant's spend in its longest spend window, for the top spenders. */
+    private record Spender(String tenant, String tier, Window window, long used) {}
+
+    /** Adds the tenant to the spenders when its tier has a spend window the store could read. */
+    private static void spender(List<Spender> spenders, String tenant, TierConfig tier, List<Decision.Usage> usage) {
+        usage.stream()
+                .filter(state -> state.window().unit().equals(Window.Unit.USD_MICROS))
+                .max(Comparator.comparing(state -> state.window().length()))
+                .ifPresent(state -> spenders.add(new Spender(tenant, tier.name(), state.window(), state.used())));
     }
 
     private String slotsError(String problem) {
@@ -126,11 +199,14 @@ final class StatusReport {
     }
 
     /**
-     * Lists windows, requests first then tokens, each shortest first, with what the store holds:
-     * {@code used} and {@code resetSeconds} are null when it cannot tell (the limiter is disabled,
-     * or the store is unreachable, which {@code error} then says).
+     * Lists windows, requests first, then tokens, then other units (money), each shortest first,
+     * with what the store holds: {@code used} and {@code resetSeconds} are null when it cannot tell
+     * (the limiter is disabled, or the store is unreachable, which {@code error} then says).
+     *
+     * @return what the store holds, empty when it could not be read
      */
-    private static void windows(ObjectNode node, List<Window> windows, Supplier<List<Decision.Usage>> read) {
+    private static List<Decision.Usage> windows(
+            ObjectNode node, List<Window> windows, Supplier<List<Decision.Usage>> read) {
         List<Decision.Usage> usage;
         try {
             usage = read.get();
@@ -141,11 +217,11 @@ final class StatusReport {
         ArrayNode array = node.putArray("windows");
         List<Decision.Usage> known = usage;
         windows.stream()
-                .sorted(Comparator.comparing(Window::isTokens).thenComparing(Window::length))
+                .sorted(Comparator.comparing(Window::unit).thenComparing(Window::length))
                 .forEach(window -> {
                     ObjectNode w = array.addObject()
                             .put("name", window.name())
-                            .put("unit", window.isTokens() ? "tokens" : "requests")
+                            .put("unit", window.unit().name())
                             .put("limit", window.limit())
                             .put("seconds", window.lengthSeconds());
                     Decision.Usage state = known.stream()
@@ -160,5 +236,6 @@ final class StatusReport {
                         w.put("resetSeconds", (state.resetAfter().toNanos() + 999_999_999) / 1_000_000_000);
                     }
                 });
+        return known;
     }
 }

@@ -152,6 +152,26 @@ final class AnthropicStub implements AutoCloseable {
         };
     }
 
+    /** A plain answer reporting this usage: fresh input, cache reads, cache writes and output. */
+    static Behaviour usage(long input, long cacheRead, long cacheWrite, long output) {
+        return (body, response) -> {
+            ObjectNode answer = OpenAi.JSON
+                    .createObjectNode()
+                    .put("id", "msg_stub")
+                    .put("type", "message")
+                    .put("role", "assistant")
+                    .put("model", body.path("model").asText());
+            answer.putArray("content").addObject().put("type", "text").put("text", "ok");
+            answer.put("stop_reason", "end_turn").putNull("stop_sequence");
+            answer.putObject("usage")
+                    .put("input_tokens", input)
+                    .put("cache_creation_input_tokens", cacheWrite)
+                    .put("cache_read_input_tokens", cacheRead)
+                    .put("output_tokens", output);
+            write(response, 200, Map.of(), answer.toString());
+        };
+    }
+
     /** Answers with a status, headers and an Anthropic-shaped error body. */
     static Behaviour status(int status, Map<String, String> headers) {
         return (body, response) -> write(

@@ -2,7 +2,6 @@ package dev.ratelimit.gateway;
 
 import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RedisServerExtension;
-import io.lettuce.core.RedisURI;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -21,12 +20,12 @@ class CooldownsSubscriptionTest {
 
     @Test
     void subscribesOnceRedisAnswers() throws Exception {
-        RedisURI uri = RedisURI.create(redis.get().uri());
+        RedisTarget target = RedisTarget.of(redis.get().uri(), null);
         redis.get().stop();
         Clock clock = Clock.systemUTC();
-        try (Cooldowns startedWhileDown = new Cooldowns(clock, uri, new SimpleMeterRegistry())) {
+        try (Cooldowns startedWhileDown = new Cooldowns(clock, target, new SimpleMeterRegistry())) {
             redis.get().startAgain();
-            try (Cooldowns other = new Cooldowns(clock, uri, new SimpleMeterRegistry())) {
+            try (Cooldowns other = new Cooldowns(clock, target, new SimpleMeterRegistry())) {
                 Instant until = clock.instant().plusSeconds(60);
                 // announced again until the first process has subscribed and heard one
                 Harness.await("the process started while Redis was down knows the other's cooldown", () -> {

@@ -28,6 +28,7 @@ final class GatewayProcess implements AutoCloseable {
             "MANAGEMENT_HOST",
             "MANAGEMENT_PORT",
             "REDIS_URL",
+            "REDIS_CLUSTER_URL",
             "GATEWAY_CONFIG",
             "UPSTREAM_URL",
             "UPSTREAM_API_KEY",

@@ -8,6 +8,7 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.testkit.MutableClock;
+import dev.ratelimit.testsupport.redis.RedisCluster;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -26,19 +27,25 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One gateway for one test: on a free port, with the test configuration, a mutable clock for the
- * limiter, in-memory or on a private redis-server, in front of the built-in mock model or a {@link
- * StubUpstream}.
+ * limiter, in-memory, on a private redis-server or on a private 3-master Redis Cluster, in front of
+ * the built-in mock model or a {@link StubUpstream}.
  */
 final class Harness implements AutoCloseable {
 
-    /** Where the budgets and slots live. */
+    /**
+     * Where the budgets and slots live. Suites that run on {@code CLUSTER} too name it; the others
+     * take {@code @EnumSource(value = Harness.Store.class, names = {"MEMORY", "REDIS"})}.
+     */
     enum Store {
         MEMORY,
-        REDIS
+        REDIS,
+        /** A Redis Cluster of three masters, where each level of a request is a scope of its own. */
+        CLUSTER
     }
 
     static final String UPSTREAM_KEY = "sk-upstream-secret";
     private static @Nullable RedisServer redis;
+    private static @Nullable RedisCluster cluster;
 
     final MutableClock clock;
     final GatewayServer server;
@@ -58,6 +65,20 @@ final class Harness implements AutoCloseable {
             redis = RedisServer.start();
         }
         return redis;
+    }
+
+    /**
+     * The private Redis Cluster of this test JVM, started on first use (a few seconds: three
+     * redis-server processes joined by {@code redis-cli --cluster create}) and emptied for each gateway.
+     */
+    static synchronized RedisCluster cluster() {
+        if (cluster == null || !cluster.nodes().stream().allMatch(RedisServer::isRunning)) {
+            if (cluster != null) {
+                cluster.close();
+            }
+            cluster = RedisCluster.start();
+        }
+        return cluster;
     }
 
     static Path testConfig() throws Exception {
@@ -81,6 +102,11 @@ final class Harness implements AutoCloseable {
         if (store == Store.REDIS) {
             redis().call("FLUSHALL"); // our own private server, never the machine's
             environment.put("REDIS_URL", redis().uri());
+        } else if (store == Store.CLUSTER) {
+            for (RedisServer master : cluster().masters()) {
+                master.call("FLUSHALL"); // each master holds its own slots' keys; our private cluster only
+            }
+            environment.put("REDIS_CLUSTER_URL", String.join(",", cluster().uris()));
         }
         environment.putAll(extra);
         MutableClock clock = MutableClock.at(Instant.parse("2030-01-01T00:00:00Z"));
@@ -195,6 +221,18 @@ final class Harness implements AutoCloseable {
                 .mapToLong(Decision.Usage::used)
                 .findFirst()
                 .orElseThrow(() -> new AssertionError("no window " + window + " of " + tenant));
+    }
+
+    /** What {@code RateLimiter.usage} reports for one window of a shared budget, read live from the store. */
+    long used(dev.ratelimit.api.SharedBudget budget, String window) {
+        RateLimiter reader = SlidingWindowRateLimiter.builder(server.windowStore())
+                .clock(clock)
+                .build();
+        return reader.usage(budget).stream()
+                .filter(usage -> usage.window().name().equals(window))
+                .mapToLong(Decision.Usage::used)
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no window " + window + " of " + budget.name()));
     }
 
     /** Waits until exactly one request has settled with {@code outcome} and {@code ending}, and its slot is free. */

@@ -52,21 +52,44 @@ class JettyErrorsTest {
     }
 
     /**
-     * A real request whose handling throws out of a servlet: a charset Java does not know in {@code
-     * Content-Type} makes Jetty's {@code getContentType()} throw {@code UnsupportedCharsetException}
-     * inside the metered servlet, before anything is charged. (It deserves a 415 of its own; until it
-     * has one it is the way in to the error handler for an exception no servlet caught.)
+     * An exception that escapes a servlet reaches the error handler the gateway installs on its server
+     * and contexts ({@link JsonErrors}); it is shown on a Jetty server of the test's own with that
+     * handler and a servlet that throws, over real HTTP, since no request to the gateway's own
+     * servlets is meant to throw (bad input is refused in the caller's shape before that).
      */
     @Test
-    @DisplayName("an exception that escapes a servlet is a 500 in OpenAI's shape: no HTML, no class names, uncharged")
+    @DisplayName("an exception that escapes a servlet is a 500 in OpenAI's shape: no HTML, no class names")
     void uncaughtException() throws Exception {
-        try (Harness harness = Harness.start(Harness.Store.MEMORY, true)) {
-            HttpResponse<String> answer = harness.post(
-                    "/v1/chat/completions",
-                    "demo-free",
-                    "application/json; charset=x-unknown-42",
-                    "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}");
+        org.eclipse.jetty.server.Server server = new org.eclipse.jetty.server.Server();
+        org.eclipse.jetty.server.ServerConnector connector = new org.eclipse.jetty.server.ServerConnector(server);
+        connector.setHost("127.0.0.1");
+        server.addConnector(connector);
+        org.eclipse.jetty.ee10.servlet.ServletContextHandler context =
+                new org.eclipse.jetty.ee10.servlet.ServletContextHandler();
+        context.addServlet(
+                new org.eclipse.jetty.ee10.servlet.ServletHolder(new jakarta.servlet.http.HttpServlet() {
+                    private static final long serialVersionUID = 1L;
 
+                    @Override
+                    protected void service(
+                            jakarta.servlet.http.HttpServletRequest request,
+                            jakarta.servlet.http.HttpServletResponse response) {
+                        throw new IllegalStateException("internal detail x-secret-42");
+                    }
+                }),
+                "/*");
+        context.setErrorHandler(new JsonErrors());
+        server.setErrorHandler(new JsonErrors());
+        server.setHandler(context);
+        server.start();
+        try {
+            HttpResponse<String> answer = java.net.http.HttpClient.newHttpClient()
+                    .send(
+                            java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                                            "http://127.0.0.1:" + connector.getLocalPort() + "/v1/anything"))
+                                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
             assertThat(answer.statusCode()).isEqualTo(500);
             assertThat(answer.headers().firstValue("content-type"))
                     .hasValueSatisfying(type -> assertThat(type).startsWith("application/json"));
@@ -79,7 +102,43 @@ class JettyErrorsTest {
                     .doesNotContain("Exception")
                     .doesNotContain("java.")
                     .doesNotContain("org.eclipse")
-                    .doesNotContain("x-unknown-42");
+                    .doesNotContain("x-secret-42");
+        } finally {
+            server.stop();
+        }
+    }
+
+    @Test
+    @DisplayName("a charset Java does not know is a 415 and a query that is not a valid URI a 400, both uncharged")
+    void unknownCharsetAndBadQuery() throws Exception {
+        try (Harness harness = Harness.start(Harness.Store.MEMORY, true)) {
+            HttpResponse<String> charset = harness.post(
+                    "/v1/chat/completions",
+                    "demo-free",
+                    "application/json; charset=x-unknown-42",
+                    "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}");
+            assertThat(charset.statusCode()).isEqualTo(415);
+            assertThat(OpenAi.JSON
+                            .readTree(charset.body())
+                            .path("error")
+                            .path("code")
+                            .asText())
+                    .isEqualTo("unsupported_content_type");
+
+            // java.net.http refuses such a URL: a raw request, as a client that does not check would send it
+            try (Socket socket = new Socket("127.0.0.1", harness.server.port())) {
+                socket.setSoTimeout(10_000);
+                OutputStream out = socket.getOutputStream();
+                out.write(("GET /v1/models?x=%zz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer demo-free\r\n"
+                                + "Connection: close\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                assertThat(answer).startsWith("HTTP/1.1 400");
+                JsonNode body = OpenAi.JSON.readTree(answer.substring(answer.indexOf("\r\n\r\n") + 4));
+                assertThat(body.path("error").path("code").asText()).isEqualTo("invalid_request_url");
+            }
+
             assertThat(harness.stub().received()).as("never forwarded").isEmpty();
             assertThat(harness.used("demo-user-free", "minute"))
                     .as("never charged")

@@ -8,7 +8,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /** A fresh gateway in front of its built-in mock model for each test, in memory and on Redis. */
 @ParameterizedClass
-@EnumSource(Harness.Store.class)
+@EnumSource(
+        value = Harness.Store.class,
+        names = {"MEMORY", "REDIS"})
 abstract class MockGatewayTest {
 
     @Parameter

@@ -32,7 +32,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * frees the tenant's concurrency slot.
  */
 @ParameterizedClass
-@EnumSource(Harness.Store.class)
+@EnumSource(
+        value = Harness.Store.class,
+        names = {"MEMORY", "REDIS"})
 class ReleasePathsTest {
 
     private static final String MODEL = "gpt-4o-mini";

@@ -25,7 +25,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * when it reported one, to what was relayed when it did not, or not at all when nothing was produced.
  */
 @ParameterizedClass
-@EnumSource(Harness.Store.class)
+@EnumSource(
+        value = Harness.Store.class,
+        names = {"MEMORY", "REDIS"})
 class ResponsesEndingsTest {
 
     private static final String MODEL = "gpt-4o-mini";

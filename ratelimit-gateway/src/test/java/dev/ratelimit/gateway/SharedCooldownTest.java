@@ -9,11 +9,24 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 
-/** A cooldown is shared through Redis: two gateway processes on one store hold back together. */
+/**
+ * A cooldown is shared through Redis: two gateway processes on one store hold back together, on one
+ * redis-server and on a Redis Cluster (where the announcement travels the cluster's pub/sub).
+ */
+@ParameterizedClass
+@EnumSource(
+        value = Harness.Store.class,
+        names = {"REDIS", "CLUSTER"})
 class SharedCooldownTest {
 
     private static final String MODEL = UpstreamsTest.MODEL;
+
+    @Parameter
+    Harness.Store store;
 
     @TempDir
     Path directory;
@@ -22,7 +35,7 @@ class SharedCooldownTest {
 
     @BeforeEach
     void start() throws Exception {
-        upstreams = Upstreams.start(Harness.Store.REDIS, directory);
+        upstreams = Upstreams.start(store, directory);
     }
 
     @AfterEach
@@ -31,10 +44,10 @@ class SharedCooldownTest {
     }
 
     @Test
-    @DisplayName("two gateway processes on one Redis share the cooldown and its one probe per interval")
+    @DisplayName("two gateway processes on one Redis (or cluster) share the cooldown and its one probe per interval")
     void sharedBetweenProcesses() throws Exception {
         Harness harness = upstreams.harness;
-        try (Harness second = Upstreams.gateway(Harness.Store.REDIS, upstreams.config)) {
+        try (Harness second = Upstreams.gateway(store, upstreams.config)) {
             second.clock.set(harness.clock.instant());
             for (int i = 0; i < 10; i++) {
                 upstreams.anthropic.enqueue(AnthropicStub.status(429, Map.of("retry-after", "60")));

@@ -264,7 +264,7 @@ class ShutdownDrainTest {
         assertThat(redis.get().call("KEYS", "*:lease"))
                 .as("lease sets left in Redis")
                 .isEqualTo(List.of());
-        try (GatewayStore store = GatewayStore.select(redis.get().uri())) {
+        try (GatewayStore store = GatewayStore.select(redis.get().uri(), null, java.time.Duration.ofSeconds(2))) {
             RateLimiter limiter =
                     SlidingWindowRateLimiter.builder(store.store()).build();
             List<Decision.Usage> tenant =

@@ -44,6 +44,7 @@ final class StubUpstream implements AutoCloseable {
     private final Server server;
     private final int port;
     private final BlockingQueue<Behaviour> queue = new LinkedBlockingQueue<>();
+    private volatile Behaviour fallback = ok();
     private final List<Received> received = new CopyOnWriteArrayList<>();
 
     private StubUpstream(Server server, int port) {
@@ -83,6 +84,11 @@ final class StubUpstream implements AutoCloseable {
         queue.add(behaviour);
     }
 
+    /** How the stub answers when nothing is queued: {@link #ok()} unless set here. */
+    void answerByDefault(Behaviour behaviour) {
+        fallback = behaviour;
+    }
+
     List<Received> received() {
         return received;
     }
@@ -94,7 +100,7 @@ final class StubUpstream implements AutoCloseable {
                 new Received(request.getMethod(), request.getRequestURI(), request.getHeader("Authorization"), body));
         Behaviour behaviour = queue.poll();
         try {
-            (behaviour == null ? ok() : behaviour).answer(body, response);
+            (behaviour == null ? fallback : behaviour).answer(body, response);
         } catch (IOException | RuntimeException e) {
             throw e;
         } catch (Exception e) {
@@ -125,6 +131,31 @@ final class StubUpstream implements AutoCloseable {
                     .put("prompt_tokens", PROMPT)
                     .put("completion_tokens", COMPLETION)
                     .put("total_tokens", PROMPT + COMPLETION);
+            write(response, 200, Map.of(), answer.toString());
+        };
+    }
+
+    /**
+     * A plain chat completion reporting this usage: {@code prompt} input tokens of which {@code cached}
+     * were read from the prompt cache, and {@code completion} output tokens.
+     */
+    static Behaviour usage(long prompt, long cached, long completion) {
+        return (body, response) -> {
+            ObjectNode answer =
+                    OpenAi.JSON.createObjectNode().put("id", "chatcmpl-stub").put("object", "chat.completion");
+            answer.put("created", 0).put("model", body.path("model").asText());
+            answer.putArray("choices")
+                    .addObject()
+                    .put("index", 0)
+                    .put("finish_reason", "stop")
+                    .putObject("message")
+                    .put("role", "assistant")
+                    .put("content", "ok");
+            ObjectNode usage = answer.putObject("usage")
+                    .put("prompt_tokens", prompt)
+                    .put("completion_tokens", completion)
+                    .put("total_tokens", prompt + completion);
+            usage.putObject("prompt_tokens_details").put("cached_tokens", cached);
             write(response, 200, Map.of(), answer.toString());
         };
     }

@@ -10,7 +10,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /** A fresh gateway in front of the {@link Upstreams} stubs for each test, in memory and on Redis. */
 @ParameterizedClass
-@EnumSource(Harness.Store.class)
+@EnumSource(
+        value = Harness.Store.class,
+        names = {"MEMORY", "REDIS"})
 abstract class UpstreamsTest {
 
     static final String MODEL = "claude-sonnet-4-5";

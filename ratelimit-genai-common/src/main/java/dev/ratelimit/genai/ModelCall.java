@@ -1,10 +1,12 @@
 package dev.ratelimit.genai;
 
 import com.knuddels.jtokkit.api.Encoding;
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Reservation;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
+import dev.ratelimit.api.Window;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -35,45 +37,103 @@ public final class ModelCall {
     private final Reservation reservation;
     private final Encoding encoding;
     private final long promptTokens;
+    private final @Nullable ModelPrice price;
     private final AtomicBoolean settled = new AtomicBoolean();
 
-    private ModelCall(Reservation reservation, Encoding encoding, long promptTokens) {
+    private ModelCall(Reservation reservation, Encoding encoding, long promptTokens, @Nullable ModelPrice price) {
         this.reservation = reservation;
         this.encoding = encoding;
         this.promptTokens = promptTokens;
+        this.price = price;
     }
 
     /**
-     * Reserves one call: one request and {@code promptTokens + maxOutputTokens} tokens, for the user
-     * and in the model's budget (when there is one), all or nothing.
+     * One call to a model as counted before it is made: what it asks for and who else pays.
+     *
+     * @param model the model's name, for the price and for the refusal of an unpriced model
+     * @param budget the model's upstream cap, charged with the user's windows, or {@code null} when
+     *     it has none
+     * @param price the model's price, or {@code null} when it has none (then only tokens are charged,
+     *     and a spend window refuses the call: {@link UnpricedModelException})
+     * @param encoding the encoding the prompt was counted with, to count output with later
+     * @param promptTokens the counted prompt, at least 0
+     * @param maxOutputTokens the most the call may produce, at least 0
+     */
+    public record Request(
+            String model,
+            @Nullable SharedBudget budget,
+            @Nullable ModelPrice price,
+            Encoding encoding,
+            long promptTokens,
+            long maxOutputTokens) {
+
+        /**
+         * Validates the request.
+         *
+         * @throws NullPointerException if the model or the encoding is {@code null}
+         * @throws IllegalArgumentException if a count is negative
+         */
+        public Request {
+            java.util.Objects.requireNonNull(model, "model must not be null");
+            java.util.Objects.requireNonNull(encoding, "encoding must not be null");
+            if (promptTokens < 0 || maxOutputTokens < 0) {
+                throw new IllegalArgumentException("promptTokens and maxOutputTokens must not be negative, were "
+                        + promptTokens + " and " + maxOutputTokens);
+            }
+        }
+
+        /**
+         * Returns what the call reserves: the prompt plus the most it may produce in tokens and, when
+         * the model has a price, their worst-case cost ({@link ModelPrice#worstCaseMicros}).
+         *
+         * @param tier the user's tier, whose spend windows refuse an unpriced model
+         * @return the amounts to reserve
+         * @throws UnpricedModelException if a spend window of the tier or the budget applies and the
+         *     model has no price
+         */
+        Amounts estimate(Tier tier) {
+            Amounts tokens = Amounts.tokens(promptTokens + maxOutputTokens);
+            ModelPrice priced = price;
+            if (priced != null) {
+                return tokens.and(Window.Unit.USD_MICROS, priced.worstCaseMicros(promptTokens, maxOutputTokens));
+            }
+            Window spend = spendWindow(tier.windows());
+            SharedBudget shared = budget;
+            if (spend == null && shared != null) {
+                spend = spendWindow(shared.windows());
+            }
+            if (spend != null) {
+                throw new UnpricedModelException(model, spend);
+            }
+            return tokens;
+        }
+
+        List<SharedBudget> budgets() {
+            SharedBudget shared = budget;
+            return shared == null ? List.of() : List.of(shared);
+        }
+    }
+
+    /**
+     * Reserves one call: one request, {@code promptTokens + maxOutputTokens} tokens and, for a priced
+     * model, the call's worst-case cost in micro-dollars, for the user and in the model's budget (when
+     * there is one), all or nothing; the settlement charges what the provider reports.
      *
      * @param limiter the limiter
      * @param userId the end user
      * @param tier the user's tier
-     * @param modelBudget the model's upstream cap, or {@code null} when it has none
-     * @param encoding the encoding the prompt was counted with, to count output with later
-     * @param promptTokens the counted prompt
-     * @param maxOutputTokens the most the call may produce
+     * @param request the call, counted
      * @return the admitted call
+     * @throws UnpricedModelException if a spend window applies and the model has no price: a call
+     *     that cannot be charged is not made
      * @throws RateLimitExceededException if the user's windows or the model's budget refuse the call;
      *     nothing was charged
      * @throws dev.ratelimit.api.RateLimiterUnavailableException if a fail-closed limiter cannot reach
      *     its store
      */
-    public static ModelCall admit(
-            RateLimiter limiter,
-            String userId,
-            Tier tier,
-            @Nullable SharedBudget modelBudget,
-            Encoding encoding,
-            long promptTokens,
-            long maxOutputTokens) {
-        Reservation reservation = limiter.reserve(
-                userId, tier, promptTokens + maxOutputTokens, modelBudget == null ? List.of() : List.of(modelBudget));
-        if (!reservation.decision().allowed()) {
-            throw new RateLimitExceededException(userId, tier, reservation.decision());
-        }
-        return new ModelCall(reservation, encoding, promptTokens);
+    public static ModelCall admit(RateLimiter limiter, String userId, Tier tier, Request request) {
+        Reservation reservation = limiter.reserve(userId, tier, request.estimate(tier), request.budgets());
+        return admitted(reservation, userId, tier, request);
     }
 
     /**
@@ -82,33 +142,32 @@ public final class ModelCall {
      * @param limiter the limiter
      * @param userId the end user
      * @param tier the user's tier
-     * @param modelBudget the model's upstream cap, or {@code null} when it has none
-     * @param encoding the encoding the prompt was counted with
-     * @param promptTokens the counted prompt
-     * @param maxOutputTokens the most the call may produce
+     * @param request the call, counted
      * @return a stage completed with the admitted call, or exceptionally with {@link
      *     RateLimitExceededException} (refused) or {@link
      *     dev.ratelimit.api.RateLimiterUnavailableException} (a fail-closed limiter without its store)
+     * @throws UnpricedModelException if a spend window applies and the model has no price
      */
     public static CompletionStage<ModelCall> admitAsync(
-            RateLimiter limiter,
-            String userId,
-            Tier tier,
-            @Nullable SharedBudget modelBudget,
-            Encoding encoding,
-            long promptTokens,
-            long maxOutputTokens) {
-        return limiter.reserveAsync(
-                        userId,
-                        tier,
-                        promptTokens + maxOutputTokens,
-                        modelBudget == null ? List.of() : List.of(modelBudget))
-                .thenApply(reservation -> {
-                    if (!reservation.decision().allowed()) {
-                        throw new RateLimitExceededException(userId, tier, reservation.decision());
-                    }
-                    return new ModelCall(reservation, encoding, promptTokens);
-                });
+            RateLimiter limiter, String userId, Tier tier, Request request) {
+        return limiter.reserveAsync(userId, tier, request.estimate(tier), request.budgets())
+                .thenApply(reservation -> admitted(reservation, userId, tier, request));
+    }
+
+    private static ModelCall admitted(Reservation reservation, String userId, Tier tier, Request request) {
+        if (!reservation.decision().allowed()) {
+            throw new RateLimitExceededException(userId, tier, reservation.decision());
+        }
+        return new ModelCall(reservation, request.encoding(), request.promptTokens(), request.price());
+    }
+
+    private static @Nullable Window spendWindow(List<Window> windows) {
+        for (Window window : windows) {
+            if (window.unit().equals(Window.Unit.USD_MICROS)) {
+                return window;
+            }
+        }
+        return null;
     }
 
     /**
@@ -152,10 +211,19 @@ public final class ModelCall {
      */
     public CompletionStage<Void> complete(
             @Nullable Long total, @Nullable Long input, @Nullable Long output, long countedOutput) {
-        if (total != null) {
-            return commit(total);
-        }
-        return commit((input != null ? input : promptTokens) + (output != null ? output : countedOutput));
+        TokenUsage usage = TokenUsage.of(input != null ? input : promptTokens, output != null ? output : countedOutput);
+        return commit(total != null ? total : usage.total(), usage);
+    }
+
+    /**
+     * Commits a completed call to the usage the provider reported, by kind of token: its total in
+     * the token windows and, when the model has a price, its cost in the spend windows.
+     *
+     * @param usage the reported usage
+     * @return the store's stage; it completes normally
+     */
+    public CompletionStage<Void> complete(TokenUsage usage) {
+        return commit(usage.total(), usage);
     }
 
     /**
@@ -166,7 +234,7 @@ public final class ModelCall {
      * @return the store's stage; it completes normally
      */
     public CompletionStage<Void> produced(long outputTokens) {
-        return commit(promptTokens + outputTokens);
+        return commit(promptTokens + outputTokens, TokenUsage.of(promptTokens, outputTokens));
     }
 
     /**
@@ -178,10 +246,14 @@ public final class ModelCall {
         return settled.compareAndSet(false, true) ? reservation.cancel() : CompletableFuture.completedFuture(null);
     }
 
-    private CompletionStage<Void> commit(long tokens) {
-        return settled.compareAndSet(false, true)
-                ? reservation.commit(tokens)
-                : CompletableFuture.completedFuture(null);
+    private CompletionStage<Void> commit(long tokens, TokenUsage usage) {
+        if (!settled.compareAndSet(false, true)) {
+            return CompletableFuture.completedFuture(null);
+        }
+        Amounts actual = Amounts.tokens(tokens);
+        ModelPrice priced = price;
+        return reservation.commit(
+                priced == null ? actual : actual.and(Window.Unit.USD_MICROS, priced.costMicros(usage)));
     }
 
     @Override

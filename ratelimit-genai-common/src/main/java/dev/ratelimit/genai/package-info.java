@@ -1,8 +1,10 @@
 /**
  * What the GenAI framework integrations share: {@link dev.ratelimit.genai.ModelCall}, one reservation
  * per call to the model settled to the provider's usage; {@link dev.ratelimit.genai.TokenCounts},
- * the jtokkit estimate; and {@link dev.ratelimit.genai.RateLimitExceededException}, the refusal
- * thrown instead of calling the model.
+ * the jtokkit estimate; {@link dev.ratelimit.genai.PriceTable} and {@link
+ * dev.ratelimit.genai.ModelPrice}, what a call costs for spend windows, from its {@link
+ * dev.ratelimit.genai.TokenUsage}; and {@link dev.ratelimit.genai.RateLimitExceededException}, the
+ * refusal thrown instead of calling the model.
  */
 @NullMarked
 package dev.ratelimit.genai;

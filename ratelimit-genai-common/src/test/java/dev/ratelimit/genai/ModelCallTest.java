@@ -10,6 +10,7 @@ import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.inmemory.InMemoryWindowStore;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 class ModelCallTest {
@@ -31,7 +32,7 @@ class ModelCallTest {
     }
 
     private ModelCall admit() {
-        return ModelCall.admit(limiter, "u", TIER, CAP, TokenCounts.encodingFor("gpt-4o"), 10, 100);
+        return ModelCall.admit(limiter, "u", TIER, request("gpt-4o", CAP, null, 10, 100));
     }
 
     @Test
@@ -61,7 +62,7 @@ class ModelCallTest {
         admit().cancel().toCompletableFuture().join();
         assertThat(used(REQUESTS)).isZero();
         admit();
-        ModelCall.admitAsync(limiter, "u", TIER, null, TokenCounts.encodingFor(null), 1, 1)
+        ModelCall.admitAsync(limiter, "u", TIER, request("model", null, null, 1, 1))
                 .toCompletableFuture()
                 .get();
 
@@ -71,5 +72,89 @@ class ModelCallTest {
         });
         assertThat(TokenCounts.text(TokenCounts.encodingFor("openai/gpt-4o"), "hello world"))
                 .isEqualTo(2);
+    }
+
+    private static final Window SPEND = Window.of("spend-day", 20_000, Duration.ofDays(1), Window.Unit.USD_MICROS);
+    private static final Window METERED_TOKENS = Window.tokens(100_000, Duration.ofMinutes(1));
+    private static final Tier METERED = Tier.of("m", Window.of(100, Duration.ofMinutes(1)), METERED_TOKENS, SPEND);
+    private static final ModelPrice PRICE = ModelPrice.perMillion("3", "1", "10");
+
+    private long spent() {
+        return limiter.usage("u", METERED).stream()
+                .filter(usage -> usage.window().equals(SPEND))
+                .findFirst()
+                .orElseThrow()
+                .used();
+    }
+
+    private long meteredTokens() {
+        return limiter.usage("u", METERED).stream()
+                .filter(usage -> usage.window().equals(METERED_TOKENS))
+                .findFirst()
+                .orElseThrow()
+                .used();
+    }
+
+    private ModelCall admitPriced(long maxOutputTokens) {
+        return ModelCall.admit(limiter, "u", METERED, request("m1", null, PRICE, 10, maxOutputTokens));
+    }
+
+    @Test
+    void aPricedCallReservesItsWorstCaseAndSettlesToTheCostOfItsUsage() {
+        ModelCall call = admitPriced(100);
+        assertThat(spent()).isEqualTo(10 * 3 + 100 * 10);
+
+        call.complete(TokenUsage.openAi(10, 4, 20)).toCompletableFuture().join();
+
+        assertThat(spent()).isEqualTo(6 * 3 + 4 + 20 * 10);
+        assertThat(meteredTokens()).isEqualTo(30);
+    }
+
+    @Test
+    void theOtherEndingsChargeTheCountOrNothing() {
+        admitPriced(100).produced(5).toCompletableFuture().join();
+        assertThat(spent()).isEqualTo(10 * 3 + 5 * 10);
+        admitPriced(100).complete(null, null, null, 2).toCompletableFuture().join();
+        assertThat(spent()).isEqualTo(80 + 10 * 3 + 2 * 10);
+        admitPriced(100).cancel().toCompletableFuture().join();
+        assertThat(spent()).isEqualTo(130);
+    }
+
+    @Test
+    void aWorstCaseAboveWhatIsLeftIsRefusedWithTheSpendWindow() {
+        admitPriced(1_000).complete(TokenUsage.of(10, 10)).toCompletableFuture().join(); // reserved 10,030
+
+        assertThatThrownBy(() -> admitPriced(1_990))
+                .isInstanceOfSatisfying(
+                        RateLimitExceededException.class,
+                        e -> assertThat(e.decision().window()).isEqualTo(SPEND));
+        assertThat(spent()).isEqualTo(130);
+    }
+
+    @Test
+    void anUnpricedModelUnderASpendWindowIsRefusedBeforeAnythingIsReserved() {
+        assertThatThrownBy(() -> ModelCall.admit(limiter, "u", METERED, request("mystery", null, null, 10, 10)))
+                .isInstanceOfSatisfying(
+                        UnpricedModelException.class, e -> assertThat(e.model()).isEqualTo("mystery"))
+                .hasMessageContaining("spend-day");
+        SharedBudget spendCap =
+                SharedBudget.of("cap-spend", Window.of("spend", 1_000, Duration.ofDays(1), Window.Unit.USD_MICROS));
+        assertThatThrownBy(() -> ModelCall.admitAsync(limiter, "u", TIER, request("mystery", spendCap, null, 10, 10)))
+                .as("a spend window of the model's budget")
+                .isInstanceOf(UnpricedModelException.class);
+        assertThat(limiter.usage("u", METERED)).allMatch(usage -> usage.used() == 0);
+
+        // without a spend window an unpriced model is charged in tokens only
+        ModelCall.admit(limiter, "u", TIER, request("mystery", null, null, 10, 10))
+                .complete(TokenUsage.of(3, 4))
+                .toCompletableFuture()
+                .join();
+        assertThat(used(TOKENS)).isEqualTo(7);
+        assertThat(spent()).isZero();
+    }
+
+    private static ModelCall.Request request(
+            String model, @Nullable SharedBudget budget, @Nullable ModelPrice price, long prompt, long maxOutput) {
+        return new ModelCall.Request(model, budget, price, TokenCounts.encodingFor("gpt-4o"), prompt, maxOutput);
     }
 }

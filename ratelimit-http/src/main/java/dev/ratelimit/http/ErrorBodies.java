@@ -12,10 +12,18 @@ final class ErrorBodies {
 
     private ErrorBodies() {}
 
-    /** A 429's: type {@code requests} or {@code tokens}, and the window that tripped. */
+    /**
+     * A 429's: type {@code requests} or {@code tokens} (the window's unit) with OpenAI's {@code
+     * rate_limit_exceeded}, or for a spend window (micro-dollars) OpenAI's {@code insufficient_quota},
+     * its answer to an exhausted budget; and the window that tripped.
+     */
     static String rateLimited(ErrorShape shape, Window window, long retryAfterSeconds, String message) {
+        boolean money = window.unit().equals(Window.Unit.USD_MICROS);
         return switch (shape) {
-            case OPENAI -> openAi(message, unit(window), "rate_limit_exceeded", window.name());
+            case OPENAI ->
+                money
+                        ? openAi(message, "insufficient_quota", "insufficient_quota", window.name())
+                        : openAi(message, unit(window), "rate_limit_exceeded", window.name());
             case ANTHROPIC -> anthropic("rate_limit_error", message);
             case PLAIN -> plain("rate_limited", window.name(), window.limit(), retryAfterSeconds, message);
         };
@@ -54,7 +62,7 @@ final class ErrorBodies {
     }
 
     static String unit(Window window) {
-        return window.isTokens() ? "tokens" : "requests";
+        return window.unit().name();
     }
 
     private static String plain(String error, String window, long limit, long retryAfterSeconds, String message) {

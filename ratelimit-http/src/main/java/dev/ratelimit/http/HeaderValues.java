@@ -119,4 +119,23 @@ final class HeaderValues {
         }
         return clean.toString();
     }
+
+    /**
+     * The suffix of OpenAI's {@code x-ratelimit-*} headers for a unit: {@code requests}, {@code
+     * tokens}, {@code spend} for micro-dollars, and any other unit's name with {@code _} as {@code -}.
+     */
+    static String unitSuffix(Window.Unit unit) {
+        if (unit.equals(Window.Unit.USD_MICROS)) {
+            return "spend";
+        }
+        return unit.name().replace('_', '-');
+    }
+
+    /** An amount as a header states it: micro-dollars in US dollars ({@code 4.25}), others as they are. */
+    static String amount(Window.Unit unit, long amount) {
+        if (unit.equals(Window.Unit.USD_MICROS)) {
+            return java.math.BigDecimal.valueOf(amount, 6).stripTrailingZeros().toPlainString();
+        }
+        return Long.toString(amount);
+    }
 }

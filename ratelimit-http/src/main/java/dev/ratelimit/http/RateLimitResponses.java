@@ -272,14 +272,22 @@ public final class RateLimitResponses {
             throw new IllegalArgumentException("decision must be a rejection, was " + decision);
         }
         Window window = decision.window();
-        String what = " of " + window.limit() + " " + ErrorBodies.unit(window) + " per "
-                + describe(window.lengthSeconds()) + " (window '" + window.name() + "')"
+        boolean money = window.unit().equals(Window.Unit.USD_MICROS);
+        String limit = money
+                ? "$"
+                        + java.math.BigDecimal.valueOf(window.limit(), 6)
+                                .setScale(2, java.math.RoundingMode.DOWN)
+                                .toPlainString()
+                : window.limit() + " " + ErrorBodies.unit(window);
+        String what = " of " + limit + " per " + describe(window.lengthSeconds()) + " (window '" + window.name() + "')"
                 + (decision.budget() == null ? "" : " of the shared budget '" + decision.budget() + "'");
         if (decision.tooLarge()) {
-            return "This request alone asks for more tokens than the limit" + what + " allows; no retry can succeed.";
+            return "This request alone asks for more " + (money ? "spend" : ErrorBodies.unit(window))
+                    + " than the limit" + what + " allows; no retry can succeed.";
         }
         long retryAfter = decision.retryAfterSeconds();
-        return "Too many requests: the limit" + what + " is used up; retry in " + retryAfter
+        return (money ? "Spend limit reached: the budget" : "Too many requests: the limit") + what
+                + (money ? " is spent" : " is used up") + "; retry in " + retryAfter
                 + (retryAfter == 1 ? " second." : " seconds.");
     }
 
@@ -328,20 +336,26 @@ public final class RateLimitResponses {
         }
         if (openAi) {
             for (Reported window : reported) {
-                String unit = window.tokens() ? "tokens" : "requests";
-                headers.accept("x-ratelimit-limit-" + unit, Long.toString(window.limit()));
-                headers.accept("x-ratelimit-remaining-" + unit, Long.toString(window.remaining()));
-                headers.accept("x-ratelimit-reset-" + unit, HeaderValues.goDuration(window.reset()));
+                Window.Unit unit = window.window().unit();
+                String suffix = HeaderValues.unitSuffix(unit);
+                headers.accept("x-ratelimit-limit-" + suffix, HeaderValues.amount(unit, window.limit()));
+                headers.accept("x-ratelimit-remaining-" + suffix, HeaderValues.amount(unit, window.remaining()));
+                headers.accept("x-ratelimit-reset-" + suffix, HeaderValues.goDuration(window.reset()));
             }
         }
         if (anthropic && clock != null) {
             Instant now = clock.instant();
             for (Reported window : reported) {
+                Window.Unit unit = window.window().unit();
+                if (!unit.isRequests() && !unit.equals(Window.Unit.TOKENS)) {
+                    continue; // Anthropic's family names requests and tokens only
+                }
                 String reset = resetTime(now, window.reset());
-                for (String unit : window.tokens() ? ANTHROPIC_TOKEN_UNITS : ANTHROPIC_REQUEST_UNITS) {
-                    headers.accept("anthropic-ratelimit-" + unit + "-limit", Long.toString(window.limit()));
-                    headers.accept("anthropic-ratelimit-" + unit + "-remaining", Long.toString(window.remaining()));
-                    headers.accept("anthropic-ratelimit-" + unit + "-reset", reset);
+                for (String unitName : unit.isRequests() ? ANTHROPIC_REQUEST_UNITS : ANTHROPIC_TOKEN_UNITS) {
+                    String family = unitName;
+                    headers.accept("anthropic-ratelimit-" + family + "-limit", Long.toString(window.limit()));
+                    headers.accept("anthropic-ratelimit-" + family + "-remaining", Long.toString(window.remaining()));
+                    headers.accept("anthropic-ratelimit-" + family + "-reset", reset);
                 }
             }
         }
@@ -384,11 +398,11 @@ public final class RateLimitResponses {
      */
     private static List<Reported> eachUnit(Tier tier, List<Decision.Usage> usage, @Nullable Window rejecting) {
         List<Reported> reported = new ArrayList<>(2);
-        for (boolean tokens : new boolean[] {false, true}) {
+        for (Window.Unit unit : units(tier)) {
             Decision.Usage tightest = null;
             int known = 0;
             for (Decision.Usage window : usage) {
-                if (window.budget() != null || window.window().isTokens() != tokens) {
+                if (window.budget() != null || !window.window().unit().equals(unit)) {
                     continue;
                 }
                 known++;
@@ -406,9 +420,9 @@ public final class RateLimitResponses {
                 continue;
             }
             long windows = tier.windows().stream()
-                    .filter(window -> window.isTokens() == tokens)
+                    .filter(window -> window.unit().equals(unit))
                     .count();
-            boolean rejectedHere = rejecting != null && rejecting.isTokens() == tokens;
+            boolean rejectedHere = rejecting != null && rejecting.unit().equals(unit);
             if (known >= windows || rejectedHere) {
                 reported.add(new Reported(
                         tightest.window(),
@@ -420,10 +434,18 @@ public final class RateLimitResponses {
         return reported;
     }
 
-    /** Names a window length for a sentence: "minute", "day", or "90 seconds". */
+    /** Names a window length for a sentence: "minute", "day", "30 days", "6 hours" or "90 seconds". */
     private static String describe(long seconds) {
         String name = Window.of(1, Duration.ofSeconds(seconds)).name(); // second, minute, hour, day, week or "90s"
-        return Character.isDigit(name.charAt(0)) ? seconds + " seconds" : name;
+        if (!Character.isDigit(name.charAt(0))) {
+            return name;
+        }
+        for (long[] unit : new long[][] {{86_400, 0}, {3_600, 1}, {60, 2}}) {
+            if (seconds % unit[0] == 0) {
+                return seconds / unit[0] + (unit[1] == 0 ? " days" : unit[1] == 1 ? " hours" : " minutes");
+            }
+        }
+        return seconds + " seconds";
     }
 
     @Override
@@ -435,6 +457,15 @@ public final class RateLimitResponses {
     }
 
     /** One window as the headers report it. */
+    /** The units of a tier's windows, requests first, then tokens, then the others by name. */
+    private static java.util.SortedSet<Window.Unit> units(Tier tier) {
+        java.util.SortedSet<Window.Unit> units = new java.util.TreeSet<>();
+        for (Window window : tier.windows()) {
+            units.add(window.unit());
+        }
+        return units;
+    }
+
     private record Reported(Window window, long remaining, Duration reset, long resetSeconds) {
 
         String name() {
@@ -443,10 +474,6 @@ public final class RateLimitResponses {
 
         long limit() {
             return window.limit();
-        }
-
-        boolean tokens() {
-            return window.isTokens();
         }
     }
 

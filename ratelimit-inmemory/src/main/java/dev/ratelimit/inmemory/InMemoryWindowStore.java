@@ -224,35 +224,37 @@ public final class InMemoryWindowStore implements WindowStore {
 
     @Override
     public boolean renewLease(StoreRequest.Lease lease, String entryId, long nowMillis) {
-        Objects.requireNonNull(lease, "lease must not be null");
         Objects.requireNonNull(entryId, "entryId must not be null");
-        long now = timeOf(nowMillis != StoreRequest.STORE_TIME, nowMillis);
-        ScopeKey key = new ScopeKey(lease.subject(), lease.shared());
-        ReentrantLock stripe = stripes[stripeIndex(key)];
-        stripe.lock();
-        try {
-            ScopeLog log = logs.getIfPresent(key);
+        return withLeaseScope(lease, nowMillis, (key, log, now) -> {
             if (log == null || !log.holds(entryId, now)) {
                 return false;
             }
             log.hold(entryId, now + lease.ttlMillis());
             logs.put(key, log);
             return true;
-        } finally {
-            stripe.unlock();
-        }
+        });
     }
 
     @Override
     public long leasesHeld(StoreRequest.Lease lease, long nowMillis) {
+        return withLeaseScope(lease, nowMillis, (key, log, now) -> log == null ? 0L : log.leasesAt(now));
+    }
+
+    /** What one lease call does with its scope's log ({@code null} when there is none) at {@code now}. */
+    @FunctionalInterface
+    private interface LeaseWork<T> {
+        T apply(ScopeKey key, @Nullable ScopeLog log, long now);
+    }
+
+    /** Runs {@code work} on the lease's scope under its stripe's lock. */
+    private <T> T withLeaseScope(StoreRequest.Lease lease, long nowMillis, LeaseWork<T> work) {
         Objects.requireNonNull(lease, "lease must not be null");
         long now = timeOf(nowMillis != StoreRequest.STORE_TIME, nowMillis);
         ScopeKey key = new ScopeKey(lease.subject(), lease.shared());
         ReentrantLock stripe = stripes[stripeIndex(key)];
         stripe.lock();
         try {
-            ScopeLog log = logs.getIfPresent(key);
-            return log == null ? 0 : log.leasesAt(now);
+            return work.apply(key, logs.getIfPresent(key), now);
         } finally {
             stripe.unlock();
         }
@@ -398,7 +400,7 @@ public final class InMemoryWindowStore implements WindowStore {
             for (int i = 0; i < shapes.size(); i++) {
                 Window shape = shapes.get(i);
                 if (shape.length().equals(window.length())
-                        && shape.unit() == window.unit()
+                        && shape.unit().equals(window.unit())
                         && shape.precision().equals(window.precision())) {
                     return windows.get(i);
                 }

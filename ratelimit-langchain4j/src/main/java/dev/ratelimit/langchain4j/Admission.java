@@ -22,7 +22,10 @@ final class Admission {
         return call.encoding();
     }
 
-    /** Commits the provider's reported usage; without it, the counted prompt and output. */
+    /**
+     * Commits the provider's reported usage, by kind of token ({@link ReportedUsage}); without it,
+     * the counted prompt and output.
+     */
     void complete(ChatResponse response) {
         TokenUsage usage = response.tokenUsage();
         long counted = TokenCounter.output(
@@ -33,17 +36,7 @@ final class Admission {
             call.complete(null, null, null, counted).toCompletableFuture().join();
             return;
         }
-        call.complete(
-                        usage.totalTokenCount() == null
-                                ? null
-                                : usage.totalTokenCount().longValue(),
-                        usage.inputTokenCount() == null
-                                ? null
-                                : usage.inputTokenCount().longValue(),
-                        usage.outputTokenCount() == null
-                                ? null
-                                : usage.outputTokenCount().longValue(),
-                        counted)
+        call.complete(ReportedUsage.of(usage, call.promptTokens(), counted))
                 .toCompletableFuture()
                 .join();
     }

@@ -10,7 +10,10 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.genai.ModelCall;
+import dev.ratelimit.genai.ModelPrice;
+import dev.ratelimit.genai.PriceTable;
 import dev.ratelimit.genai.RateLimitExceededException;
+import dev.ratelimit.genai.UnpricedModelException;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -27,18 +30,27 @@ import org.jspecify.annotations.Nullable;
  * resolver}), the user's {@link Tier}, and the model's {@link SharedBudget} (by the request's model
  * name, else the model's default), estimates the call's tokens (the prompt counted with jtokkit plus
  * the request's {@code maxOutputTokens}, else the model's default, else {@link
- * Builder#defaultMaxOutputTokens(long)}) and makes one {@link RateLimiter#reserve(String, Tier, long,
- * List) reservation}. A refusal throws {@link RateLimitExceededException} and the model is not
+ * Builder#defaultMaxOutputTokens(long)}) and makes one {@link RateLimiter#reserve(String, Tier,
+ * dev.ratelimit.api.Amounts, List) reservation}. A refusal throws {@link RateLimitExceededException} and the model is not
  * called. Otherwise the reservation is settled, before the caller sees the outcome:
  *
  * <ul>
- *   <li>a response: committed to {@code ChatResponse.tokenUsage().totalTokenCount()}, or to the
- *       counted prompt and output when the provider reported no usage;
+ *   <li>a response: committed to the usage the provider reported ({@code ChatResponse.tokenUsage()}),
+ *       or to the counted prompt and output when it reported none;
  *   <li>an exception from the model, or a stream that fails before producing anything: cancelled,
- *       the request and tokens given back;
+ *       the request, tokens and money given back;
  *   <li>a stream that fails after producing output, or that the caller cancels through its {@code
  *       StreamingHandle}: committed to the counted prompt plus the output produced so far.
  * </ul>
+ *
+ * <p>Windows in money ({@code usd_micros}, such as a tier's {@code spend-day: $5/1d}) are charged
+ * from a {@linkplain Builder#priceTable(PriceTable) price table}: the reservation also holds the
+ * call's worst case ({@link ModelPrice#worstCaseMicros}: every prompt token at the model's dearest
+ * input price, the most it may produce at its output price), and the settlement charges the cost of
+ * the usage reported (fresh input, cached input, cache writes and output, each at its price), or of
+ * the counted prompt and output without a report. A call to a model the table does not price, when a
+ * spend window applies to it, throws {@link UnpricedModelException} before the model is called, and
+ * nothing is charged; without a table every model is unpriced.
  *
  * <p>Every call to the model is charged: an AI Service's tool-calling loop calls the model once per
  * round, and each round is one reservation.
@@ -70,6 +82,7 @@ public final class LangChain4jRateLimiter {
     private final Function<ChatRequest, @Nullable String> user;
     private final Function<String, Tier> tier;
     private final Map<String, SharedBudget> modelBudgets;
+    private final @Nullable PriceTable prices;
     private final long defaultMaxOutputTokens;
 
     private LangChain4jRateLimiter(Builder builder, Function<String, Tier> tier) {
@@ -77,6 +90,7 @@ public final class LangChain4jRateLimiter {
         this.user = builder.user;
         this.tier = tier;
         this.modelBudgets = Map.copyOf(builder.modelBudgets);
+        this.prices = builder.prices;
         this.defaultMaxOutputTokens = builder.defaultMaxOutputTokens;
     }
 
@@ -109,7 +123,7 @@ public final class LangChain4jRateLimiter {
      * LangChain4j takes a {@link StreamingChatModel}, such as {@code
      * AiServices.builder(...).streamingChatModel(...)}. A refused call throws {@link
      * RateLimitExceededException} from {@code chat(...)} itself, before the handler hears anything;
-     * every later outcome reaches the handler.
+     * every later outcome reaches the handler. So does {@link UnpricedModelException}.
      *
      * @param model the model to call
      * @return the rate-limited model; its default parameters, provider, listeners and capabilities
@@ -124,6 +138,7 @@ public final class LangChain4jRateLimiter {
      * Resolves the call's user, tier and model budget, and reserves its estimate.
      *
      * @throws RateLimitExceededException if the reservation is refused
+     * @throws UnpricedModelException if a spend window applies and the model has no price
      * @throws IllegalStateException if no end user can be resolved
      */
     Admission admit(ChatRequest request, @Nullable ChatRequestOptions options, ChatRequestParameters defaults) {
@@ -134,14 +149,19 @@ public final class LangChain4jRateLimiter {
         long prompt = TokenCounter.prompt(encoding, request.messages(), request.toolSpecifications());
         Integer maxOutput = request.maxOutputTokens() != null ? request.maxOutputTokens() : defaults.maxOutputTokens();
         SharedBudget budget = modelName == null ? null : modelBudgets.get(modelName);
+        PriceTable table = prices;
+        ModelPrice price = modelName == null || table == null ? null : table.priceOf(modelName);
         return new Admission(ModelCall.admit(
                 limiter,
                 userId,
                 userTier,
-                budget,
-                encoding,
-                prompt,
-                maxOutput != null ? maxOutput : defaultMaxOutputTokens));
+                new ModelCall.Request(
+                        modelName == null ? "(no model name)" : modelName,
+                        budget,
+                        price,
+                        encoding,
+                        prompt,
+                        maxOutput != null ? maxOutput : defaultMaxOutputTokens)));
     }
 
     private String userOf(ChatRequest request, @Nullable ChatRequestOptions options) {
@@ -156,8 +176,9 @@ public final class LangChain4jRateLimiter {
 
     @Override
     public String toString() {
-        return "LangChain4jRateLimiter[" + limiter + ", model budgets " + modelBudgets.keySet()
-                + ", default max output tokens " + defaultMaxOutputTokens + "]";
+        return "LangChain4jRateLimiter[" + limiter + ", model budgets " + modelBudgets.keySet() + ", prices "
+                + (prices == null ? "none" : prices.prices().keySet()) + ", default max output tokens "
+                + defaultMaxOutputTokens + "]";
     }
 
     /** Configures a {@link LangChain4jRateLimiter}; not thread-safe. */
@@ -167,6 +188,7 @@ public final class LangChain4jRateLimiter {
         private Function<ChatRequest, @Nullable String> user = request -> null;
         private @Nullable Function<String, Tier> tier;
         private Map<String, SharedBudget> modelBudgets = Map.of();
+        private @Nullable PriceTable prices;
         private long defaultMaxOutputTokens = DEFAULT_MAX_OUTPUT_TOKENS;
 
         private Builder(RateLimiter limiter) {
@@ -225,6 +247,22 @@ public final class LangChain4jRateLimiter {
          */
         public Builder modelBudgets(Map<String, SharedBudget> modelBudgets) {
             this.modelBudgets = Map.copyOf(Objects.requireNonNull(modelBudgets, "modelBudgets"));
+            return this;
+        }
+
+        /**
+         * Sets the prices that charge spend windows ({@code usd_micros}), looked up by the request's
+         * model name, else the model's default; none unless set. A call to a model the table does not
+         * price throws {@link UnpricedModelException} when a spend window of the user's tier or the
+         * model's budget applies to it, and passes uncharged in money otherwise.
+         *
+         * @param prices the prices, such as {@code PriceTable.of(Map.of("gpt-4o-mini",
+         *     ModelPrice.perMillion("0.15", "0.075", "0.60")))}
+         * @return this builder
+         * @throws NullPointerException if {@code prices} is {@code null}
+         */
+        public Builder priceTable(PriceTable prices) {
+            this.prices = Objects.requireNonNull(prices, "prices");
             return this;
         }
 

@@ -10,6 +10,7 @@ import dev.langchain4j.model.chat.response.PartialToolCall;
 import dev.langchain4j.model.chat.response.PartialToolCallContext;
 import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import dev.langchain4j.model.chat.response.StreamingHandle;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
@@ -17,7 +18,9 @@ import org.jspecify.annotations.Nullable;
  * Forwards every event of one stream to the caller's handler, keeps the output produced so far, and
  * settles the call's reservation exactly once, by the first ending: the response, an error, the
  * caller cancelling through the {@link StreamingHandle} it was given, or the delegate failing to
- * start. The settlement happens before the caller's handler hears of the ending.
+ * start. The settlement happens before the caller's handler hears of the ending, and before the
+ * caller's {@code cancel()} returns, even when another ending (the error a cancelled connection
+ * raises) settled first on another thread.
  */
 final class MeteredHandler implements StreamingChatResponseHandler {
 
@@ -25,6 +28,8 @@ final class MeteredHandler implements StreamingChatResponseHandler {
     private final Admission admission;
     private final StringBuilder produced = new StringBuilder(); // guarded by itself
     private final AtomicBoolean settled = new AtomicBoolean();
+    /** Completed once the first ending has settled. */
+    private final CompletableFuture<Void> settlement = new CompletableFuture<>();
 
     MeteredHandler(StreamingChatResponseHandler handler, Admission admission) {
         this.handler = handler;
@@ -79,15 +84,13 @@ final class MeteredHandler implements StreamingChatResponseHandler {
 
     @Override
     public void onCompleteResponse(ChatResponse completeResponse) {
-        if (settled.compareAndSet(false, true)) {
-            admission.complete(completeResponse);
-        }
+        settle(() -> admission.complete(completeResponse));
         handler.onCompleteResponse(completeResponse);
     }
 
     @Override
     public void onError(Throwable error) {
-        if (settled.compareAndSet(false, true)) {
+        settle(() -> {
             // output already streamed was generated (and is billed); a stream that failed before any
             // output did no work we can count
             long output = producedTokens();
@@ -96,21 +99,32 @@ final class MeteredHandler implements StreamingChatResponseHandler {
             } else {
                 admission.cancel();
             }
-        }
+        });
         handler.onError(error);
     }
 
     /** The delegate threw instead of starting the stream: nothing was produced. */
     void failedToStart() {
-        if (settled.compareAndSet(false, true)) {
-            admission.cancel();
-        }
+        settle(admission::cancel);
     }
 
     private void cancelled() {
-        if (settled.compareAndSet(false, true)) {
-            admission.produced(producedTokens());
+        if (!settle(() -> admission.produced(producedTokens()))) {
+            settlement.join(); // another ending won: the caller still sees it settled when cancel() returns
         }
+    }
+
+    /** Settles by this ending if it is the first; returns whether it was. */
+    private boolean settle(Runnable ending) {
+        if (!settled.compareAndSet(false, true)) {
+            return false;
+        }
+        try {
+            ending.run();
+        } finally {
+            settlement.complete(null);
+        }
+        return true;
     }
 
     private void record(@Nullable String text) {

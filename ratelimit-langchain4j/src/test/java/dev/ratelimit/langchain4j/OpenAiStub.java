@@ -38,6 +38,7 @@ final class OpenAiStub implements AutoCloseable {
     private final AtomicInteger calls = new AtomicInteger();
     private volatile int status = 200;
     private volatile boolean reportUsage = true;
+    private volatile int cachedTokens;
     private volatile CountDownLatch holdAfterFirstChunk = new CountDownLatch(0);
     private volatile boolean breakAfterFirstChunk;
 
@@ -69,6 +70,11 @@ final class OpenAiStub implements AutoCloseable {
 
     void reportUsage(boolean reportUsage) {
         this.reportUsage = reportUsage;
+    }
+
+    /** Answers report this many of their prompt tokens as cached ({@code prompt_tokens_details.cached_tokens}). */
+    void reportCachedTokens(int cachedTokens) {
+        this.cachedTokens = cachedTokens;
     }
 
     /** Streams break off (the connection is aborted) after their first content chunk. */
@@ -193,11 +199,15 @@ final class OpenAiStub implements AutoCloseable {
         return JSON.createArrayNode().add(call);
     }
 
-    private static ObjectNode usage() {
-        return JSON.createObjectNode()
+    private ObjectNode usage() {
+        ObjectNode usage = JSON.createObjectNode()
                 .put("prompt_tokens", PROMPT_TOKENS)
                 .put("completion_tokens", COMPLETION_TOKENS)
                 .put("total_tokens", TOTAL_TOKENS);
+        if (cachedTokens > 0) {
+            usage.putObject("prompt_tokens_details").put("cached_tokens", cachedTokens);
+        }
+        return usage;
     }
 
     /** The first tool offered, when the history has no tool result yet: the model asks for it. */

@@ -13,6 +13,7 @@ import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.chat.response.PartialResponse;
 import dev.langchain4j.model.chat.response.PartialResponseContext;
 import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
+import dev.langchain4j.model.chat.response.StreamingHandle;
 import dev.langchain4j.model.openai.OpenAiChatModel;
 import dev.langchain4j.model.openai.OpenAiStreamingChatModel;
 import dev.langchain4j.service.AiServices;
@@ -21,7 +22,11 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.genai.ModelPrice;
+import dev.ratelimit.genai.PriceTable;
 import dev.ratelimit.genai.RateLimitExceededException;
+import dev.ratelimit.genai.TokenUsage;
+import dev.ratelimit.genai.UnpricedModelException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,6 +53,17 @@ abstract class RateLimitedModelsContract {
     private static final Window REQUESTS = Window.of(10, Duration.ofMinutes(1));
     private static final Window TOKENS = Window.tokens(1_000_000, Duration.ofHours(1));
     private static final Tier TIER = Tier.of("free", REQUESTS, TOKENS);
+    /** A day's spend of one dollar, in micro-dollars. */
+    private static final Window SPEND = Window.of("spend-day", 1_000_000, Duration.ofDays(1), Window.Unit.USD_MICROS);
+
+    private static final Tier METERED = Tier.of("metered", REQUESTS, TOKENS, SPEND);
+    /**
+     * $3 per million fresh input tokens, $1 cached, $10 output: micro-dollars per token, so the
+     * stub's 11 prompt and 7 completion tokens cost 11 * 3 + 7 * 10 = 103 micro-dollars.
+     */
+    private static final ModelPrice PRICE = ModelPrice.perMillion("3", "1", "10");
+
+    private static final PriceTable PRICES = PriceTable.of(Map.of(MODEL, PRICE));
 
     private OpenAiStub stub;
     private RateLimiter limiter;
@@ -365,5 +381,215 @@ abstract class RateLimitedModelsContract {
                 done.completeExceptionally(error);
             }
         };
+    }
+
+    /** The models of a user on the metered tier (a spend window), with {@link #PRICES}. */
+    private LangChain4jRateLimiter metered() {
+        return metered(METERED, PRICES);
+    }
+
+    private LangChain4jRateLimiter metered(Tier tier, PriceTable prices) {
+        return LangChain4jRateLimiter.builder(limiter)
+                .user(() -> user)
+                .tier(id -> tier)
+                .modelBudgets(Map.of(MODEL, modelCap))
+                .priceTable(prices)
+                .build();
+    }
+
+    private long spent() {
+        return spent(METERED, SPEND);
+    }
+
+    private long spent(Tier tier, Window spend) {
+        return limiter.usage(user, tier).stream()
+                .filter(usage -> usage.window().equals(spend))
+                .findFirst()
+                .orElseThrow()
+                .used();
+    }
+
+    private static long prompt(ChatRequest request) {
+        return TokenCounter.prompt(TokenCounter.encodingFor(MODEL), request.messages(), List.of());
+    }
+
+    private static ChatRequest hi() {
+        return ChatRequest.builder().messages(UserMessage.from("hi")).build();
+    }
+
+    @Test
+    @DisplayName("money: a priced call is charged the cost of the stub's usage in the spend window")
+    void spendIsChargedTheCostOfTheUsage() {
+        metered().wrap(chatModel()).chat("hi");
+
+        assertThat(spent()).isEqualTo(103); // 11 * $3 + 7 * $10 per million tokens
+        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+        assertThat(used(REQUESTS)).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("money: cached prompt tokens (OpenAiTokenUsage's inputTokensDetails) are charged at the cached price")
+    void cachedTokensAreChargedAtTheCachedPrice() {
+        stub.reportCachedTokens(5);
+
+        metered().wrap(chatModel()).chat("hi");
+
+        assertThat(spent()).isEqualTo(6 * 3 + 5 + 7 * 10); // 6 fresh, 5 cached, 7 output
+        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+    }
+
+    @Test
+    @DisplayName("money: a streamed call is charged the cost of the stream's reported usage, cached tokens included")
+    void streamedSpendIsChargedTheCostOfTheUsage() throws Exception {
+        stub.reportCachedTokens(5);
+        CompletableFuture<ChatResponse> done = new CompletableFuture<>();
+
+        metered().wrapStreaming(streamingModel()).chat("hi", handler(done));
+
+        done.get(30, TimeUnit.SECONDS);
+        assertThat(spent()).isEqualTo(6 * 3 + 5 + 7 * 10);
+    }
+
+    @Test
+    @DisplayName("money: without reported usage the counted prompt and output are charged at their prices")
+    void spendWithoutUsageIsTheCostOfTheCount() {
+        stub.reportUsage(false);
+
+        metered().wrap(chatModel()).chat(hi());
+
+        long output = TokenCounter.text(TokenCounter.encodingFor(MODEL), OpenAiStub.REPLY);
+        assertThat(spent()).isEqualTo(PRICE.costMicros(TokenUsage.of(prompt(hi()), output)));
+    }
+
+    @Test
+    @DisplayName(
+            "money: the worst case is reserved first: a call whose worst case exceeds what is left is refused before the model, though its cost would fit")
+    void worstCaseIsReservedFirst() {
+        long worstCase = PRICE.worstCaseMicros(prompt(hi()), LangChain4jRateLimiter.DEFAULT_MAX_OUTPUT_TOKENS);
+        Window tight = Window.of("spend-day", worstCase + 50, Duration.ofDays(1), Window.Unit.USD_MICROS);
+        Tier tightTier = Tier.of("metered", REQUESTS, TOKENS, tight);
+        LangChain4jRateLimiter rateLimit = metered(tightTier, PRICES);
+        ChatModel model = rateLimit.wrap(chatModel());
+        model.chat(hi()); // admitted at its worst case, settled to 103
+
+        assertThatThrownBy(() -> model.chat(hi()))
+                .isInstanceOfSatisfying(
+                        RateLimitExceededException.class,
+                        e -> assertThat(e.decision().window()).isEqualTo(tight));
+        assertThatThrownBy(
+                        () -> rateLimit.wrapStreaming(streamingModel()).chat(hi(), handler(new CompletableFuture<>())))
+                .isInstanceOf(RateLimitExceededException.class);
+        assertThat(stub.calls()).isEqualTo(1);
+        // the same call with a smaller maximum fits: its worst case is what decides
+        model.chat(ChatRequest.builder()
+                .messages(UserMessage.from("hi"))
+                .maxOutputTokens(100)
+                .build());
+        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(spent(tightTier, tight)).isEqualTo(2 * 103);
+    }
+
+    @Test
+    @DisplayName(
+            "money: a held stream holds its worst case; cancelled, it keeps the cost of what was produced and gives the rest back")
+    void cancelledStreamGivesTheRestOfTheWorstCaseBack() throws Exception {
+        CountDownLatch held = stub.holdStreamsAfterFirstChunk();
+        CompletableFuture<StreamingHandle> first = new CompletableFuture<>();
+        try {
+            metered().wrapStreaming(streamingModel()).chat(hi(), new StreamingChatResponseHandler() {
+                @Override
+                public void onPartialResponse(PartialResponse partial, PartialResponseContext context) {
+                    first.complete(context.streamingHandle());
+                }
+
+                @Override
+                public void onCompleteResponse(ChatResponse response) {
+                    first.completeExceptionally(new AssertionError("completed: " + response));
+                }
+
+                @Override
+                public void onError(Throwable error) {
+                    first.completeExceptionally(error);
+                }
+            });
+            StreamingHandle handle = first.get(30, TimeUnit.SECONDS);
+            assertThat(spent())
+                    .isEqualTo(PRICE.worstCaseMicros(prompt(hi()), LangChain4jRateLimiter.DEFAULT_MAX_OUTPUT_TOKENS));
+
+            handle.cancel();
+
+            long produced = TokenCounter.text(TokenCounter.encodingFor(MODEL), "Hello");
+            assertThat(spent()).isEqualTo(PRICE.costMicros(TokenUsage.of(prompt(hi()), produced)));
+        } finally {
+            held.countDown();
+        }
+    }
+
+    @Test
+    @DisplayName("money: a 500 from the model gives the whole worst case back, plain and streamed")
+    void modelErrorGivesTheMoneyBack() throws Exception {
+        stub.failWith(500);
+        CompletableFuture<ChatResponse> done = new CompletableFuture<>();
+
+        assertThatThrownBy(() -> metered().wrap(chatModel()).chat("hi"))
+                .isNotInstanceOf(RateLimitExceededException.class);
+        metered().wrapStreaming(streamingModel()).chat("hi", handler(done));
+        assertThat(done).failsWithin(Duration.ofSeconds(30));
+
+        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(spent()).isZero();
+        assertThat(used(REQUESTS)).isZero();
+    }
+
+    @Test
+    @DisplayName("money: an AI Service's tool-calling loop of two model calls is charged twice")
+    void toolLoopIsChargedTwice() {
+        Assistant assistant = AiServices.builder(Assistant.class)
+                .chatModel(metered().wrap(chatModel()))
+                .tools(new Clock())
+                .build();
+
+        assistant.chat("what time is it?");
+
+        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(spent()).isEqualTo(2 * 103);
+    }
+
+    @Test
+    @DisplayName(
+            "money: a model without a price under a spend window throws UnpricedModelException, plain, streamed and through an AI Service; the model is not called")
+    void unpricedModelUnderASpendWindowIsNotCalled() {
+        LangChain4jRateLimiter otherPrices = metered(METERED, PriceTable.of(Map.of("gpt-4o", PRICE)));
+
+        assertThatThrownBy(() -> otherPrices.wrap(chatModel()).chat("hi"))
+                .isInstanceOfSatisfying(
+                        UnpricedModelException.class, e -> assertThat(e.model()).isEqualTo(MODEL));
+        assertThatThrownBy(() ->
+                        otherPrices.wrapStreaming(streamingModel()).chat("hi", handler(new CompletableFuture<>())))
+                .isInstanceOf(UnpricedModelException.class);
+        Assistant assistant = AiServices.builder(Assistant.class)
+                .chatModel(otherPrices.wrap(chatModel()))
+                .build();
+        assertThatThrownBy(() -> assistant.chat("hi")).isInstanceOf(UnpricedModelException.class);
+        LangChain4jRateLimiter noPrices = LangChain4jRateLimiter.builder(limiter)
+                .user(() -> user)
+                .tier(id -> METERED)
+                .build();
+        assertThatThrownBy(() -> noPrices.wrap(chatModel()).chat("hi"))
+                .as("no price table at all")
+                .isInstanceOf(UnpricedModelException.class);
+
+        assertThat(stub.calls()).isZero();
+        assertThat(used(REQUESTS)).isZero();
+        assertThat(spent()).isZero();
+        // without a spend window, the unpriced model is called as before
+        LangChain4jRateLimiter.builder(limiter)
+                .user(() -> user)
+                .tier(id -> TIER)
+                .priceTable(PriceTable.of(Map.of("gpt-4o", PRICE)))
+                .build()
+                .wrap(chatModel())
+                .chat("hi");
+        assertThat(stub.calls()).isEqualTo(1);
     }
 }

@@ -6,47 +6,52 @@ all or nothing, in one atomic step of Redis.
 KEYS          every window's key(s), in evaluation order (scope by scope, each scope's windows
               shortest first), all in one hash slot in cluster mode:
                 exact requests  one sorted set: score = time in epoch ms, member = entry id
-                exact tokens    two keys: a sorted set of '<weight>:<entry id>' members ('+' appended
-                                for an overrun charged when settling), and the sum of their weights
+                exact amounts   two keys: a sorted set of '<amount>:<entry id>' members ('+' appended
+                                for an overrun charged when settling), and the sum of their amounts
                 precision       one string: a ring of steps (see the precision section below)
               then, when the request takes or releases a lease, the lease's sorted set (entry ids
               scored by the end of their lease), in the slot of the scope holding it
-ARGV[1]       'r' to reserve, 's' to settle, 'p' to peek (report every window's state, record nothing);
-              'l' to renew a lease, 'c' to count leases: KEYS[1] the lease set, ARGV[3] the entry id,
-              ARGV[6] the lease in ms (renew), no windows
+ARGV[1]       'r' reserve, 's' settle, 'p' peek (every window's state, nothing recorded);
+              'l' renew a lease, 'c' count leases (KEYS[1] the lease set, no windows)
 ARGV[2]       now in epoch milliseconds, or '' (empty) to take the server's TIME
 ARGV[3]       the entry id: unique to the reservation among all callers
-ARGV[4]       tokens reserved (the estimate): charged to token windows; request windows count 1
-ARGV[5]       settle: the reservation's time as its reserve call returned it; reserve: the lease's
-              cap, '' for no lease
-ARGV[6]       settle: the tokens actually used, or -1 to cancel; reserve: the lease in ms, '' for none
-ARGV[7 + 4(i-1)] .. ARGV[10 + 4(i-1)]
-              window i: length in ms, limit, unit (0 requests, 1 tokens), precision in ms (0 exact)
+ARGV[4]       reserve: the lease's cap, '' for no lease; settle: the reservation's time, as its
+              reserve call returned it
+ARGV[5]       reserve and renew: the lease in ms, '' for none; settle: '1' to cancel, '0' to commit
+ARGV[6 + s(i-1)] ..
+              window i, s = 4 arguments each (5 to settle): length in ms, limit, amount, precision
+              in ms (0 exact), and to settle the amount it settles to. amount is '' in a request
+              window (each request counts 1) and in any other window the amount of its unit (tokens,
+              micro-dollars...) the request reserves; '' again for the settled amount of a request
+              window
 
 Reserve replies integers: {status, now, index, retry_ms, used_1, reset_1, ..., used_n, reset_n}
   status      1 allowed: recorded in every window (index -1, retry_ms 0);
               0 rejected by window index (0-based), the first where used + need > limit (need = 1
-                in request windows, max(tokens, 1) in token windows); retry_ms is the time until
-                enough weight leaves it for the same request to fit; nothing is recorded;
+                in request windows, max(amount, 1) in others); retry_ms is the time until enough
+                leaves it for the same request to fit; nothing is recorded;
               2 too large: the request alone needs more than window index's limit (retry_ms 0);
-                nothing is recorded
-  used_i      window i's sum (after recording when allowed); -1 when not evaluated: after a
-              rejection, a later window longer than the rejecting one is left alone (no command
-              runs on its keys)
-  reset_i     ms until window i's oldest entry leaves it (0 when empty; -1 when not evaluated)
+                nothing is recorded;
               3 lease refused: every window has room but the lease's cap is held (index -1,
-                retry_ms 0; used_i and reset_i without the request); nothing is recorded. A lease
-                is taken only with an allowed reservation: after every window, before recording.
-Peek replies {1, now, -1, 0, used_1, reset_1, ...}, every window evaluated, nothing recorded.
-Settle replies {1}: a cancel (ARGV[6] = -1) removes the request from request windows and its
-estimate from token windows; a commit replaces token windows' estimate by the actual count (a
-refund while the entry is in the window, an overrun charged at now, never rejected); an entry that
-has left its window is left alone. With a lease key, settling releases the lease (ZREM by entry
-id: a second release frees nothing). Renew replies {1} when the lease was held and now lasts until
-now + ARGV[6], {0} when it was released or had passed (not brought back); count replies {the
-leases held}. A lease whose end has passed (end <= now) is dropped by the next call on its set; the set
-expires a second after its latest lease ends.
+                retry_ms 0; used_i and reset_i without the request); nothing is recorded
+  used_i      window i's sum (after recording when allowed); -1 when not evaluated
+  reset_i     ms until window i's oldest entry leaves it (0 when empty; -1 when not evaluated)
+Peek replies {1, now, -1, 0, used_1, reset_1, ...}. Settle replies {1}. Renew replies {1} when the
+lease was held and is renewed, {0} otherwise; count replies {the leases held}.
 ]]
+
+-- What the calls do beyond their replies:
+-- * Once a window rejects, a later window longer than it is left alone (no command runs on its keys)
+--   and reported as not evaluated.
+-- * A lease is taken only with an allowed reservation: after every window, before recording.
+-- * A cancel removes the request from request windows and its amount from the others; a commit
+--   replaces each other window's amount by the settled one (a refund while the entry is in the
+--   window, an overrun charged at now, never rejected); an entry that has left its window is left
+--   alone. Settling releases the lease named last among KEYS (ZREM by entry id: a second release
+--   frees nothing).
+-- * A renewal extends a held lease to now + ARGV[5]; a released or passed lease is not brought back.
+--   A lease whose end has passed (end <= now) is dropped by the next call on its set; the set
+--   expires a second after its latest lease ends.
 
 -- No flags on the #!lua line (Redis 7.0 or later) declares a script that writes: Redis checks
 -- maxmemory before it starts and refuses it under OOM, instead of letting its first write (a
@@ -69,7 +74,7 @@ if op == 'l' or op == 'c' then
   if op == 'c' then
     return {redis.call('ZCARD', key)}
   end
-  local ttl = tonumber(ARGV[6])
+  local ttl = tonumber(ARGV[5])
   -- XX INCR 0 answers nil (false) for a member not held: a released or passed lease stays gone
   if ttl == nil or not redis.call('ZADD', key, 'XX', 'INCR', '0', ARGV[3]) then
     return {0}
@@ -78,20 +83,20 @@ if op == 'l' or op == 'c' then
   redis.call('EXPIRE', key, fmt('%d', math.ceil(ttl / 1000) + 1), 'GT')
   return {1}
 end
-local tokens = tonumber(ARGV[4])
-local n = (#ARGV - 6) / 4
-if now == nil or tokens == nil or tokens < 0 or n < 1 or n ~= math.floor(n) or (op ~= 'r' and op ~= 's' and op ~= 'p') then
+local stride = op == 's' and 5 or 4
+local n = (#ARGV - 5) / stride
+if now == nil or n < 1 or n ~= math.floor(n) or (op ~= 'r' and op ~= 's' and op ~= 'p') then
   return redis.error_reply('ERR sliding_window: bad arguments')
 end
 local id = ARGV[3]
 
--- A reservation that takes a lease names its set last among KEYS, its cap in ARGV[5] and its lease
--- in ARGV[6]; a settlement that releases one names the set last. lease_full drops the leases that
+-- A reservation that takes a lease names its set last among KEYS, its cap in ARGV[4] and its lease
+-- in ARGV[5]; a settlement that releases one names the set last. lease_full drops the leases that
 -- have passed and tells whether the cap is held; lease_take records the request's lease.
 local lease_key, lease_full, lease_take = false, nil, nil
-if op == 'r' and ARGV[5] ~= '' then
+if op == 'r' and ARGV[4] ~= '' then
   lease_key = KEYS[#KEYS]
-  local cap, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
+  local cap, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
   if cap == nil or ttl == nil then
     return redis.error_reply('ERR sliding_window: bad lease arguments')
   end
@@ -120,8 +125,8 @@ end
 if op == 'r' and #KEYS == n + (lease_key and 1 or 0) then
   local simple = true
   for i = 1, n do
-    local a = 2 + 4 * i
-    if ARGV[a + 3] ~= '0' or ARGV[a + 4] ~= '0' then
+    local a = 1 + 4 * i
+    if ARGV[a + 3] ~= '' or ARGV[a + 4] ~= '0' then
       simple = false
       break
     end
@@ -133,7 +138,7 @@ if op == 'r' and #KEYS == n + (lease_key and 1 or 0) then
     -- once a window rejects (status ~= 1), only windows no longer than it (bound) are read
     local status, bound = 1, 0
     for i = 1, n do
-      local a = 2 + 4 * i
+      local a = 1 + 4 * i
       local length = tonumber(ARGV[a + 1])
       lengths[i] = length
       if status == 1 or length <= bound then
@@ -202,21 +207,49 @@ end
 -- memory: every EXPIRE and SET EX below sets ceil((leaves - now) / 1000) + 1 seconds (never early),
 -- written out at each place (a shared function would be allocated on every call).
 
--- Window i's parameters and key(s). kind: 0 exact requests, 1 exact tokens, 2 precision (ring).
+-- Window i's parameters and key(s). kind: 0 exact requests, 1 exact amounts, 2 precision (ring).
+-- amount: what the request reserves in the window (1 in a request window); settled: what it
+-- settles to (settle only).
 local windows = {}
 local k = 1
 local weighted, rings = false, false
+-- windows of one unit carry the same amount text: parsed once (Lua interns strings, so the
+-- comparison is cheap) and checked when parsed
+local last_text, last_amount = '', 1
 for i = 1, n do
-  local a = 2 + 4 * i
+  local a = 5 + stride * (i - 1)
   local step = tonumber(ARGV[a + 4])
+  local text = ARGV[a + 3]
+  local counts = text ~= ''
+  local amount = 1
+  if counts then
+    if text ~= last_text then
+      last_amount = tonumber(text)
+      if last_amount == nil or last_amount < 0 then
+        return redis.error_reply('ERR sliding_window: bad amount for window ' .. i)
+      end
+      last_text = text
+    end
+    amount = last_amount
+  end
   local w = {
-    key = KEYS[k], length = tonumber(ARGV[a + 1]), limit = tonumber(ARGV[a + 2]), tokens = ARGV[a + 3] == '1',
-    step = step, kind = 0, used = 0, oldest = false, sumkey = false,
+    key = KEYS[k], length = tonumber(ARGV[a + 1]), limit = tonumber(ARGV[a + 2]), counts = counts,
+    amount = amount, step = step, kind = 0, used = 0, oldest = false, sumkey = false,
   }
+  if stride == 5 then
+    local settled = 1
+    if counts then
+      settled = tonumber(ARGV[a + 5])
+      if settled == nil or settled < 0 then
+        return redis.error_reply('ERR sliding_window: bad settled amount for window ' .. i)
+      end
+    end
+    w.settled = settled
+  end
   if step > 0 then
     w.kind = 2
     rings = true
-  elseif w.tokens then
+  elseif counts then
     w.kind = 1
     w.sumkey = KEYS[k + 1]
     weighted = true
@@ -236,7 +269,7 @@ if k - 1 + (lease_key and 1 or 0) ~= #KEYS then
 end
 
 ---------------------------------------------------------------------------------------------------
--- exact token windows: one weighted member per reservation and a sum
+-- exact windows of an amount (tokens, micro-dollars...): one weighted member per reservation and a sum
 
 local weighted_trim, weighted_save
 if weighted then
@@ -285,7 +318,8 @@ end
 -- recorded step; little-endian doubles), then one 16-byte slot per step (step number, weight), slot =
 -- step mod slots. Entries within one step are one weighted entry recorded as if at the end of the
 -- step, (step + 1) * precision, so it leaves the window at most one step late and never early.
--- Requests count 1 per entry. Memory is fixed by the window's length and precision, not by traffic.
+-- A request counts 1, or its amount in a window of another unit. Memory is fixed by the window's
+-- length and precision, not by traffic.
 
 local HEADER, SLOT = 24, 16
 local HEADER_LAST = '23' -- HEADER - 1, as text
@@ -485,10 +519,7 @@ if op == 'r' then
       trim(w)
     end
     if status == 1 then
-      local need = 1
-      if w.tokens then
-        need = tokens
-      end
+      local need = w.amount
       if need > w.limit then
         status, index, bound = 2, i - 1, w.length
       else
@@ -552,9 +583,10 @@ if op == 'r' then
         w.oldest = now
       end
     elseif kind == 1 then
-      if tokens > 0 and redis.call('ZADD', w.key, 'NX', score, fmt('%d', tokens) .. ':' .. id) == 1 then
+      local amount = w.amount
+      if amount > 0 and redis.call('ZADD', w.key, 'NX', score, fmt('%d', amount) .. ':' .. id) == 1 then
         local seconds = fmt('%d', math.ceil(w.length / 1000) + 1) -- leaves at now + length
-        w.used = w.used + tokens
+        w.used = w.used + amount
         redis.call('EXPIRE', w.key, seconds)
         redis.call('SET', w.sumkey, fmt('%d', w.used), 'EX', seconds)
         if not w.oldest then
@@ -564,10 +596,7 @@ if op == 'r' then
         weighted_save(w)
       end
     else
-      local amount = 1
-      if w.tokens then
-        amount = tokens
-      end
+      local amount = w.amount
       if amount > 0 then
         if w.fresh then
           ring_create(w)
@@ -589,18 +618,14 @@ if op == 'r' then
 end
 
 -- settle
-local reserved = tonumber(ARGV[5])
-local actual = tonumber(ARGV[6])
-if reserved == nil or actual == nil then
+local reserved = tonumber(ARGV[4])
+if reserved == nil or (ARGV[5] ~= '1' and ARGV[5] ~= '0') then
   return redis.error_reply('ERR sliding_window: bad settle arguments')
 end
-local cancel = actual < 0
+local cancel = ARGV[5] == '1'
 for i = 1, n do
   local w = windows[i]
-  local estimate, target = 1, 1
-  if w.tokens then
-    estimate, target = tokens, actual
-  end
+  local estimate, target = w.amount, w.settled
   if cancel then
     target = 0
   end

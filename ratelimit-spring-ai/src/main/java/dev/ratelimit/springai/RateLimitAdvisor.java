@@ -6,8 +6,11 @@ import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.genai.ModelCall;
+import dev.ratelimit.genai.ModelPrice;
+import dev.ratelimit.genai.PriceTable;
 import dev.ratelimit.genai.RateLimitExceededException;
 import dev.ratelimit.genai.TokenCounts;
+import dev.ratelimit.genai.UnpricedModelException;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletionException;
@@ -46,11 +49,20 @@ import reactor.core.publisher.Mono;
  *       ChatResponse.getMetadata().getUsage()}, the last a stream reports), else to the counted
  *       prompt and output;
  *   <li>an exception from the model, or a stream that fails before producing output: cancelled,
- *       the request and tokens given back; a stream that fails after producing output commits the
+ *       the request, tokens and money given back; a stream that fails after producing output commits the
  *       counted prompt and the output produced;
  *   <li>a stream the caller cancels (disposes): committed to the counted prompt and the output
  *       produced so far.
  * </ul>
+ *
+ * <p>Windows in money ({@code usd_micros}, such as a tier's {@code spend-day: $5/1d}) are charged
+ * from a {@linkplain Builder#priceTable(PriceTable) price table}: the reservation also holds the
+ * call's worst case ({@link ModelPrice#worstCaseMicros}: every prompt token at the model's dearest
+ * input price, the most it may produce at its output price), and the settlement charges the cost of
+ * the usage the provider reports (fresh input, cached input, cache writes and output, each at its
+ * price), or of the counted prompt and output without a report. A call to a model the table does not
+ * price, when a spend window applies to it, throws {@link UnpricedModelException} before the model
+ * is called, and nothing is charged; without a table every model is unpriced.
  *
  * <p>Every call to the model is charged. Spring AI 2.0 runs tool calls in its {@link
  * ToolCallingAdvisor} (order {@link ToolCallingAdvisor#DEFAULT_ORDER}), which calls the rest of the
@@ -84,10 +96,14 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
      */
     public static final int DEFAULT_ORDER = Ordered.LOWEST_PRECEDENCE - 1_000;
 
+    /** The name an unpriced call without a model option is refused under. */
+    private static final String UNNAMED_MODEL = "(no model option)";
+
     private final RateLimiter limiter;
     private final TierPolicy tiers;
     private final EndUserResolver users;
     private final Map<String, SharedBudget> modelBudgets;
+    private final @Nullable PriceTable prices;
     private final long defaultMaxTokens;
     private final int order;
 
@@ -96,6 +112,7 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
         this.tiers = builder.tiers;
         this.users = builder.users;
         this.modelBudgets = Map.copyOf(builder.modelBudgets);
+        this.prices = builder.prices;
         this.defaultMaxTokens = builder.defaultMaxTokens;
         this.order = builder.order;
         TokenCounts.encodingFor(null); // loads the default vocabulary now, not on the first (reactive) call
@@ -127,20 +144,14 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
      * Admits one call to the model, calls it, and settles before returning.
      *
      * @throws RateLimitExceededException if the user's windows or the model's cap refuse the call
+     * @throws UnpricedModelException if a spend window applies and the model has no price
      * @throws IllegalStateException if no end user can be found
      */
     @Override
     public ChatClientResponse adviseCall(ChatClientRequest request, CallAdvisorChain chain) {
-        Estimate estimate = estimate(request);
+        ModelCall.Request estimate = estimate(request);
         EndUser user = endUser(request, users.resolve(request));
-        ModelCall call = ModelCall.admit(
-                limiter,
-                user.id(),
-                tiers.resolve(user.tier()),
-                estimate.budget,
-                estimate.encoding,
-                estimate.prompt,
-                estimate.maxTokens);
+        ModelCall call = ModelCall.admit(limiter, user.id(), tiers.resolve(user.tier()), estimate);
         ChatClientResponse response;
         try {
             response = chain.nextCall(request);
@@ -148,7 +159,7 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
             call.cancel().toCompletableFuture().join(); // the provider refused or failed: no work we know of
             throw e;
         }
-        settle(call, response.chatResponse(), PromptTokens.output(estimate.encoding, response.chatResponse()))
+        settle(call, response.chatResponse(), PromptTokens.output(estimate.encoding(), response.chatResponse()))
                 .toCompletableFuture()
                 .join();
         return response;
@@ -156,7 +167,8 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
 
     /**
      * Admits one streamed call to the model when the stream is subscribed to, without blocking, and
-     * settles before the stream completes; a refusal is the stream's error.
+     * settles before the stream completes; a refusal ({@link RateLimitExceededException}, {@link
+     * UnpricedModelException}) is the stream's error.
      */
     @Override
     public Flux<ChatClientResponse> adviseStream(ChatClientRequest request, StreamAdvisorChain chain) {
@@ -164,31 +176,28 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
                 .map(resolved -> endUser(request, resolved))
                 .switchIfEmpty(Mono.fromSupplier(() -> endUser(request, null)))
                 .flatMap(user -> {
-                    Estimate estimate = estimate(request);
-                    return Mono.fromCompletionStage(() -> ModelCall.admitAsync(
-                                    limiter,
-                                    user.id(),
-                                    tiers.resolve(user.tier()),
-                                    estimate.budget,
-                                    estimate.encoding,
-                                    estimate.prompt,
-                                    estimate.maxTokens))
+                    ModelCall.Request estimate = estimate(request);
+                    return Mono.fromCompletionStage(() ->
+                                    ModelCall.admitAsync(limiter, user.id(), tiers.resolve(user.tier()), estimate))
                             .onErrorMap(CompletionException.class, e -> e.getCause() == null ? e : e.getCause())
-                            .map(call -> new MeteredStream(call, estimate.encoding));
+                            .map(call -> new MeteredStream(call, estimate.encoding()));
                 })
                 .flatMapMany(metered -> metered.meter(chain.nextStream(request)));
     }
 
-    private Estimate estimate(ChatClientRequest request) {
+    private ModelCall.Request estimate(ChatClientRequest request) {
         ChatOptions options = request.prompt().getOptions();
         String model = options == null ? null : options.getModel();
         Encoding encoding = TokenCounts.encodingFor(model);
         Integer maxTokens = options == null ? null : options.getMaxTokens();
-        return new Estimate(
+        PriceTable table = prices;
+        return new ModelCall.Request(
+                model == null ? UNNAMED_MODEL : model,
+                model == null ? null : modelBudgets.get(model),
+                model == null || table == null ? null : table.priceOf(model),
                 encoding,
                 PromptTokens.prompt(encoding, request.prompt()),
-                maxTokens != null ? maxTokens : defaultMaxTokens,
-                model == null ? null : modelBudgets.get(model));
+                maxTokens != null ? maxTokens : defaultMaxTokens);
     }
 
     private static EndUser endUser(ChatClientRequest request, @Nullable EndUser resolved) {
@@ -205,19 +214,14 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
         return new EndUser(id, tier != null ? tier.toString() : resolved == null ? null : resolved.tier());
     }
 
-    /** Commits the reported usage when the provider reported any, else the counted prompt and output. */
+    /**
+     * Commits the reported usage, by kind of token ({@link ReportedUsage}), when the provider reported
+     * any, else the counted prompt and output.
+     */
     static CompletionStage<Void> settle(ModelCall call, @Nullable ChatResponse response, long countedOutput) {
         Usage usage = response == null ? null : response.getMetadata().getUsage();
         return usage != null && reported(usage)
-                ? call.complete(
-                        usage.getTotalTokens().longValue(),
-                        usage.getPromptTokens() == null
-                                ? null
-                                : usage.getPromptTokens().longValue(),
-                        usage.getCompletionTokens() == null
-                                ? null
-                                : usage.getCompletionTokens().longValue(),
-                        countedOutput)
+                ? call.complete(ReportedUsage.of(usage, call.promptTokens(), countedOutput))
                 : call.complete(null, null, null, countedOutput);
     }
 
@@ -228,15 +232,10 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
 
     @Override
     public String toString() {
-        return "RateLimitAdvisor[" + limiter + ", model budgets " + modelBudgets.keySet() + ", default max tokens "
-                + defaultMaxTokens + ", order " + order + "]";
+        return "RateLimitAdvisor[" + limiter + ", model budgets " + modelBudgets.keySet() + ", prices "
+                + (prices == null ? "none" : prices.prices().keySet()) + ", default max tokens " + defaultMaxTokens
+                + ", order " + order + "]";
     }
-
-    private record Estimate(
-            Encoding encoding,
-            long prompt,
-            long maxTokens,
-            @Nullable SharedBudget budget) {}
 
     /** Configures a {@link RateLimitAdvisor}; not thread-safe. */
     public static final class Builder {
@@ -245,6 +244,7 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
         private final TierPolicy tiers;
         private EndUserResolver users = request -> null;
         private Map<String, SharedBudget> modelBudgets = Map.of();
+        private @Nullable PriceTable prices;
         private long defaultMaxTokens = DEFAULT_MAX_TOKENS;
         private int order = DEFAULT_ORDER;
 
@@ -276,6 +276,22 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
          */
         public Builder modelBudgets(Map<String, SharedBudget> modelBudgets) {
             this.modelBudgets = Map.copyOf(Objects.requireNonNull(modelBudgets, "modelBudgets"));
+            return this;
+        }
+
+        /**
+         * Sets the prices that charge spend windows ({@code usd_micros}), looked up by the call's model
+         * option; none unless set. A call to a model the table does not price throws {@link
+         * UnpricedModelException} when a spend window of the user's tier or the model's budget applies
+         * to it, and passes uncharged in money otherwise.
+         *
+         * @param prices the prices, such as {@code PriceTable.of(Map.of("gpt-4o",
+         *     ModelPrice.perMillion("2.50", "1.25", "10.00")))}
+         * @return this builder
+         * @throws NullPointerException if {@code prices} is {@code null}
+         */
+        public Builder priceTable(PriceTable prices) {
+            this.prices = Objects.requireNonNull(prices, "prices");
             return this;
         }
 

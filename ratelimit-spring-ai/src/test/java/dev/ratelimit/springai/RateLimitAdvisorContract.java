@@ -9,8 +9,12 @@ import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.genai.ModelPrice;
+import dev.ratelimit.genai.PriceTable;
 import dev.ratelimit.genai.RateLimitExceededException;
 import dev.ratelimit.genai.TokenCounts;
+import dev.ratelimit.genai.TokenUsage;
+import dev.ratelimit.genai.UnpricedModelException;
 import dev.ratelimit.testsupport.openai.OpenAiStub;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,8 +51,19 @@ abstract class RateLimitAdvisorContract {
     private static final Window REQUESTS = Window.of(10, Duration.ofMinutes(1));
     private static final Window TOKENS = Window.tokens(1_000_000, Duration.ofHours(1));
     private static final Tier TIER = Tier.of("free", REQUESTS, TOKENS);
+    /** A day's spend of one dollar, in micro-dollars. */
+    private static final Window SPEND = Window.of("spend-day", 1_000_000, Duration.ofDays(1), Window.Unit.USD_MICROS);
+
+    private static final Tier METERED = Tier.of("metered", REQUESTS, TOKENS, SPEND);
     private static final TierPolicy TIERS =
-            TierPolicy.builder().tier(TIER).defaultTier("free").build();
+            TierPolicy.builder().tier(TIER).tier(METERED).defaultTier("free").build();
+    /**
+     * $3 per million fresh input tokens, $1 cached, $10 output: micro-dollars per token, so the
+     * stub's 11 prompt and 7 completion tokens cost 11 * 3 + 7 * 10 = 103 micro-dollars.
+     */
+    private static final ModelPrice PRICE = ModelPrice.perMillion("3", "1", "10");
+
+    private static final PriceTable PRICES = PriceTable.of(Map.of(MODEL, PRICE));
 
     private OpenAiStub stub;
     private RateLimiter limiter;
@@ -128,6 +143,30 @@ abstract class RateLimitAdvisorContract {
             Thread.sleep(20);
         }
         assertThat(actual.getAsLong()).isEqualTo(expected);
+    }
+
+    /** An advisor whose user is on the metered tier (a spend window), with {@link #PRICES}. */
+    private RateLimitAdvisor.Builder metered() {
+        return advisor()
+                .endUserResolver(request -> new EndUser(user, "metered"))
+                .priceTable(PRICES);
+    }
+
+    private long spent() {
+        return spent(METERED, SPEND);
+    }
+
+    private long spent(Tier tier, Window spend) {
+        return limiter.usage(user, tier).stream()
+                .filter(usage -> usage.window().equals(spend))
+                .findFirst()
+                .orElseThrow()
+                .used();
+    }
+
+    /** The worst case reserved for a call of {@code text} with the default 1,024 completion tokens. */
+    private static long worstCase(String text) {
+        return PRICE.worstCaseMicros(prompt(text), RateLimitAdvisor.DEFAULT_MAX_TOKENS);
     }
 
     @Test
@@ -379,5 +418,171 @@ abstract class RateLimitAdvisorContract {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining(RateLimitAdvisor.USER);
         assertThat(stub.calls()).isZero();
+    }
+
+    @Test
+    @DisplayName("money: a priced call is charged the cost of the stub's usage in the spend window")
+    void spendIsChargedTheCostOfTheUsage() {
+        ChatClient chat = chatClient(metered().build(), true);
+
+        chat.prompt("hi").call().content();
+
+        assertThat(spent()).isEqualTo(103); // 11 * $3 + 7 * $10 per million tokens
+        assertThat(used(REQUESTS)).isEqualTo(1);
+        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+    }
+
+    @Test
+    @DisplayName("money: cached prompt tokens OpenAI reports are charged at the cached price")
+    void cachedTokensAreChargedAtTheCachedPrice() {
+        stub.reportCachedTokens(5);
+
+        chatClient(metered().build(), true).prompt("hi").call().content();
+
+        assertThat(spent()).isEqualTo(6 * 3 + 5 + 7 * 10); // 6 fresh, 5 cached, 7 output
+        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+    }
+
+    @Test
+    @DisplayName("money: a streamed call is charged the cost of the stream's reported usage")
+    void streamedSpendIsChargedTheCostOfTheUsage() {
+        chatClient(metered().build(), true).prompt("hi").stream().content().blockLast(Duration.ofSeconds(30));
+
+        assertThat(spent()).isEqualTo(103);
+    }
+
+    @Test
+    @DisplayName("money: without reported usage the counted prompt and output are charged at their prices")
+    void spendWithoutUsageIsTheCostOfTheCount() {
+        stub.reportUsage(false);
+
+        chatClient(metered().build(), true).prompt("hi").call().content();
+
+        assertThat(spent()).isEqualTo(PRICE.costMicros(TokenUsage.of(prompt("hi"), count(OpenAiStub.REPLY))));
+    }
+
+    @Test
+    @DisplayName(
+            "money: the worst case is reserved first: a call whose worst case exceeds what is left is refused before the model, though its cost would fit")
+    void worstCaseIsReservedFirst() {
+        Window tight = Window.of("spend-day", worstCase("hi") + 50, Duration.ofDays(1), Window.Unit.USD_MICROS);
+        Tier tightTier = Tier.of("metered", REQUESTS, TOKENS, tight);
+        ChatClient chat = chatClient(
+                RateLimitAdvisor.builder(
+                                limiter,
+                                TierPolicy.builder()
+                                        .tier(tightTier)
+                                        .defaultTier("metered")
+                                        .build())
+                        .endUserResolver(request -> new EndUser(user, null))
+                        .priceTable(PRICES)
+                        .build(),
+                true);
+        chat.prompt("hi").call().content(); // admitted at its worst case, settled to 103
+
+        assertThatThrownBy(() -> chat.prompt("hi").call().content())
+                .isInstanceOfSatisfying(
+                        RateLimitExceededException.class,
+                        e -> assertThat(e.decision().window()).isEqualTo(tight));
+        assertThatThrownBy(() -> chat.prompt("hi").stream().content().blockLast(Duration.ofSeconds(30)))
+                .isInstanceOf(RateLimitExceededException.class);
+        assertThat(stub.calls()).isEqualTo(1);
+        // the same call with a smaller maximum fits: its worst case is what decides
+        chat.prompt("hi")
+                .options(OpenAiChatOptions.builder().maxTokens(100))
+                .call()
+                .content();
+        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(spent(tightTier, tight)).isEqualTo(2 * 103);
+    }
+
+    @Test
+    @DisplayName(
+            "money: a held stream holds its worst case; cancelled, it keeps the cost of what was produced and gives the rest back")
+    void cancelledStreamGivesTheRestOfTheWorstCaseBack() throws Exception {
+        CountDownLatch held = stub.holdStreamsAfterFirstChunk();
+        CompletableFuture<String> first = new CompletableFuture<>();
+        try {
+            Disposable subscription = chatClient(metered().build(), true).prompt("hi").stream()
+                    .chatClientResponse()
+                    .subscribe(
+                            response -> {
+                                String text = text(response.chatResponse());
+                                if (text != null) {
+                                    first.complete(text);
+                                }
+                            },
+                            first::completeExceptionally);
+            first.get(30, TimeUnit.SECONDS);
+            assertThat(spent()).isEqualTo(worstCase("hi"));
+
+            CompletableFuture.runAsync(subscription::dispose);
+
+            eventually(this::spent, PRICE.costMicros(TokenUsage.of(prompt("hi"), count(OpenAiStub.STREAMED_PARTS[0]))));
+        } finally {
+            held.countDown();
+        }
+    }
+
+    @Test
+    @DisplayName("money: a 500 from the model gives the whole worst case back, plain and streamed")
+    void modelErrorGivesTheMoneyBack() {
+        stub.failWith(500);
+        ChatClient chat = chatClient(metered().build(), true);
+
+        assertThatThrownBy(() -> chat.prompt("hi").call().content()).isNotInstanceOf(RateLimitExceededException.class);
+        assertThatThrownBy(() -> chat.prompt("hi").stream().content().blockLast(Duration.ofSeconds(30)))
+                .isNotInstanceOf(RateLimitExceededException.class);
+
+        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(spent()).isZero();
+        assertThat(used(REQUESTS)).isZero();
+    }
+
+    @Test
+    @DisplayName("money: a tool-calling loop of two model calls is charged twice, plain and streamed")
+    void toolLoopIsChargedTwice() {
+        ChatClient chat = chatClient(metered().build(), true);
+
+        chat.prompt("what time is it?").tools(new Clock()).call().content();
+        assertThat(spent()).isEqualTo(2 * 103);
+        chat.prompt("what time is it?").tools(new Clock()).stream().content().blockLast(Duration.ofSeconds(30));
+
+        assertThat(stub.calls()).isEqualTo(4);
+        assertThat(spent()).isEqualTo(4 * 103);
+    }
+
+    @Test
+    @DisplayName(
+            "money: a model without a price under a spend window throws UnpricedModelException, plain and streamed; the model is not called")
+    void unpricedModelUnderASpendWindowIsNotCalled() {
+        ChatClient chat = chatClient(
+                metered().priceTable(PriceTable.of(Map.of("gpt-4o", PRICE))).build(), true);
+
+        assertThatThrownBy(() -> chat.prompt("hi").call().content())
+                .isInstanceOfSatisfying(
+                        UnpricedModelException.class, e -> assertThat(e.model()).isEqualTo(MODEL));
+        assertThatThrownBy(() -> chat.prompt("hi").stream().content().blockLast(Duration.ofSeconds(30)))
+                .isInstanceOf(UnpricedModelException.class);
+        assertThatThrownBy(() -> chatClient(
+                                advisor()
+                                        .endUserResolver(request -> new EndUser(user, "metered"))
+                                        .build(),
+                                true)
+                        .prompt("hi")
+                        .call()
+                        .content())
+                .as("no price table at all")
+                .isInstanceOf(UnpricedModelException.class);
+
+        assertThat(stub.calls()).isZero();
+        assertThat(used(REQUESTS)).isZero();
+        assertThat(spent()).isZero();
+        // without a spend window, the unpriced model is called as before
+        chatClient(advisor().priceTable(PriceTable.of(Map.of("gpt-4o", PRICE))).build(), true)
+                .prompt("hi")
+                .call()
+                .content();
+        assertThat(stub.calls()).isEqualTo(1);
     }
 }

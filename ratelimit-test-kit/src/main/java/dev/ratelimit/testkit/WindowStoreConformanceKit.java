@@ -166,7 +166,7 @@ public abstract class WindowStoreConformanceKit {
                 + getClass().getSimpleName()
                 + " conformance tests ran. The kit's tests are JUnit 5 tests: run them with"
                 + " maven-surefire-plugin 2.22.0 or later (3.x recommended; Maven 3.8 and older default to"
-                + " 2.12.4), or Gradle's useJUnitPlatform(). A full run reports 54 tests; see CONFORMANCE.md.");
+                + " 2.12.4), or Gradle's useJUnitPlatform(). A full run reports 64 tests; see CONFORMANCE.md.");
     }
 
     /**
@@ -214,6 +214,10 @@ public abstract class WindowStoreConformanceKit {
     @Nested
     @DisplayName("W: token windows")
     class Weighted extends Section implements WeightedRules {}
+
+    @Nested
+    @DisplayName("A: windows of any unit")
+    class Amounts extends Section implements AmountRules {}
 
     @Nested
     @DisplayName("X: settling reservations")

@@ -33,7 +33,7 @@ public final class ExampleStore implements WindowStore {
         long[] reset = resetAfter(windowLogs, windows, now);
         for (int i = 0; i < windows.size(); i++) {
             Window window = windows.get(i);
-            if (window.isTokens() && request.tokens() > window.limit()) {
+            if (request.weightIn(window) > window.limit()) {
                 leaveAloneAfter(request, i, used, reset);
                 return Evaluation.tooLarge(now, i, used, reset);
             }

@@ -1,6 +1,7 @@
 package dev.ratelimit.testkit;
 
 import com.example.store.ExampleStore;
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
@@ -29,7 +30,9 @@ final class DefectiveStore implements WindowStore {
         /** Charges the user's scope when a shared one rejects. */
         CHARGES_USER_WHEN_SHARED_REJECTS,
         /** Reports the longer windows after the rejecting one, which it should leave alone, with their state. */
-        REPORTS_LONGER_WINDOWS_ON_REJECTION
+        REPORTS_LONGER_WINDOWS_ON_REJECTION,
+        /** Settles token windows on commit but leaves the windows of every other unit at their estimate. */
+        SETTLES_TOKENS_ONLY
     }
 
     private final Defect defect;
@@ -51,6 +54,7 @@ final class DefectiveStore implements WindowStore {
             case FIXED_WINDOW -> fixedWindow(request);
             case NOT_ATOMIC -> countThenRecord(request);
             case REPORTS_LONGER_WINDOWS_ON_REJECTION -> reportingEveryWindow(request);
+            case SETTLES_TOKENS_ONLY -> store.evaluate(request);
             case ROUNDED_RETRY -> {
                 Evaluation evaluation = store.evaluate(request);
                 yield withRetry(evaluation, Math.max(1, evaluation.retryAfterMillis() / 1_000 * 1_000));
@@ -65,6 +69,18 @@ final class DefectiveStore implements WindowStore {
 
     @Override
     public void settle(Settlement settlement) {
+        if (defect == Defect.SETTLES_TOKENS_ONLY && !settlement.isCancel()) {
+            // a unit the actual amounts do not name keeps its estimate: every unit but tokens
+            store.settle(new Settlement(
+                    settlement.scopes(),
+                    settlement.entryId(),
+                    settlement.reservedAtMillis(),
+                    settlement.estimate(),
+                    Amounts.tokens(settlement.actualTokens()),
+                    settlement.nowMillis(),
+                    settlement.lease()));
+            return;
+        }
         store.settle(settlement);
     }
 
@@ -105,7 +121,7 @@ final class DefectiveStore implements WindowStore {
         long now = request.nowMillis();
         long start = now - Math.floorMod(now, request.windows().get(0).lengthMillis());
         Evaluation evaluation =
-                store.evaluate(new StoreRequest(request.scopes(), request.tokens(), request.entryId(), start));
+                store.evaluate(new StoreRequest(request.scopes(), request.amounts(), request.entryId(), start, null));
         return withRetry(evaluation, Math.max(1, evaluation.retryAfterMillis() - (now - start)));
     }
 
@@ -116,8 +132,7 @@ final class DefectiveStore implements WindowStore {
             return counted;
         }
         long now = counted.nowMillis();
-        store.settle(
-                new Settlement(request.scopes(), request.entryId(), now, request.tokens(), Settlement.CANCEL, now));
+        store.settle(new Settlement(request.scopes(), request.entryId(), now, request.amounts(), null, now, null));
         try {
             Thread.sleep(5); // the gap between counting and recording that atomicity closes
         } catch (InterruptedException e) {
@@ -143,7 +158,7 @@ final class DefectiveStore implements WindowStore {
                 scopes.add(new StoreRequest.Scope(scope.subject(), windows, scope.shared()));
             }
         }
-        return new StoreRequest(scopes, request.tokens(), request.entryId(), nowMillis);
+        return new StoreRequest(scopes, request.amounts(), request.entryId(), nowMillis, null);
     }
 
     /** The same evaluation with another retry delay, when it is a rejection. */

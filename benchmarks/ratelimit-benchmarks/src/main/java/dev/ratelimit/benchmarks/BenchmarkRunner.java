@@ -48,7 +48,7 @@ import org.redisson.api.RedissonClient;
  * ceiling and the JMH figures of the spread-key and async ratios; prints the ratios and writes no
  * report), {@code --cost} (only the Redis CPU per decision, printed), {@code --instructions} (only
  * the Redis instructions per decision, printed; the server must run under callgrind, as {@code
- * instructions.sh} starts it), {@code --only REGEX} (JMH
+ * instructions.sh} starts it), {@code --memory} (only the Redis memory per tenant: ours per tier and the token budgets, printed), {@code --only REGEX} (JMH
  * figures whose id matches), {@code --docs DIR}
  * (where to write the report; default {@code docs}), {@code --no-report}, {@code --jfr DIR} (record
  * each JMH fork with Java Flight Recorder into {@code DIR/<id>.jfr}).
@@ -86,6 +86,14 @@ public final class BenchmarkRunner {
             if (settings.costOnly) {
                 log("Redis CPU per decision only");
                 ScriptCost.measure(redis, ScriptCost.DECISIONS);
+                return;
+            }
+            if (settings.memoryOnly) {
+                log("Redis memory per tenant only");
+                for (Tier tier : TierPolicy.defaults().tiers().values()) {
+                    progress(MemoryPerTenant.ours(redis, tier));
+                }
+                MemoryPerTenant.budgets(redis);
                 return;
             }
             log("phase 1/4: redis-benchmark ceiling");
@@ -550,6 +558,7 @@ public final class BenchmarkRunner {
         boolean focused;
         boolean costOnly;
         boolean instructions;
+        boolean memoryOnly;
         boolean writeReport = true;
         Pattern only = Pattern.compile("");
         Path docs = Path.of("docs");
@@ -578,12 +587,14 @@ public final class BenchmarkRunner {
                     case "--focused" -> settings.focused = true;
                     case "--cost" -> settings.costOnly = true;
                     case "--instructions" -> settings.instructions = true;
+                    case "--memory" -> settings.memoryOnly = true;
                     case "--docs" -> settings.docs = Path.of(args[++i]);
                     case "--no-report" -> settings.writeReport = false;
                     case "--jfr" -> settings.jfr = Path.of(args[++i]);
                     default ->
                         throw new IllegalArgumentException("unknown option " + args[i]
-                                + "; options: --quick, --focused, --cost, --instructions, --only REGEX, --docs DIR,"
+                                + "; options: --quick, --focused, --cost, --instructions, --memory, --only REGEX,"
+                                + " --docs DIR,"
                                 + " --no-report, --jfr DIR");
                 }
             }

@@ -1,5 +1,6 @@
 package dev.ratelimit.benchmarks;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Tier;
@@ -86,8 +87,8 @@ final class MemoryPerTenant {
 
     /**
      * The memory of one tenant's day budgets, used up over a day, exact and at 1-minute precision,
-     * requests and tokens, next to a token bucket of the same capacities: the rows of the token-budget
-     * table.
+     * requests and tokens, next to a token bucket of the same capacities, and of a 30-day money budget
+     * at 1-hour precision used up over 30 days: the rows of the token-budget table.
      */
     static List<Result> budgets(RedisServer redis) throws InterruptedException {
         Duration day = Duration.ofDays(1);
@@ -114,7 +115,56 @@ final class MemoryPerTenant {
                 tokens.withPrecision(minute))));
         results.add(BenchmarkRunner.progressOf(fillDay(redis, both, "ours, exact (three keys)", requests, tokens)));
         results.add(BenchmarkRunner.progressOf(bucket4jBudget(redis, both, List.of(requests, tokens), DAY_TOKENS)));
+        results.add(BenchmarkRunner.progressOf(fillMonth(redis)));
         return results;
+    }
+
+    /** The money budget of the token-budget table: micro-dollars per 30 days ($360). */
+    static final long MONTH_USD_MICROS = 360_000_000L;
+
+    /** Reservations that use up {@link #MONTH_USD_MICROS}: one an hour for 30 days, of $0.50 each. */
+    static final int MONTH_RESERVATIONS = 720;
+
+    /**
+     * A tenant's spend per 30 days at 1-hour precision used up on an injected clock: {@value
+     * #MONTH_RESERVATIONS} reservations spread evenly over 30 days less an hour, so every step of the
+     * ring holds an entry and the first is still in the window at the end; the next reservation must
+     * be rejected.
+     */
+    private static Result fillMonth(RedisServer redis) throws InterruptedException {
+        redis.call("FLUSHALL");
+        Duration month = Duration.ofDays(30);
+        Window spend = Window.of("spend/30d", MONTH_USD_MICROS, month, Window.Unit.USD_MICROS)
+                .withPrecision(Duration.ofHours(1));
+        Amounts each = Amounts.of(Window.Unit.USD_MICROS, MONTH_USD_MICROS / MONTH_RESERVATIONS);
+        Tier tier = Tier.of("budget", spend);
+        MutableClock clock = MutableClock.of(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
+        LettuceStore lettuce = LettuceStore.open(redis.uri());
+        try {
+            RateLimiter limiter = lettuce.failClosedLimiter().clock(clock).build();
+            limiter.check("warm-up", Workload.ONE_WINDOW);
+            long spacing = month.minusHours(1).toMillis() / MONTH_RESERVATIONS;
+            Pipelined pipelined = new Pipelined();
+            for (int i = 0; i < MONTH_RESERVATIONS; i++) {
+                pipelined.submit(() -> limiter.reserveAsync("tenant-full", tier, each, List.of())
+                        .thenApply(dev.ratelimit.api.Reservation::decision));
+                clock.add(spacing, ChronoUnit.MILLIS);
+            }
+            pipelined.await();
+            Decision next =
+                    limiter.reserve("tenant-full", tier, each, List.of()).decision();
+            String note = next.allowed() ? "NOT full: next reservation allowed" : "next reservation rejected";
+            if (pipelined.rejected > 0) {
+                note += "; " + pipelined.rejected + " fill reservations rejected";
+            }
+            return measure(
+                    redis,
+                    "$360 / 30 days (720 reservations of 500,000 usd_micros, one an hour)",
+                    "ours, 1-hour precision (ring)",
+                    note);
+        } finally {
+            lettuce.closeQuietly();
+        }
     }
 
     /**

@@ -279,6 +279,8 @@ final class Report {
         values.put("dayRequests", fmt(MemoryPerTenant.DAY_REQUESTS));
         values.put("tokensPerRequest", fmt(MemoryPerTenant.TOKENS_PER_REQUEST));
         values.put("dayTokens", fmt(MemoryPerTenant.DAY_TOKENS));
+        values.put("monthUsdMicros", fmt(MemoryPerTenant.MONTH_USD_MICROS));
+        values.put("monthReservations", fmt(MemoryPerTenant.MONTH_RESERVATIONS));
         return fill(template(), values);
     }
 
@@ -434,7 +436,7 @@ final class Report {
         if (budgets.isEmpty()) {
             return "Not measured in this run.\n";
         }
-        Table table = new Table("| Day budget | Contender | Keys | Bytes | Check |", "|---|---|---:|---:|---|");
+        Table table = new Table("| Budget | Contender | Keys | Bytes | Check |", "|---|---|---:|---:|---|");
         for (MemoryPerTenant.Result m : budgets) {
             table.row(m.tier(), m.contender(), m.keys(), fmt(m.bytes()), m.note());
         }

@@ -10,9 +10,8 @@ final class ScriptArgs {
 
     private static final String RESERVE = "r";
     private static final String SERVER_TIME = "";
-    private static final String NO_TOKENS = "0";
     private static final String UNUSED = "";
-    private static final String REQUESTS = "0";
+    private static final String REQUESTS = ""; // a request window's amount
     private static final String EXACT = "0";
     private static final String MINUTE_MILLIS = Long.toString(Workload.MINUTE.lengthMillis());
     private static final String MINUTE_LIMIT = Long.toString(Workload.MINUTE.limit());
@@ -26,7 +25,7 @@ final class ScriptArgs {
 
     /** The arguments of a one-window check, the member left empty. */
     private static final String[] ONE_WINDOW = {
-        RESERVE, SERVER_TIME, "", NO_TOKENS, UNUSED, UNUSED, MINUTE_MILLIS, MINUTE_LIMIT, REQUESTS, EXACT
+        RESERVE, SERVER_TIME, "", UNUSED, UNUSED, MINUTE_MILLIS, MINUTE_LIMIT, REQUESTS, EXACT
     };
 
     /** The arguments of a two-window check (minute, then day), the member left empty. */

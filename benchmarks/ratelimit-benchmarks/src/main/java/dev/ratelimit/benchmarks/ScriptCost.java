@@ -1,5 +1,11 @@
 package dev.ratelimit.benchmarks;
 
+import dev.ratelimit.api.Amounts;
+import dev.ratelimit.api.Window;
+import dev.ratelimit.core.StoreRequest;
+import dev.ratelimit.redis.internal.KeyLayout;
+import dev.ratelimit.redis.internal.KeySpace;
+import dev.ratelimit.redis.internal.ScriptCall;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RespClient;
 import io.github.bucket4j.BandwidthBuilder;
@@ -14,7 +20,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 import java.util.function.IntConsumer;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Redis CPU per decision: {@code INFO commandstats} {@code usec} of the client's commands divided by
@@ -30,6 +39,11 @@ import java.util.function.IntConsumer;
  * alternate, on one Redis holding all their keys. Our scripts are sent by
  * a plain blocking client (one thread); Bucket4j through its Lettuce proxy.
  *
+ * <p>Two more allowed cases send a gateway's multi-scope reservation, keys and arguments built by the
+ * stores' own {@link ScriptCall} (standalone {@link KeySpace}): each of the {@value #USERS} users with
+ * its own windows, plus shared budgets whose keys every user of the budget charges ({@value #TEAMS}
+ * teams, one org, one model cap), all in one {@code EVALSHA}.
+ *
  * <p>Two floors run in the same passes, with the same keys and arguments: the script call alone
  * (a script that runs no command) and, for allowed decisions in exact request windows, the commands
  * of the exact log alone (a script that runs them and decides nothing). No script that keeps the
@@ -38,6 +52,9 @@ import java.util.function.IntConsumer;
 final class ScriptCost {
 
     static final int USERS = 1_000;
+    /** Teams of the multi-scope cases: user {@code u} is in team {@code u % TEAMS}. */
+    static final int TEAMS = 10;
+
     static final int FULL = 10;
     static final int REPEATS = 5;
     static final int DECISIONS = 3_000;
@@ -171,6 +188,10 @@ final class ScriptCost {
                                 c < 2,
                                 decisions)));
             }
+            // after the rows above, so that they run as they did before these cases were added
+            for (Gateway gateway : Gateway.values()) {
+                results.add(log(meter, measureGateway(meter, redis, plain, gateway, decisions)));
+            }
         } finally {
             client.shutdown();
         }
@@ -209,17 +230,63 @@ final class ScriptCost {
             boolean withBucket4j,
             int decisions)
             throws InterruptedException {
+        boolean exactRequests = specs.stream().allMatch(s -> !s.tokens() && s.precisionMillis() == 0);
+        return interleaved(
+                meter,
+                redis,
+                plain,
+                decision,
+                label,
+                script -> specCalls(script, specs, tokens),
+                withBucket4j ? () -> bucketDecide(buckets, specs, rejected, decisions) : null,
+                !rejected && exactRequests,
+                rejected,
+                decisions);
+    }
+
+    /** One multi-scope case: the script and the call alone, as {@link #measureCase} runs them. */
+    private static Result measureGateway(
+            Meter meter, RedisServer redis, RespClient plain, Gateway gateway, int decisions)
+            throws InterruptedException {
+        return interleaved(
+                meter, redis, plain, "allowed", gateway.label, gateway::calls, null, false, false, decisions);
+    }
+
+    private static Result interleaved(
+            Meter meter,
+            RedisServer redis,
+            RespClient plain,
+            String decision,
+            String label,
+            Function<BenchScripts, Calls> calls,
+            @Nullable Supplier<IntConsumer> bucket4j,
+            boolean commandsFloor,
+            boolean rejected,
+            int decisions)
+            throws InterruptedException {
         redis.call("FLUSHALL");
         // instructions: a clock of the run's own, and users drawn from a fixed seed, so two runs repeat
         boolean repeatable = meter != MICROS;
-        IntConsumer script =
-                scriptDecide(redis, plain, BenchScripts.CURRENT, specs, tokens, rejected, decisions, repeatable);
-        IntConsumer bucket = withBucket4j ? bucketDecide(buckets, specs, rejected, decisions) : null;
-        IntConsumer call =
-                scriptDecide(redis, plain, BenchScripts.FLOOR_CALL, specs, tokens, rejected, decisions, repeatable);
-        boolean exactRequests = specs.stream().allMatch(s -> !s.tokens() && s.precisionMillis() == 0);
-        IntConsumer commands = !rejected && exactRequests
-                ? scriptDecide(redis, plain, BenchScripts.FLOOR_COMMANDS, specs, tokens, false, decisions, repeatable)
+        IntConsumer script = scriptDecide(
+                redis, plain, BenchScripts.CURRENT, calls.apply(BenchScripts.CURRENT), rejected, decisions, repeatable);
+        IntConsumer bucket = bucket4j == null ? null : bucket4j.get();
+        IntConsumer call = scriptDecide(
+                redis,
+                plain,
+                BenchScripts.FLOOR_CALL,
+                calls.apply(BenchScripts.FLOOR_CALL),
+                rejected,
+                decisions,
+                repeatable);
+        IntConsumer commands = commandsFloor
+                ? scriptDecide(
+                        redis,
+                        plain,
+                        BenchScripts.FLOOR_COMMANDS,
+                        calls.apply(BenchScripts.FLOOR_COMMANDS),
+                        false,
+                        decisions,
+                        repeatable)
                 : null;
         String[] labels = {"script", "Bucket4j", "call alone", "commands alone"};
         IntConsumer[] contenders = {script, bucket, call, commands};
@@ -236,26 +303,40 @@ final class ScriptCost {
         return new Result(decision, label, least[0], least[1], least[2], least[3]);
     }
 
+    /**
+     * The keys and arguments of each user's call, indexed by user; each call sends a copy of the
+     * user's arguments with the time (index 1, when the run sends its own clock) and a fresh entry id
+     * (index 2) filled in.
+     */
+    private record Calls(String[][] keys, String[][] args) {}
+
+    private static Calls specCalls(BenchScripts script, List<Spec> specs, long tokens) {
+        String[][] keys = new String[USERS][];
+        String[][] args = new String[USERS][];
+        String[] template = args(specs, tokens);
+        for (int u = 0; u < USERS; u++) {
+            keys[u] = keys(script.name().toLowerCase(Locale.ROOT), u, specs);
+            args[u] = template;
+        }
+        return new Calls(keys, args);
+    }
+
     private static IntConsumer scriptDecide(
             RedisServer redis,
             RespClient plain,
             BenchScripts script,
-            List<Spec> specs,
-            long tokens,
+            Calls calls,
             boolean rejected,
             int decisions,
             boolean repeatable) {
         redis.call("SCRIPT", "LOAD", script.source());
         java.util.Random seeded = new java.util.Random(42);
         long[] clock = {System.currentTimeMillis()};
-        String[][] keys = new String[USERS][];
-        for (int u = 0; u < USERS; u++) {
-            keys[u] = keys(script.name().toLowerCase(java.util.Locale.ROOT), u, specs);
-        }
         IntConsumer decide = t -> {
             int user = rejected ? 0 : (repeatable ? seeded : ThreadLocalRandom.current()).nextInt(USERS);
-            String[] k = keys[user];
-            String[] a = args(specs, tokens);
+            String[] k = calls.keys()[user];
+            String[] a = calls.args()[user].clone();
+            a[2] = ScriptArgs.member();
             if (repeatable) {
                 a[1] = Long.toString(clock[0]);
                 clock[0] += rejected ? 0 : STEP_MILLIS;
@@ -266,8 +347,11 @@ final class ScriptCost {
             command[2] = Integer.toString(k.length);
             System.arraycopy(k, 0, command, 3, k.length);
             System.arraycopy(a, 0, command, 3 + k.length, a.length);
-            if (!(plain.call(command) instanceof List<?>)) {
+            if (!(plain.call(command) instanceof List<?> reply)) {
                 throw new IllegalStateException("the script answered no list");
+            }
+            if (!rejected && !Long.valueOf(1).equals(reply.get(0))) {
+                throw new IllegalStateException("an allowed case was not allowed: " + reply);
             }
         };
         if (rejected) {
@@ -279,6 +363,84 @@ final class ScriptCost {
             decide.accept(0);
         }
         return decide;
+    }
+
+    /**
+     * The multi-scope cases: one user's reservation as a gateway's limiter sends it, the user's scope
+     * first, then the shared budgets', in one call. Limits are out of reach: every decision is allowed.
+     */
+    enum Gateway {
+        /** Today's gateway: the tenant's request and token windows and the model's cap. */
+        TOKENS(
+                "tokens only, today's gateway: tenant (requests + tokens per minute exact, per day @ 1 min)"
+                        + " + model cap (rpm, tpm); reserve 1,000 tokens",
+                false),
+        /** Tokens and money: spend windows of the tenant, its team and the org besides. */
+        MONEY(
+                "tokens + money across tenant, team, org and model cap: tenant (the four windows above + spend"
+                        + " per day @ 1 min + per 30 days @ 1 h), team and org (spend per 30 days @ 1 h), model cap"
+                        + " (rpm, tpm); reserve 1,000 tokens + 12,500 usd_micros",
+                true);
+
+        private static final long BIG = 1_000_000_000L;
+        private static final Duration MINUTE = Duration.ofMinutes(1);
+        private static final Duration DAY = Duration.ofDays(1);
+        private static final Duration MONTH = Duration.ofDays(30);
+        private static final Window SPEND_MONTH = Window.of("spend/30d", BIG * 1_000, MONTH, Window.Unit.USD_MICROS)
+                .withPrecision(Duration.ofHours(1));
+        private static final List<Window> MODEL_CAP =
+                List.of(new Window("rpm", BIG, MINUTE), Window.tokens("tpm", BIG * 1_000, MINUTE));
+
+        final String label;
+        private final boolean money;
+
+        Gateway(String label, boolean money) {
+            this.label = label;
+            this.money = money;
+        }
+
+        private List<StoreRequest.Scope> scopes(int user) {
+            List<Window> tenant = new ArrayList<>(List.of(
+                    new Window("rpm", BIG, MINUTE),
+                    Window.tokens("tpm", BIG * 1_000, MINUTE),
+                    new Window("rpd", BIG, DAY).withPrecision(MINUTE),
+                    Window.tokens("tpd", BIG * 1_000, DAY).withPrecision(MINUTE)));
+            List<StoreRequest.Scope> scopes = new ArrayList<>();
+            if (money) {
+                tenant.add(Window.of("spend/day", BIG * 1_000, DAY, Window.Unit.USD_MICROS)
+                        .withPrecision(MINUTE));
+                tenant.add(SPEND_MONTH);
+            }
+            scopes.add(StoreRequest.Scope.user("user_" + user, tenant));
+            if (money) {
+                scopes.add(StoreRequest.Scope.shared("team_" + user % TEAMS, List.of(SPEND_MONTH)));
+                scopes.add(StoreRequest.Scope.shared("org_1", List.of(SPEND_MONTH)));
+            }
+            scopes.add(StoreRequest.Scope.shared("model:gpt-4o", MODEL_CAP));
+            return scopes;
+        }
+
+        private Amounts amounts() {
+            Amounts tokens = Amounts.tokens(1_000);
+            return money ? tokens.and(Window.Unit.USD_MICROS, 12_500) : tokens;
+        }
+
+        /** Every user's call, spelled by the stores' {@link ScriptCall}; the stores' prefix for ours. */
+        Calls calls(BenchScripts script) {
+            String prefix = script == BenchScripts.CURRENT
+                    ? KeySpace.DEFAULT_PREFIX
+                    : script.name().toLowerCase(Locale.ROOT);
+            KeySpace space = new KeySpace(KeyLayout.STANDALONE, prefix);
+            String[][] keys = new String[USERS][];
+            String[][] args = new String[USERS][];
+            for (int u = 0; u < USERS; u++) {
+                ScriptCall<?> call = ScriptCall.reserve(
+                        new StoreRequest(scopes(u), amounts(), "-", StoreRequest.STORE_TIME, null), space);
+                keys[u] = call.keys();
+                args[u] = call.args();
+            }
+            return new Calls(keys, args);
+        }
     }
 
     private static IntConsumer bucketDecide(
@@ -322,11 +484,11 @@ final class ScriptCost {
     }
 
     private static String[] args(List<Spec> specs, long tokens) {
-        List<String> args = new ArrayList<>(List.of("r", "", ScriptArgs.member(), Long.toString(tokens), "", ""));
+        List<String> args = new ArrayList<>(List.of("r", "", "", "", "")); // the member is filled in per call
         for (Spec spec : specs) {
             args.add(Long.toString(spec.lengthMillis()));
             args.add(Long.toString(spec.limit()));
-            args.add(spec.tokens() ? "1" : "0");
+            args.add(spec.tokens() ? Long.toString(tokens) : "");
             args.add(Long.toString(spec.precisionMillis()));
         }
         return args.toArray(String[]::new);

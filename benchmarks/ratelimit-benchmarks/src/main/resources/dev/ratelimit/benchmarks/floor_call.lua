@@ -5,7 +5,7 @@ reservation, {1, 0, -1, 0, used_1, reset_1, ...}, running no command and recordi
 Redis spends on an EVALSHA with these keys and arguments before the script does any work.
 ]]
 
-local n = (#ARGV - 6) / 4
+local n = (#ARGV - 5) / 4
 local result = {1, 0, -1, 0}
 for i = 1, n do
   result[3 + 2 * i] = 0

@@ -15,7 +15,7 @@ local fmt = string.format -- integer text: cheaper for Redis than a number argum
 local score = fmt('%d', now)
 local result = {1, now, -1, 0, 0, 0, 0, 0}
 for i = 1, #KEYS do
-  local key, length = KEYS[i], tonumber(ARGV[3 + 4 * i])
+  local key, length = KEYS[i], tonumber(ARGV[2 + 4 * i])
   redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', now - length))
   result[3 + 2 * i] = redis.call('ZCARD', key)
   result[4 + 2 * i] = tonumber(redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')[2] or '0')

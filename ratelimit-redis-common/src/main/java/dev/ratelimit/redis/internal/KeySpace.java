@@ -12,8 +12,9 @@ import java.util.Objects;
  * slot: {@code ratelimit:user_8421:60} and {@code ratelimit:{user_8421}:60}. The scope part is
  * {@link RedisKeys#token} of the user id; for a shared budget, {@code ~~} followed by the token of
  * its name, which no user id's token can start with. The window part is the length in seconds,
- * then {@code t} for a token window, then {@code @<step seconds>} for a precision window; an exact
- * token window has a second key, its sum, with {@code #} appended. The window part never holds a
+ * then {@code t} for a token window or {@code -<unit>} for a window of another amount unit (such as
+ * {@code 2592000-usd_micros}), then {@code @<step seconds>} for a precision window; an exact window
+ * of an amount (tokens, any unit but requests) has a second key, its sum, with {@code #} appended. The window part never holds a
  * colon, so it is everything after the last one, and distinct scopes and windows never share a key.
  *
  * @param layout standalone or cluster
@@ -60,16 +61,17 @@ public record KeySpace(KeyLayout layout, String prefix) {
     }
 
     /**
-     * Returns the key holding the sum of an exact token window.
+     * Returns the key holding the sum of an exact window of an amount (tokens or any unit but
+     * requests).
      *
      * @param scope the scope
-     * @param window an exact token window of it
+     * @param window an exact amount window of it
      * @return the key
-     * @throws IllegalArgumentException if the window is not an exact token window
+     * @throws IllegalArgumentException if the window is not an exact amount window
      */
     public String sumKey(StoreRequest.Scope scope, Window window) {
         if (!hasSumKey(window)) {
-            throw new IllegalArgumentException("only exact token windows have a sum key, not " + window);
+            throw new IllegalArgumentException("only exact amount windows have a sum key, not " + window);
         }
         return key(scope, window) + '#';
     }
@@ -78,10 +80,10 @@ public record KeySpace(KeyLayout layout, String prefix) {
      * Tells whether a window is kept under two keys (its entries and their sum).
      *
      * @param window the window
-     * @return {@code true} for an exact token window
+     * @return {@code true} for an exact window of an amount
      */
     public static boolean hasSumKey(Window window) {
-        return window.isTokens() && window.isExact();
+        return !window.countsRequests() && window.isExact();
     }
 
     /**
@@ -132,6 +134,9 @@ public record KeySpace(KeyLayout layout, String prefix) {
         String part = Long.toString(window.lengthSeconds());
         if (window.isTokens()) {
             part += 't';
+        } else if (!window.countsRequests()) {
+            // '-' is in no unit's name, so no unit's key can be taken for another's
+            part += "-" + window.unit().name();
         }
         if (!window.isExact()) {
             part += "@" + window.precision().getSeconds();

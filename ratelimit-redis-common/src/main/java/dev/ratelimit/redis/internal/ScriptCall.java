@@ -74,11 +74,17 @@ public final class ScriptCall<T> {
             op,
             request.hasTime() ? Long.toString(request.nowMillis()) : "",
             request.entryId(),
-            Long.toString(request.tokens()),
             lease == null ? "" : Integer.toString(lease.cap()),
             lease == null ? "" : Long.toString(lease.ttlMillis())
         };
-        return build(request.scopes(), lease, space, head, reply -> ScriptReply.evaluation(reply, windowCount));
+        return build(
+                request.scopes(),
+                lease,
+                space,
+                head,
+                window -> window.countsRequests() ? "" : Long.toString(request.weightIn(window)),
+                null,
+                reply -> ScriptReply.evaluation(reply, windowCount));
     }
 
     /**
@@ -96,13 +102,16 @@ public final class ScriptCall<T> {
             SETTLE,
             settlement.hasTime() ? Long.toString(settlement.nowMillis()) : "",
             settlement.entryId(),
-            Long.toString(settlement.estimatedTokens()),
             Long.toString(settlement.reservedAtMillis()),
-            Long.toString(settlement.actualTokens())
+            settlement.isCancel() ? "1" : "0"
         };
+        Function<Window, String> estimate =
+                window -> window.countsRequests() ? "" : Long.toString(settlement.estimateIn(window));
+        Function<Window, String> target =
+                window -> window.countsRequests() ? "" : Long.toString(settlement.targetIn(window));
         StoreRequest.Lease lease = settlement.lease();
         if (space.layout() != KeyLayout.CLUSTER || settlement.scopes().size() == 1) {
-            return List.of(build(settlement.scopes(), lease, space, head, ScriptReply::settled));
+            return List.of(build(settlement.scopes(), lease, space, head, estimate, target, ScriptReply::settled));
         }
         List<ScriptCall<Boolean>> calls = new ArrayList<>();
         for (StoreRequest.Scope scope : settlement.scopes()) {
@@ -112,6 +121,8 @@ public final class ScriptCall<T> {
                     lease != null && lease.isIn(scope) ? lease : null,
                     space,
                     head,
+                    estimate,
+                    target,
                     ScriptReply::settled));
         }
         return calls;
@@ -128,7 +139,7 @@ public final class ScriptCall<T> {
      */
     public static ScriptCall<Boolean> renewLease(
             StoreRequest.Lease lease, String entryId, long nowMillis, KeySpace space) {
-        String[] args = {RENEW, time(nowMillis), entryId, "", "", Long.toString(lease.ttlMillis())};
+        String[] args = {RENEW, time(nowMillis), entryId, "", Long.toString(lease.ttlMillis())};
         return new ScriptCall<>(new String[] {space.leaseKey(lease)}, args, reply -> ScriptReply.count(reply) == 1);
     }
 
@@ -141,7 +152,7 @@ public final class ScriptCall<T> {
      * @return the call, whose reply reads into the count
      */
     public static ScriptCall<Long> leasesHeld(StoreRequest.Lease lease, long nowMillis, KeySpace space) {
-        String[] args = {COUNT, time(nowMillis), "", "", "", ""};
+        String[] args = {COUNT, time(nowMillis), "", "", ""};
         return new ScriptCall<>(new String[] {space.leaseKey(lease)}, args, ScriptReply::count);
     }
 
@@ -154,6 +165,8 @@ public final class ScriptCall<T> {
             StoreRequest.@Nullable Lease lease,
             KeySpace space,
             String[] head,
+            Function<Window, String> amount,
+            @Nullable Function<Window, String> settled,
             Function<@Nullable Object, T> reader) {
         List<String> keys = new ArrayList<>();
         List<String> args = new ArrayList<>(Arrays.asList(head));
@@ -165,8 +178,11 @@ public final class ScriptCall<T> {
                 }
                 args.add(Long.toString(window.lengthMillis()));
                 args.add(Long.toString(window.limit()));
-                args.add(window.isTokens() ? "1" : "0");
+                args.add(amount.apply(window));
                 args.add(Long.toString(window.precisionMillis()));
+                if (settled != null) {
+                    args.add(settled.apply(window));
+                }
             }
         }
         if (lease != null) {

@@ -55,7 +55,7 @@ public class RateLimitProperties {
     private @Nullable StoreType store;
 
     /**
-     * Tiers by name, each a map of window name to {@code <limit>[ tokens]/<length>[@<step>]}, the syntax
+     * Tiers by name, each a map of window name to {@code <limit>[ <unit>]/<length>[@<step>]} or {@code $<dollars>/<length>[@<step>]}, the syntax
      * of tier files: {@code ratelimit.tiers.free.minute=5/1m}, {@code
      * ratelimit.tiers.pro.tokens-day=1000000 tokens/1d@1m}. Empty: the built-in free, pro and
      * enterprise tiers.

@@ -2,10 +2,13 @@ package dev.ratelimit.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ratelimit.genai.ModelPrice;
+import dev.ratelimit.genai.PriceTable;
 import dev.ratelimit.spring.boot.ai.SpringAiRateLimitAutoConfiguration;
 import dev.ratelimit.spring.boot.ai.SpringAiRateLimitProperties;
 import dev.ratelimit.springai.EndUserResolver;
 import dev.ratelimit.springai.RateLimitAdvisor;
+import java.math.BigDecimal;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.ai.chat.client.ChatClientCustomizer;
@@ -55,5 +58,52 @@ class SpringAiAutoConfigurationTest {
             runner.withClassLoader(new FilteredClassLoader(hidden))
                     .run(context -> assertThat(context).doesNotHaveBean("rateLimitAdvisor"));
         }
+    }
+
+    @Test
+    void pricesComeFromThePropertiesAndNoneByDefault() {
+        runner.run(context -> {
+            assertThat(context.getBean(SpringAiRateLimitProperties.class)
+                            .priceTable()
+                            .prices())
+                    .isEmpty();
+            assertThat(context.getBean(RateLimitAdvisor.class).toString()).contains("prices []");
+        });
+        runner.withPropertyValues(
+                        "ratelimit.spring-ai.prices.gpt-4o.input=2.50",
+                        "ratelimit.spring-ai.prices.gpt-4o.cached-input=1.25",
+                        "ratelimit.spring-ai.prices.gpt-4o.output=10.00",
+                        "ratelimit.spring-ai.prices.[claude-sonnet-4-5*].input=3",
+                        "ratelimit.spring-ai.prices.[claude-sonnet-4-5*].cached-input=0.30",
+                        "ratelimit.spring-ai.prices.[claude-sonnet-4-5*].cache-write=3.75",
+                        "ratelimit.spring-ai.prices.[claude-sonnet-4-5*].output=15")
+                .run(context -> {
+                    PriceTable table =
+                            context.getBean(SpringAiRateLimitProperties.class).priceTable();
+                    assertThat(table.priceOf("gpt-4o")).isEqualTo(ModelPrice.perMillion("2.50", "1.25", "10.00"));
+                    assertThat(table.priceOf("claude-sonnet-4-5-20250929"))
+                            .isEqualTo(ModelPrice.perMillion("3", "0.30", "15").withCacheWrite(new BigDecimal("3.75")));
+                    assertThat(context.getBean(RateLimitAdvisor.class).toString())
+                            .contains("prices [gpt-4o, claude-sonnet-4-5*]");
+                });
+    }
+
+    @Test
+    void aPriceWithoutItsOutputFailsTheStartup() {
+        runner.withPropertyValues("ratelimit.spring-ai.prices.gpt-4o.input=2.50")
+                .run(context -> assertThat(context)
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("ratelimit.spring-ai.prices.gpt-4o.output is required"));
+    }
+
+    @Test
+    void theApplicationsPriceTableReplacesTheProperties() {
+        runner.withPropertyValues(
+                        "ratelimit.spring-ai.prices.gpt-4o.input=1", "ratelimit.spring-ai.prices.gpt-4o.output=1")
+                .withBean(PriceTable.class, PriceTable::example)
+                .run(context -> assertThat(
+                                context.getBean(RateLimitAdvisor.class).toString())
+                        .contains("prices " + PriceTable.example().prices().keySet()));
     }
 }

@@ -120,4 +120,28 @@ public abstract class SpringAiScenarios {
                         .used())
                 .isEqualTo(6L * OpenAiStub.TOTAL_TOKENS);
     }
+
+    @Test
+    void theTiersSpendWindowIsChargedAtThePricesOfTheProperties() {
+        String user = "ai-metered-" + UUID.randomUUID();
+        String token = TestJwts.token(user, "metered");
+
+        assertThat(http().get("/chat?q=hi", token).statusCode()).isEqualTo(200);
+        assertThat(http().get("/chat?q=hi", token).statusCode()).isEqualTo(200);
+
+        Tier metered = tiers.resolve("metered");
+        Window spendDay = metered.windows().stream()
+                .filter(window -> window.unit().equals(Window.Unit.USD_MICROS))
+                .findFirst()
+                .orElseThrow();
+        assertThat(spendDay.limit()).isEqualTo(1_000_000); // $1
+        // application.yml prices gpt-4o-mini at $3 input and $10 output per million tokens: the stub's
+        // 11 prompt and 7 completion tokens cost 11 * 3 + 7 * 10 = 103 micro-dollars a call
+        assertThat(limiter.usage(user, metered).stream()
+                        .filter(usage -> usage.window().equals(spendDay))
+                        .findFirst()
+                        .orElseThrow()
+                        .used())
+                .isEqualTo(2 * 103);
+    }
 }

@@ -72,7 +72,7 @@ public class RateLimitEndpoint {
         for (Decision.Usage usage : limiter.usage(user, chosen)) {
             windows.add(new WindowUsage(
                     usage.window().name(),
-                    usage.window().isTokens() ? "tokens" : "requests",
+                    usage.window().unit().name(),
                     usage.window().limit(),
                     usage.used(),
                     usage.remaining(),
@@ -99,8 +99,7 @@ public class RateLimitEndpoint {
      */
     public record WindowReport(String name, String unit, long limit, long lengthSeconds) {
         static WindowReport of(Window window) {
-            return new WindowReport(
-                    window.name(), window.isTokens() ? "tokens" : "requests", window.limit(), window.lengthSeconds());
+            return new WindowReport(window.name(), window.unit().name(), window.limit(), window.lengthSeconds());
         }
     }
 

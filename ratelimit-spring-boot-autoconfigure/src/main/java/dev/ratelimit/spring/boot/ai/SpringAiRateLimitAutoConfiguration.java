@@ -2,6 +2,7 @@ package dev.ratelimit.spring.boot.ai;
 
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.TierPolicy;
+import dev.ratelimit.genai.PriceTable;
 import dev.ratelimit.spring.boot.RateLimitAutoConfiguration;
 import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.TierResolver;
@@ -12,6 +13,7 @@ import dev.ratelimit.spring.boot.web.servlet.RateLimitExceededExceptionResolver;
 import dev.ratelimit.springai.EndUserResolver;
 import dev.ratelimit.springai.RateLimitAdvisor;
 import org.springframework.ai.chat.client.ChatClientCustomizer;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -27,7 +29,8 @@ import org.springframework.context.annotation.Import;
  * Spring AI, when {@code ratelimit-spring-ai} and Spring AI's {@code ChatClient} are on the class
  * path: a {@link RateLimitAdvisor} bean, a {@link ChatClientCustomizer} that adds it to every {@code
  * ChatClient.Builder} Spring AI's auto-configuration creates, the end user from Spring Security, the
- * models' caps from {@code ratelimit.spring-ai.models}, and on either web stack a refused model call
+ * models' caps from {@code ratelimit.spring-ai.models}, their prices for spend windows from the
+ * application's {@link PriceTable} bean, else {@code ratelimit.spring-ai.prices}, and on either web stack a refused model call
  * ({@code RateLimitExceededException}) answered with the HTTP contract's 429. Off with {@code
  * ratelimit.spring-ai.enabled=false}.
  */
@@ -58,21 +61,28 @@ public class SpringAiRateLimitAutoConfiguration {
     }
 
     /**
-     * The advisor: every call to the model reserved for its end user and the model's cap.
+     * The advisor: every call to the model reserved for its end user and the model's cap, and priced
+     * for spend windows.
      *
      * @param limiter the limiter
      * @param policy the tiers
      * @param users finds the end user
      * @param properties the {@code ratelimit.spring-ai.*} settings
+     * @param prices the application's price table, which replaces {@code ratelimit.spring-ai.prices}
      * @return the advisor
      */
     @Bean
     @ConditionalOnMissingBean
     public RateLimitAdvisor rateLimitAdvisor(
-            RateLimiter limiter, TierPolicy policy, EndUserResolver users, SpringAiRateLimitProperties properties) {
+            RateLimiter limiter,
+            TierPolicy policy,
+            EndUserResolver users,
+            SpringAiRateLimitProperties properties,
+            ObjectProvider<PriceTable> prices) {
         return RateLimitAdvisor.builder(limiter, policy)
                 .endUserResolver(users)
                 .modelBudgets(properties.modelBudgets())
+                .priceTable(prices.getIfAvailable(properties::priceTable))
                 .defaultMaxTokens(properties.getDefaultMaxTokens())
                 .build();
     }

@@ -2,6 +2,9 @@ package dev.ratelimit.spring.boot.ai;
 
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.genai.ModelPrice;
+import dev.ratelimit.genai.PriceTable;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,6 +28,14 @@ public class SpringAiRateLimitProperties {
      * (write names with dots in brackets: {@code "[gpt-4.1]"}).
      */
     private Map<String, Model> models = new LinkedHashMap<>();
+
+    /**
+     * Each model's price in US dollars per million tokens, for the tiers' spend windows ({@code
+     * $<dollars>/<length>}), by the model name the calls' options carry, or a prefix ending in
+     * {@code *} (in brackets: {@code "[claude-sonnet-4-5*]"}). None by default: a call to a model
+     * without a price is refused when a spend window applies to it.
+     */
+    private Map<String, Price> prices = new LinkedHashMap<>();
 
     /** Creates the settings with their defaults. */
     public SpringAiRateLimitProperties() {}
@@ -81,6 +92,39 @@ public class SpringAiRateLimitProperties {
      */
     public void setModels(Map<String, Model> models) {
         this.models = models;
+    }
+
+    /**
+     * Returns the models' prices.
+     *
+     * @return {@code ratelimit.spring-ai.prices}
+     */
+    public Map<String, Price> getPrices() {
+        return prices;
+    }
+
+    /**
+     * Sets the models' prices.
+     *
+     * @param prices the prices by model name or prefix
+     */
+    public void setPrices(Map<String, Price> prices) {
+        this.prices = prices;
+    }
+
+    /**
+     * Returns the price table of {@code ratelimit.spring-ai.prices}; empty (every model unpriced)
+     * when there is none.
+     *
+     * @return the table
+     * @throws IllegalStateException if a model's {@code input} or {@code output} price is missing
+     * @throws IllegalArgumentException if a price is negative or a name holds {@code *} anywhere but
+     *     at its end
+     */
+    public PriceTable priceTable() {
+        Map<String, ModelPrice> table = new LinkedHashMap<>();
+        prices.forEach((name, price) -> table.put(name, price.toModelPrice(name)));
+        return PriceTable.of(table);
     }
 
     /**
@@ -158,6 +202,116 @@ public class SpringAiRateLimitProperties {
                 windows.add(Window.tokens("tpm", tokens, Duration.ofMinutes(1)));
             }
             return windows;
+        }
+    }
+
+    /**
+     * One model's price in US dollars per million tokens, such as {@code input: 2.50}, {@code
+     * cached-input: 1.25}, {@code output: 10.00}.
+     */
+    public static class Price {
+
+        /** Dollars per million fresh input tokens; required. */
+        private @Nullable BigDecimal input;
+
+        /** Dollars per million input tokens read from the prompt cache; the input price unless set. */
+        private @Nullable BigDecimal cachedInput;
+
+        /** Dollars per million input tokens written to the prompt cache; the input price unless set. */
+        private @Nullable BigDecimal cacheWrite;
+
+        /** Dollars per million output tokens, reasoning included; required. */
+        private @Nullable BigDecimal output;
+
+        /** Creates a price without figures. */
+        public Price() {}
+
+        /**
+         * Returns the input price.
+         *
+         * @return dollars per million tokens, or {@code null} when unset
+         */
+        public @Nullable BigDecimal getInput() {
+            return input;
+        }
+
+        /**
+         * Sets the input price.
+         *
+         * @param input dollars per million tokens
+         */
+        public void setInput(@Nullable BigDecimal input) {
+            this.input = input;
+        }
+
+        /**
+         * Returns the cached-input price.
+         *
+         * @return dollars per million tokens, or {@code null} when unset
+         */
+        public @Nullable BigDecimal getCachedInput() {
+            return cachedInput;
+        }
+
+        /**
+         * Sets the cached-input price.
+         *
+         * @param cachedInput dollars per million tokens
+         */
+        public void setCachedInput(@Nullable BigDecimal cachedInput) {
+            this.cachedInput = cachedInput;
+        }
+
+        /**
+         * Returns the cache-write price.
+         *
+         * @return dollars per million tokens, or {@code null} when unset
+         */
+        public @Nullable BigDecimal getCacheWrite() {
+            return cacheWrite;
+        }
+
+        /**
+         * Sets the cache-write price.
+         *
+         * @param cacheWrite dollars per million tokens
+         */
+        public void setCacheWrite(@Nullable BigDecimal cacheWrite) {
+            this.cacheWrite = cacheWrite;
+        }
+
+        /**
+         * Returns the output price.
+         *
+         * @return dollars per million tokens, or {@code null} when unset
+         */
+        public @Nullable BigDecimal getOutput() {
+            return output;
+        }
+
+        /**
+         * Sets the output price.
+         *
+         * @param output dollars per million tokens
+         */
+        public void setOutput(@Nullable BigDecimal output) {
+            this.output = output;
+        }
+
+        ModelPrice toModelPrice(String model) {
+            BigDecimal in = required(input, model, "input");
+            BigDecimal out = required(output, model, "output");
+            BigDecimal cached = cachedInput;
+            BigDecimal write = cacheWrite;
+            return new ModelPrice(in, cached != null ? cached : in, write != null ? write : in, out);
+        }
+
+        private static BigDecimal required(@Nullable BigDecimal price, String model, String name) {
+            if (price == null) {
+                throw new IllegalStateException("ratelimit.spring-ai.prices." + model + "." + name
+                        + " is required: dollars per million tokens, such as 2.50");
+            }
+            return price;
         }
     }
 }

@@ -53,6 +53,7 @@ public final class OpenAiStub implements AutoCloseable {
     private final AtomicInteger calls = new AtomicInteger();
     private volatile int status = 200;
     private volatile boolean reportUsage = true;
+    private volatile int cachedTokens;
     private volatile CountDownLatch holdAfterFirstChunk = new CountDownLatch(0);
 
     /**
@@ -110,6 +111,17 @@ public final class OpenAiStub implements AutoCloseable {
      */
     public void reportUsage(boolean reportUsage) {
         this.reportUsage = reportUsage;
+    }
+
+    /**
+     * Makes later answers report this many of their {@link #PROMPT_TOKENS} as read from the prompt
+     * cache ({@code prompt_tokens_details.cached_tokens}, as OpenAI reports them: inside the prompt
+     * count); 0, the default, reports no details.
+     *
+     * @param cachedTokens the cached part of the prompt
+     */
+    public void reportCachedTokens(int cachedTokens) {
+        this.cachedTokens = cachedTokens;
     }
 
     /**
@@ -209,10 +221,12 @@ public final class OpenAiStub implements AutoCloseable {
         return completion(model, object, choices, reportUsage);
     }
 
-    private static String completion(String model, String object, String choices, boolean withUsage) {
+    private String completion(String model, String object, String choices, boolean withUsage) {
+        int cached = cachedTokens;
+        String details = cached > 0 ? ",\"prompt_tokens_details\":{\"cached_tokens\":" + cached + "}" : "";
         String usage = withUsage
                 ? ",\"usage\":{\"prompt_tokens\":" + PROMPT_TOKENS + ",\"completion_tokens\":" + COMPLETION_TOKENS
-                        + ",\"total_tokens\":" + TOTAL_TOKENS + "}"
+                        + ",\"total_tokens\":" + TOTAL_TOKENS + details + "}"
                 : "";
         return "{\"id\":\"chatcmpl-stub\",\"object\":\"" + object + "\",\"created\":1700000000,\"model\":\"" + model
                 + "\",\"choices\":" + choices + usage + "}";
