@@ -47,46 +47,48 @@ final class Limiter implements RateLimiter {
 
     @Override
     public Decision check(String userId, long limit, Duration window) {
-        return reserveNow(userId, Plan.single(limit, window), Amounts.none(), List.of(), NO_TIER)
+        return reserveNow(start(userId, Plan.single(limit, window), Amounts.none(), List.of(), null, NO_TIER))
                 .decision();
     }
 
     @Override
     public Decision check(String userId, List<Window> windows) {
-        return reserveNow(userId, Plan.ordered(windows, "windows"), Amounts.none(), List.of(), NO_TIER)
+        return reserveNow(start(userId, Plan.ordered(windows, "windows"), Amounts.none(), List.of(), null, NO_TIER))
                 .decision();
     }
 
     @Override
     public Decision check(String userId, Tier tier) {
         Objects.requireNonNull(tier, "tier must not be null");
-        return reserveNow(userId, Plan.ordered(tier.windows(), "tier"), Amounts.none(), List.of(), tier.name())
+        return reserveNow(start(
+                        userId, Plan.ordered(tier.windows(), "tier"), Amounts.none(), List.of(), null, tier.name()))
                 .decision();
     }
 
     @Override
     public CompletionStage<Decision> checkAsync(String userId, long limit, Duration window) {
-        return reserveLater(userId, Plan.single(limit, window), Amounts.none(), List.of(), NO_TIER)
+        return reserveLater(start(userId, Plan.single(limit, window), Amounts.none(), List.of(), null, NO_TIER))
                 .thenApply(Reservation::decision);
     }
 
     @Override
     public CompletionStage<Decision> checkAsync(String userId, List<Window> windows) {
-        return reserveLater(userId, Plan.ordered(windows, "windows"), Amounts.none(), List.of(), NO_TIER)
+        return reserveLater(start(userId, Plan.ordered(windows, "windows"), Amounts.none(), List.of(), null, NO_TIER))
                 .thenApply(Reservation::decision);
     }
 
     @Override
     public CompletionStage<Decision> checkAsync(String userId, Tier tier) {
         Objects.requireNonNull(tier, "tier must not be null");
-        return reserveLater(userId, Plan.ordered(tier.windows(), "tier"), Amounts.none(), List.of(), tier.name())
+        return reserveLater(start(
+                        userId, Plan.ordered(tier.windows(), "tier"), Amounts.none(), List.of(), null, tier.name()))
                 .thenApply(Reservation::decision);
     }
 
     @Override
     public Reservation reserve(String userId, Tier tier, Amounts estimate, List<SharedBudget> shared) {
         Objects.requireNonNull(tier, "tier must not be null");
-        return reserveNow(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, tier.name());
+        return reserveNow(start(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, null, tier.name()));
     }
 
     @Override
@@ -94,7 +96,8 @@ final class Limiter implements RateLimiter {
             String userId, Tier tier, Amounts estimate, List<SharedBudget> shared, Concurrency concurrency) {
         Objects.requireNonNull(tier, "tier must not be null");
         Objects.requireNonNull(concurrency, "concurrency must not be null");
-        return reserveNow(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, concurrency, tier.name());
+        return reserveNow(
+                start(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, concurrency, tier.name()));
     }
 
     @Override
@@ -110,7 +113,7 @@ final class Limiter implements RateLimiter {
     public CompletionStage<Reservation> reserveAsync(
             String userId, Tier tier, Amounts estimate, List<SharedBudget> shared) {
         Objects.requireNonNull(tier, "tier must not be null");
-        return reserveLater(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, tier.name());
+        return reserveLater(start(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, null, tier.name()));
     }
 
     @Override
@@ -143,19 +146,7 @@ final class Limiter implements RateLimiter {
         return List.copyOf(usage);
     }
 
-    private Reservation reserveNow(
-            String userId, List<Window> windows, @Nullable Amounts amounts, List<SharedBudget> shared, String tier) {
-        return reserveNow(userId, windows, amounts, shared, null, tier);
-    }
-
-    private Reservation reserveNow(
-            String userId,
-            List<Window> windows,
-            @Nullable Amounts amounts,
-            List<SharedBudget> shared,
-            @Nullable Concurrency concurrency,
-            String tier) {
-        Start start = start(userId, windows, amounts, shared, concurrency, tier);
+    private Reservation reserveNow(Start start) {
         Reservation answer = start.answer();
         if (answer != null) {
             return answer;
@@ -164,9 +155,7 @@ final class Limiter implements RateLimiter {
         return recorded(start, stepwise(start.plan()), began);
     }
 
-    private CompletionStage<Reservation> reserveLater(
-            String userId, List<Window> windows, @Nullable Amounts amounts, List<SharedBudget> shared, String tier) {
-        Start start = start(userId, windows, amounts, shared, null, tier);
+    private CompletionStage<Reservation> reserveLater(Start start) {
         Reservation answer = start.answer();
         if (answer != null) {
             return CompletableFuture.completedFuture(answer);

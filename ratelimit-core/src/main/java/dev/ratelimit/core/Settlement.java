@@ -98,26 +98,6 @@ public record Settlement(
                 lease);
     }
 
-    /**
-     * Creates a settlement of tokens alone that releases no lease.
-     *
-     * @param scopes the scopes of the reservation
-     * @param entryId the entry id of the reservation's request
-     * @param reservedAtMillis the time the store recorded the reservation at
-     * @param estimatedTokens the tokens the reservation charged to token windows
-     * @param actualTokens the tokens used, or {@link #CANCEL}
-     * @param nowMillis the time of settling, or {@link StoreRequest#STORE_TIME}
-     */
-    public Settlement(
-            List<StoreRequest.Scope> scopes,
-            String entryId,
-            long reservedAtMillis,
-            long estimatedTokens,
-            long actualTokens,
-            long nowMillis) {
-        this(scopes, entryId, reservedAtMillis, estimatedTokens, actualTokens, nowMillis, null);
-    }
-
     private static Amounts tokens(long tokens, String argument) {
         if (tokens < 0) {
             throw new IllegalArgumentException(argument + " must be at least 0"

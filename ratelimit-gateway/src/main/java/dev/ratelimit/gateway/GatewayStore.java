@@ -4,12 +4,8 @@ import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.inmemory.InMemoryWindowStore;
 import dev.ratelimit.redis.lettuce.LettuceWindowStore;
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
@@ -111,15 +107,7 @@ final class GatewayStore implements AutoCloseable {
      */
     private static GatewayStore cluster(RedisTarget redis, Duration timeout) {
         RedisClusterClient client = RedisClusterClient.create(redis.uris());
-        client.setOptions(ClusterClientOptions.builder()
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .timeoutOptions(TimeoutOptions.enabled())
-                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                        .enableAllAdaptiveRefreshTriggers()
-                        .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
-                        .refreshTriggersReconnectAttempts(1)
-                        .build())
-                .build());
+        client.setOptions(LettuceWindowStore.clusterClientOptions());
         CloseableWindowStore store;
         try {
             store = LettuceWindowStore.builder(client).commandTimeout(timeout).build();

@@ -135,7 +135,7 @@ class SlidingWindowScriptTest {
         StoreRequest request = new StoreRequest(user, List.of(tokens), 3_000, T0);
         Evaluation reserved = run(ScriptCall.reserve(request, KEYS));
         for (ScriptCall<Boolean> call : ScriptCall.settle(
-                new Settlement(request.scopes(), request.entryId(), reserved.nowMillis(), 3_000, 1_000, T0 + 5),
+                new Settlement(request.scopes(), request.entryId(), reserved.nowMillis(), 3_000, 1_000, T0 + 5, null),
                 KEYS)) {
             run(call);
         }
@@ -145,7 +145,7 @@ class SlidingWindowScriptTest {
         Evaluation reservedSecond = run(ScriptCall.reserve(second, KEYS));
         run(ScriptCall.settle(
                         new Settlement(
-                                second.scopes(), second.entryId(), reservedSecond.nowMillis(), 100, 600, T0 + 20),
+                                second.scopes(), second.entryId(), reservedSecond.nowMillis(), 100, 600, T0 + 20, null),
                         KEYS)
                 .get(0));
         assertThat(reserve(user, T0 + 30, 0, tokens).used(0)).isEqualTo(1_600);

@@ -145,6 +145,27 @@ public final class LettuceWindowStore {
     }
 
     /**
+     * Returns the options a store gives a cluster client it owns ({@link #clusterBuilder}): commands
+     * refused at once while a node is disconnected, commands bounded by their timeout, and adaptive
+     * topology refresh, so that a failover's new master is learnt from the first failed reconnects or
+     * redirects. For an application that creates a cluster client for the store itself and wants it
+     * to behave the same; a client given to {@link #builder(RedisClusterClient)} is never changed.
+     *
+     * @return new options
+     */
+    public static ClusterClientOptions clusterClientOptions() {
+        return ClusterClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled())
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        .enableAllAdaptiveRefreshTriggers()
+                        .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
+                        .refreshTriggersReconnectAttempts(1)
+                        .build())
+                .build();
+    }
+
+    /**
      * Returns a builder of a store over Redis Cluster that creates and owns its own {@code
      * RedisClusterClient} on the caller's resources: commands rejected at once while a node is
      * disconnected, command timeouts, adaptive topology refresh; closing the store shuts that client
@@ -264,16 +285,7 @@ public final class LettuceWindowStore {
             // a client of the store's own, on the caller's resources: its options are the store's to set
             RedisClusterClient owned =
                     RedisClusterClient.create(Objects.requireNonNull(resources), Objects.requireNonNull(seeds));
-            ClusterClientOptions.Builder options = ClusterClientOptions.builder()
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                    .timeoutOptions(TimeoutOptions.enabled())
-                    // after a failover, learn the new master from the first failed reconnects or redirects
-                    .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                            .enableAllAdaptiveRefreshTriggers()
-                            .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
-                            .refreshTriggersReconnectAttempts(1)
-                            .build());
-            owned.setOptions(options.build());
+            owned.setOptions(clusterClientOptions());
             try {
                 return clusterStore(owned, () -> owned.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
             } catch (RuntimeException e) {
