@@ -10,12 +10,12 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.genai.ModelCall;
+import dev.ratelimit.genai.ModelCatalog;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.PriceTable;
 import dev.ratelimit.genai.RateLimitExceededException;
 import dev.ratelimit.genai.UnpricedModelException;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -81,16 +81,14 @@ public final class LangChain4jRateLimiter {
     private final RateLimiter limiter;
     private final Function<ChatRequest, @Nullable String> user;
     private final Function<String, Tier> tier;
-    private final Map<String, SharedBudget> modelBudgets;
-    private final @Nullable PriceTable prices;
+    private final ModelCatalog models;
     private final long defaultMaxOutputTokens;
 
-    private LangChain4jRateLimiter(Builder builder, Function<String, Tier> tier) {
+    private LangChain4jRateLimiter(Builder builder, Function<String, Tier> tier, ModelCatalog models) {
         this.limiter = builder.limiter;
         this.user = builder.user;
         this.tier = tier;
-        this.modelBudgets = Map.copyOf(builder.modelBudgets);
-        this.prices = builder.prices;
+        this.models = models;
         this.defaultMaxOutputTokens = builder.defaultMaxOutputTokens;
     }
 
@@ -148,17 +146,13 @@ public final class LangChain4jRateLimiter {
         Encoding encoding = TokenCounter.encodingFor(modelName);
         long prompt = TokenCounter.prompt(encoding, request.messages(), request.toolSpecifications());
         Integer maxOutput = request.maxOutputTokens() != null ? request.maxOutputTokens() : defaults.maxOutputTokens();
-        SharedBudget budget = modelName == null ? null : modelBudgets.get(modelName);
-        PriceTable table = prices;
-        ModelPrice price = modelName == null || table == null ? null : table.priceOf(modelName);
         return new Admission(ModelCall.admit(
                 limiter,
                 userId,
                 userTier,
-                new ModelCall.Request(
-                        modelName == null ? "(no model name)" : modelName,
-                        budget,
-                        price,
+                models.request(
+                        modelName,
+                        "(no model name)",
                         encoding,
                         prompt,
                         maxOutput != null ? maxOutput : defaultMaxOutputTokens)));
@@ -176,19 +170,19 @@ public final class LangChain4jRateLimiter {
 
     @Override
     public String toString() {
-        return "LangChain4jRateLimiter[" + limiter + ", model budgets " + modelBudgets.keySet() + ", prices "
-                + (prices == null ? "none" : prices.prices().keySet()) + ", default max output tokens "
+        return "LangChain4jRateLimiter[" + limiter + ", " + models + ", default max output tokens "
                 + defaultMaxOutputTokens + "]";
     }
 
-    /** Configures a {@link LangChain4jRateLimiter}; not thread-safe. */
-    public static final class Builder {
+    /**
+     * Configures a {@link LangChain4jRateLimiter}; not thread-safe. Each model's cap and price are
+     * looked up by the request's model name, else the model's default.
+     */
+    public static final class Builder extends ModelCatalog.Builder<Builder> {
 
         private final RateLimiter limiter;
         private Function<ChatRequest, @Nullable String> user = request -> null;
         private @Nullable Function<String, Tier> tier;
-        private Map<String, SharedBudget> modelBudgets = Map.of();
-        private @Nullable PriceTable prices;
         private long defaultMaxOutputTokens = DEFAULT_MAX_OUTPUT_TOKENS;
 
         private Builder(RateLimiter limiter) {
@@ -237,36 +231,6 @@ public final class LangChain4jRateLimiter {
         }
 
         /**
-         * Sets the upstream cap of each model, charged together with the user's windows by every
-         * call to that model, all or nothing; a model not in the map has no shared cap.
-         *
-         * @param modelBudgets the budget of each model name, as the request (or the model's default
-         *     parameters) names the model
-         * @return this builder
-         * @throws NullPointerException if the map, a key or a value is {@code null}
-         */
-        public Builder modelBudgets(Map<String, SharedBudget> modelBudgets) {
-            this.modelBudgets = Map.copyOf(Objects.requireNonNull(modelBudgets, "modelBudgets"));
-            return this;
-        }
-
-        /**
-         * Sets the prices that charge spend windows ({@code usd_micros}), looked up by the request's
-         * model name, else the model's default; none unless set. A call to a model the table does not
-         * price throws {@link UnpricedModelException} when a spend window of the user's tier or the
-         * model's budget applies to it, and passes uncharged in money otherwise.
-         *
-         * @param prices the prices, such as {@code PriceTable.of(Map.of("gpt-4o-mini",
-         *     ModelPrice.perMillion("0.15", "0.075", "0.60")))}
-         * @return this builder
-         * @throws NullPointerException if {@code prices} is {@code null}
-         */
-        public Builder priceTable(PriceTable prices) {
-            this.prices = Objects.requireNonNull(prices, "prices");
-            return this;
-        }
-
-        /**
          * Sets the completion tokens reserved for a call whose request and model name no {@code
          * maxOutputTokens}; {@value LangChain4jRateLimiter#DEFAULT_MAX_OUTPUT_TOKENS} unless set.
          *
@@ -293,7 +257,7 @@ public final class LangChain4jRateLimiter {
             if (resolver == null) {
                 throw new IllegalStateException("tier is required: set a tier resolver with tier(...)");
             }
-            return new LangChain4jRateLimiter(this, resolver);
+            return new LangChain4jRateLimiter(this, resolver, catalog());
         }
     }
 }

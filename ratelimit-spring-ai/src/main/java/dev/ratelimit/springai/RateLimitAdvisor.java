@@ -6,12 +6,12 @@ import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.genai.ModelCall;
+import dev.ratelimit.genai.ModelCatalog;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.PriceTable;
 import dev.ratelimit.genai.RateLimitExceededException;
 import dev.ratelimit.genai.TokenCounts;
 import dev.ratelimit.genai.UnpricedModelException;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -102,17 +102,15 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
     private final RateLimiter limiter;
     private final TierPolicy tiers;
     private final EndUserResolver users;
-    private final Map<String, SharedBudget> modelBudgets;
-    private final @Nullable PriceTable prices;
+    private final ModelCatalog models;
     private final long defaultMaxTokens;
     private final int order;
 
-    private RateLimitAdvisor(Builder builder) {
+    private RateLimitAdvisor(Builder builder, ModelCatalog models) {
         this.limiter = builder.limiter;
         this.tiers = builder.tiers;
         this.users = builder.users;
-        this.modelBudgets = Map.copyOf(builder.modelBudgets);
-        this.prices = builder.prices;
+        this.models = models;
         this.defaultMaxTokens = builder.defaultMaxTokens;
         this.order = builder.order;
         TokenCounts.encodingFor(null); // loads the default vocabulary now, not on the first (reactive) call
@@ -190,11 +188,9 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
         String model = options == null ? null : options.getModel();
         Encoding encoding = TokenCounts.encodingFor(model);
         Integer maxTokens = options == null ? null : options.getMaxTokens();
-        PriceTable table = prices;
-        return new ModelCall.Request(
-                model == null ? UNNAMED_MODEL : model,
-                model == null ? null : modelBudgets.get(model),
-                model == null || table == null ? null : table.priceOf(model),
+        return models.request(
+                model,
+                UNNAMED_MODEL,
                 encoding,
                 PromptTokens.prompt(encoding, request.prompt()),
                 maxTokens != null ? maxTokens : defaultMaxTokens);
@@ -232,19 +228,19 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
 
     @Override
     public String toString() {
-        return "RateLimitAdvisor[" + limiter + ", model budgets " + modelBudgets.keySet() + ", prices "
-                + (prices == null ? "none" : prices.prices().keySet()) + ", default max tokens " + defaultMaxTokens
-                + ", order " + order + "]";
+        return "RateLimitAdvisor[" + limiter + ", " + models + ", default max tokens " + defaultMaxTokens + ", order "
+                + order + "]";
     }
 
-    /** Configures a {@link RateLimitAdvisor}; not thread-safe. */
-    public static final class Builder {
+    /**
+     * Configures a {@link RateLimitAdvisor}; not thread-safe. Each model's cap and price are looked
+     * up by the call's model option.
+     */
+    public static final class Builder extends ModelCatalog.Builder<Builder> {
 
         private final RateLimiter limiter;
         private final TierPolicy tiers;
         private EndUserResolver users = request -> null;
-        private Map<String, SharedBudget> modelBudgets = Map.of();
-        private @Nullable PriceTable prices;
         private long defaultMaxTokens = DEFAULT_MAX_TOKENS;
         private int order = DEFAULT_ORDER;
 
@@ -263,35 +259,6 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
          */
         public Builder endUserResolver(EndUserResolver users) {
             this.users = Objects.requireNonNull(users, "users");
-            return this;
-        }
-
-        /**
-         * Sets the upstream cap of each model, charged together with the user's windows by every
-         * call to that model, all or nothing; a model not in the map has no shared cap.
-         *
-         * @param modelBudgets the budget of each model name, as the call's options name the model
-         * @return this builder
-         * @throws NullPointerException if the map, a key or a value is {@code null}
-         */
-        public Builder modelBudgets(Map<String, SharedBudget> modelBudgets) {
-            this.modelBudgets = Map.copyOf(Objects.requireNonNull(modelBudgets, "modelBudgets"));
-            return this;
-        }
-
-        /**
-         * Sets the prices that charge spend windows ({@code usd_micros}), looked up by the call's model
-         * option; none unless set. A call to a model the table does not price throws {@link
-         * UnpricedModelException} when a spend window of the user's tier or the model's budget applies
-         * to it, and passes uncharged in money otherwise.
-         *
-         * @param prices the prices, such as {@code PriceTable.of(Map.of("gpt-4o",
-         *     ModelPrice.perMillion("2.50", "1.25", "10.00")))}
-         * @return this builder
-         * @throws NullPointerException if {@code prices} is {@code null}
-         */
-        public Builder priceTable(PriceTable prices) {
-            this.prices = Objects.requireNonNull(prices, "prices");
             return this;
         }
 
@@ -330,7 +297,7 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
          * @return the advisor
          */
         public RateLimitAdvisor build() {
-            return new RateLimitAdvisor(this);
+            return new RateLimitAdvisor(this, catalog());
         }
     }
 }

@@ -1,0 +1,115 @@
+package dev.ratelimit.genai;
+
+import com.knuddels.jtokkit.api.Encoding;
+import dev.ratelimit.api.SharedBudget;
+import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a framework integration knows of the models it admits calls to, by model name: each model's
+ * upstream cap (a {@link SharedBudget} charged together with the user's windows, all or nothing) and
+ * its price (for spend windows). The integrations' builders configure it through {@link Builder}, so
+ * that the Spring AI advisor and the LangChain4j wrapper take the same settings with the same meaning.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class ModelCatalog {
+
+    private final Map<String, SharedBudget> budgets;
+    private final @Nullable PriceTable prices;
+
+    private ModelCatalog(Map<String, SharedBudget> budgets, @Nullable PriceTable prices) {
+        this.budgets = budgets;
+        this.prices = prices;
+    }
+
+    /**
+     * Describes one call to a model as counted before it is made: the model's cap and price are
+     * looked up by its name.
+     *
+     * @param model the model's name, or {@code null} when the call names none (then it has neither a
+     *     cap nor a price)
+     * @param unnamed the name an unnamed call is refused under when a spend window applies
+     * @param encoding the encoding the prompt was counted with
+     * @param promptTokens the counted prompt, at least 0
+     * @param maxOutputTokens the most the call may produce, at least 0
+     * @return the call, for {@link ModelCall#admit}
+     * @throws IllegalArgumentException if a count is negative
+     */
+    public ModelCall.Request request(
+            @Nullable String model, String unnamed, Encoding encoding, long promptTokens, long maxOutputTokens) {
+        PriceTable table = prices;
+        return new ModelCall.Request(
+                model == null ? unnamed : model,
+                model == null ? null : budgets.get(model),
+                model == null || table == null ? null : table.priceOf(model),
+                encoding,
+                promptTokens,
+                maxOutputTokens);
+    }
+
+    @Override
+    public String toString() {
+        PriceTable table = prices;
+        return "model budgets " + budgets.keySet() + ", prices "
+                + (table == null ? "none" : table.prices().keySet());
+    }
+
+    /**
+     * The settings of a {@link ModelCatalog}, as the integrations' builders inherit them.
+     *
+     * @param <B> the builder's own type, returned by each setter
+     */
+    public abstract static class Builder<B extends Builder<B>> {
+
+        private Map<String, SharedBudget> budgets = Map.of();
+        private @Nullable PriceTable prices;
+
+        /** For the integrations' builders. */
+        protected Builder() {}
+
+        /**
+         * Sets the upstream cap of each model, charged together with the user's windows by every
+         * call to that model, all or nothing; a model not in the map has no shared cap.
+         *
+         * @param modelBudgets the budget of each model name, as the call names the model
+         * @return this builder
+         * @throws NullPointerException if the map, a key or a value is {@code null}
+         */
+        public B modelBudgets(Map<String, SharedBudget> modelBudgets) {
+            this.budgets = Map.copyOf(Objects.requireNonNull(modelBudgets, "modelBudgets"));
+            return self();
+        }
+
+        /**
+         * Sets the prices that charge spend windows ({@code usd_micros}), looked up by the call's
+         * model name; none unless set. A call to a model the table does not price throws {@link
+         * UnpricedModelException} when a spend window of the user's tier or the model's budget applies
+         * to it, and passes uncharged in money otherwise.
+         *
+         * @param prices the prices, such as {@code PriceTable.of(Map.of("gpt-4o-mini",
+         *     ModelPrice.perMillion("0.15", "0.075", "0.60")))}
+         * @return this builder
+         * @throws NullPointerException if {@code prices} is {@code null}
+         */
+        public B priceTable(PriceTable prices) {
+            this.prices = Objects.requireNonNull(prices, "prices");
+            return self();
+        }
+
+        /**
+         * Returns the catalog of the settings so far.
+         *
+         * @return the catalog
+         */
+        protected final ModelCatalog catalog() {
+            return new ModelCatalog(budgets, prices);
+        }
+
+        @SuppressWarnings("unchecked")
+        private B self() {
+            return (B) this;
+        }
+    }
+}
