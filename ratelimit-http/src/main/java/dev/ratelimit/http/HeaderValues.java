@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * Formats the values of the rate-limit headers: OpenAI's durations, the IETF draft's structured
@@ -40,8 +39,14 @@ final class HeaderValues {
             text.append(minutes).append('m');
         }
         text.append(seconds);
-        if (fraction > 0) {
-            text.append('.').append(String.format(Locale.ROOT, "%03d", fraction).replaceFirst("0+$", ""));
+        if (fraction > 0) { // three digits, without trailing zeros: .5, .05, .005, .743
+            text.append('.').append(fraction / 100);
+            if (fraction % 100 > 0) {
+                text.append(fraction / 10 % 10);
+                if (fraction % 10 > 0) {
+                    text.append(fraction % 10);
+                }
+            }
         }
         return text.append('s').toString();
     }

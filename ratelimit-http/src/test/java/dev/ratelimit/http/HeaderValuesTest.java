@@ -23,6 +23,9 @@ class HeaderValuesTest {
         assertThat(HeaderValues.goDuration(Duration.ofMinutes(6))).isEqualTo("6m0s");
         assertThat(HeaderValues.goDuration(Duration.ofSeconds(3_723))).isEqualTo("1h2m3s");
         assertThat(HeaderValues.goDuration(Duration.ofHours(1).plusMillis(50))).isEqualTo("1h0m0.05s");
+        assertThat(HeaderValues.goDuration(Duration.ofMillis(1_005))).isEqualTo("1.005s");
+        assertThat(HeaderValues.goDuration(Duration.ofMillis(2_705))).isEqualTo("2.705s");
+        assertThat(HeaderValues.goDuration(Duration.ofMillis(2_740))).isEqualTo("2.74s");
     }
 
     @Test
