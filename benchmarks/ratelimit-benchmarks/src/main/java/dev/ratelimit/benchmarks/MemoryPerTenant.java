@@ -132,39 +132,17 @@ final class MemoryPerTenant {
      * be rejected.
      */
     private static Result fillMonth(RedisServer redis) throws InterruptedException {
-        redis.call("FLUSHALL");
         Duration month = Duration.ofDays(30);
         Window spend = Window.of("spend/30d", MONTH_USD_MICROS, month, Window.Unit.USD_MICROS)
                 .withPrecision(Duration.ofHours(1));
-        Amounts each = Amounts.of(Window.Unit.USD_MICROS, MONTH_USD_MICROS / MONTH_RESERVATIONS);
-        Tier tier = Tier.of("budget", spend);
-        MutableClock clock = MutableClock.of(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
-        LettuceStore lettuce = LettuceStore.open(redis.uri());
-        try {
-            RateLimiter limiter = lettuce.failClosedLimiter().clock(clock).build();
-            limiter.check("warm-up", Workload.ONE_WINDOW);
-            long spacing = month.minusHours(1).toMillis() / MONTH_RESERVATIONS;
-            Pipelined pipelined = new Pipelined();
-            for (int i = 0; i < MONTH_RESERVATIONS; i++) {
-                pipelined.submit(() -> limiter.reserveAsync("tenant-full", tier, each, List.of())
-                        .thenApply(dev.ratelimit.api.Reservation::decision));
-                clock.add(spacing, ChronoUnit.MILLIS);
-            }
-            pipelined.await();
-            Decision next =
-                    limiter.reserve("tenant-full", tier, each, List.of()).decision();
-            String note = next.allowed() ? "NOT full: next reservation allowed" : "next reservation rejected";
-            if (pipelined.rejected > 0) {
-                note += "; " + pipelined.rejected + " fill reservations rejected";
-            }
-            return measure(
-                    redis,
-                    "$360 / 30 days (720 reservations of 500,000 usd_micros, one an hour)",
-                    "ours, 1-hour precision (ring)",
-                    note);
-        } finally {
-            lettuce.closeQuietly();
-        }
+        return fill(
+                redis,
+                "$360 / 30 days (720 reservations of 500,000 usd_micros, one an hour)",
+                "ours, 1-hour precision (ring)",
+                Tier.of("budget", spend),
+                Amounts.of(Window.Unit.USD_MICROS, MONTH_USD_MICROS / MONTH_RESERVATIONS),
+                MONTH_RESERVATIONS,
+                month.minusHours(1));
     }
 
     /**
@@ -173,24 +151,40 @@ final class MemoryPerTenant {
      */
     private static Result fillDay(RedisServer redis, String budget, String contender, Window... windows)
             throws InterruptedException {
+        // spread over the day less a minute, so the first one is still in the window at the end
+        return fill(
+                redis,
+                budget,
+                contender,
+                Tier.of("budget", windows),
+                Amounts.tokens(TOKENS_PER_REQUEST),
+                DAY_REQUESTS,
+                Duration.ofDays(1).minusMinutes(1));
+    }
+
+    /**
+     * Spreads {@code count} reservations of {@code each} evenly over {@code spread} on an injected
+     * clock, then measures the tenant's keys; the next reservation must be rejected.
+     */
+    private static Result fill(
+            RedisServer redis, String budget, String contender, Tier tier, Amounts each, long count, Duration spread)
+            throws InterruptedException {
         redis.call("FLUSHALL");
-        Tier tier = Tier.of("budget", windows);
         MutableClock clock = MutableClock.of(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
         LettuceStore lettuce = LettuceStore.open(redis.uri());
         try {
             RateLimiter limiter = lettuce.failClosedLimiter().clock(clock).build();
             limiter.check("warm-up", Workload.ONE_WINDOW);
-            // spread over the day less a minute, so the first one is still in the window at the end
-            long spacing = Duration.ofDays(1).minusMinutes(1).toMillis() / DAY_REQUESTS;
+            long spacing = spread.toMillis() / count;
             Pipelined pipelined = new Pipelined();
-            for (long i = 0; i < DAY_REQUESTS; i++) {
-                pipelined.submit(() -> limiter.reserveAsync("tenant-full", tier, TOKENS_PER_REQUEST)
+            for (long i = 0; i < count; i++) {
+                pipelined.submit(() -> limiter.reserveAsync("tenant-full", tier, each, List.of())
                         .thenApply(dev.ratelimit.api.Reservation::decision));
                 clock.add(spacing, ChronoUnit.MILLIS);
             }
             pipelined.await();
             Decision next =
-                    limiter.reserve("tenant-full", tier, TOKENS_PER_REQUEST).decision();
+                    limiter.reserve("tenant-full", tier, each, List.of()).decision();
             String note = next.allowed() ? "NOT full: next reservation allowed" : "next reservation rejected";
             if (pipelined.rejected > 0) {
                 note += "; " + pipelined.rejected + " fill reservations rejected";
