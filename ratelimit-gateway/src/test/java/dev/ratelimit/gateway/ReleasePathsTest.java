@@ -3,10 +3,10 @@ package dev.ratelimit.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ratelimit.testsupport.RefusedPort;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -214,17 +214,16 @@ class ReleasePathsTest {
     @Test
     @DisplayName("upstream unreachable: 502, cancelled")
     void upstreamUnreachable() throws Exception {
-        int closedPort;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            closedPort = socket.getLocalPort();
+        try (RefusedPort closed = RefusedPort.open()) {
+            harness = Harness.start(
+                    store, true, Map.of("UPSTREAM_URL", "http://" + closed.host() + ":" + closed.port() + "/v1"));
+
+            HttpResponse<String> response = harness.chat("demo-pro", STREAM);
+
+            assertThat(response.statusCode()).isEqualTo(502);
+            assertThat(response.body()).contains("\"code\":\"upstream_unreachable\"");
+            awaitSettled("cancelled", "upstream_unreachable");
         }
-        harness = Harness.start(store, true, Map.of("UPSTREAM_URL", "http://127.0.0.1:" + closedPort + "/v1"));
-
-        HttpResponse<String> response = harness.chat("demo-pro", STREAM);
-
-        assertThat(response.statusCode()).isEqualTo(502);
-        assertThat(response.body()).contains("\"code\":\"upstream_unreachable\"");
-        awaitSettled("cancelled", "upstream_unreachable");
     }
 
     @Test

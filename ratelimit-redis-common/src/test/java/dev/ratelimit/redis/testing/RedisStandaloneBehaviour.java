@@ -17,11 +17,11 @@ import dev.ratelimit.redis.internal.KeyLayout;
 import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.redis.internal.SlidingWindowScript;
 import dev.ratelimit.testkit.MutableClock;
+import dev.ratelimit.testsupport.RefusedPort;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import dev.ratelimit.testsupport.redis.RespClient;
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
@@ -369,8 +369,9 @@ public abstract class RedisStandaloneBehaviour {
     @Test
     @DisplayName("RB7 creating a store needs no running Redis; checks then fail fast")
     void createWithoutRedis() {
-        int port = freePort();
-        WindowStore store = createStore(RedisServer.HOST, port, Duration.ofMillis(300));
+        RefusedPort closed = RefusedPort.open();
+        closeAfterTest(closed);
+        WindowStore store = createStore(closed.host(), closed.port(), Duration.ofMillis(300));
         if (store instanceof AutoCloseable closeable) {
             closeAfterTest(closeable);
         }
@@ -487,14 +488,6 @@ public abstract class RedisStandaloneBehaviour {
                 base + "\uD800",
                 base + "\uDC00",
                 base + "x".repeat(10_240));
-    }
-
-    private static int freePort() {
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
     }
 
     private static String javaBinary() {

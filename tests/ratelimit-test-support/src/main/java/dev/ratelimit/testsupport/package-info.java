@@ -1,6 +1,7 @@
 /**
  * What this repository's tests share beyond Redis: {@link dev.ratelimit.testsupport.RequiredTools}
- * decides what a test does when a tool it drives is not installed. Not published.
+ * decides what a test does when a tool it drives is not installed; {@link
+ * dev.ratelimit.testsupport.RefusedPort} is a port that stays unreachable. Not published.
  */
 @NullMarked
 package dev.ratelimit.testsupport;
