@@ -2,9 +2,9 @@ package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ratelimit.testsupport.RefusedPort;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -53,24 +53,26 @@ class ListenAddressTest {
     @Test
     @DisplayName("server.host and server.port in the file are used; HOST and PORT win over them")
     void fromTheFile() throws Exception {
-        int port;
-        try (ServerSocket free = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
-            port = free.getLocalPort();
-        }
-        String yaml = Files.readString(Harness.testConfig()) + "\nserver:\n  host: 127.0.0.2\n  port: " + port + "\n";
         Path config = directory.resolve("gateway.yaml");
-        Files.writeString(config, yaml);
-        Map<String, String> environment = Map.of("GATEWAY_CONFIG", config.toString(), "PORT", "");
-        try (Harness harness = Harness.start(Harness.Store.MEMORY, false, environment)) {
-            assertThat(harness.server.port()).isEqualTo(port);
-            assertThat(reachable("127.0.0.2", port)).isTrue();
-            assertThat(reachable("127.0.0.1", port)).isFalse();
-        }
-        Map<String, String> overridden = Map.of("GATEWAY_CONFIG", config.toString(), "HOST", "127.0.0.1", "PORT", "0");
-        try (Harness harness = Harness.start(Harness.Store.MEMORY, false, overridden)) {
-            assertThat(harness.server.port()).isNotEqualTo(port);
-            assertThat(reachable("127.0.0.1", harness.server.port())).isTrue();
-            assertThat(reachable("127.0.0.2", harness.server.port())).isFalse();
+        // held on 127.0.0.1 so that nothing else there (the management listener on port 0, say) is given the port
+        try (RefusedPort onLoopback = RefusedPort.open()) {
+            int port = onLoopback.port();
+            String yaml =
+                    Files.readString(Harness.testConfig()) + "\nserver:\n  host: 127.0.0.2\n  port: " + port + "\n";
+            Files.writeString(config, yaml);
+            Map<String, String> environment = Map.of("GATEWAY_CONFIG", config.toString(), "PORT", "");
+            try (Harness harness = Harness.start(Harness.Store.MEMORY, false, environment)) {
+                assertThat(harness.server.port()).isEqualTo(port);
+                assertThat(reachable("127.0.0.2", port)).isTrue();
+                assertThat(reachable("127.0.0.1", port)).isFalse();
+            }
+            Map<String, String> overridden =
+                    Map.of("GATEWAY_CONFIG", config.toString(), "HOST", "127.0.0.1", "PORT", "0");
+            try (Harness harness = Harness.start(Harness.Store.MEMORY, false, overridden)) {
+                assertThat(harness.server.port()).isNotEqualTo(port);
+                assertThat(reachable("127.0.0.1", harness.server.port())).isTrue();
+                assertThat(reachable("127.0.0.2", harness.server.port())).isFalse();
+            }
         }
     }
 
