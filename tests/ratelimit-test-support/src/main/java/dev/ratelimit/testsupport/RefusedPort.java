@@ -7,7 +7,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 
 /**
- * A loopback port that refuses every connection for as long as this object is open: a socket is
+ * A port on 127.0.0.1 that refuses every connection for as long as this object is open: a socket is
  * bound to it and never listens, so nothing else (another test's server, the gateway under test
  * asking for port 0) can be given the port meanwhile.
  *
@@ -24,7 +24,7 @@ public final class RefusedPort implements AutoCloseable {
     }
 
     /**
-     * Reserves a loopback port that refuses connections until {@link #close()}.
+     * Reserves a port on 127.0.0.1 that refuses connections until {@link #close()}.
      *
      * @return the reservation
      * @throws UncheckedIOException when no port can be bound
@@ -33,7 +33,8 @@ public final class RefusedPort implements AutoCloseable {
         Socket socket = new Socket();
         try {
             socket.setReuseAddress(false);
-            socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            // 127.0.0.1 itself, not getLoopbackAddress(), which is ::1 when the JVM prefers IPv6
+            socket.bind(new InetSocketAddress(InetAddress.getByAddress(new byte[] {127, 0, 0, 1}), 0));
             return new RefusedPort(socket);
         } catch (IOException e) {
             try {
@@ -50,7 +51,7 @@ public final class RefusedPort implements AutoCloseable {
         return socket.getLocalPort();
     }
 
-    /** Returns the loopback address the port is reserved on, as a literal, e.g. {@code 127.0.0.1}. */
+    /** Returns the address the port is reserved on, {@code 127.0.0.1}. */
     public String host() {
         return socket.getLocalAddress().getHostAddress();
     }
