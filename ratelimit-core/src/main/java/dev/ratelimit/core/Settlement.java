@@ -2,6 +2,7 @@ package dev.ratelimit.core;
 
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -19,6 +20,11 @@ import org.jspecify.annotations.Nullable;
  * reservation's entry is the one of the step of {@code reservedAtMillis}, and an overrun is recorded
  * in the step of {@code now}. An overrun counts in later evaluations like any entry: requests wait
  * for it to leave by the rule {@link Evaluation} states.
+ *
+ * <p>Settling is idempotent by entry id: applying the same settlement again, or a commit after a
+ * cancel, changes nothing (a store keeps the proof for {@link #REPEAT_GUARD} where a window of an
+ * amount is touched; request windows and lease releases are idempotent as they are). So a limiter
+ * may retry a settlement whose earlier attempt failed without knowing whether it reached the store.
  *
  * @param scopes the scopes of the reservation, as in its request
  * @param entryId the entry id of the reservation's request
@@ -39,6 +45,14 @@ public record Settlement(
         @Nullable Amounts actual,
         long nowMillis,
         StoreRequest.@Nullable Lease lease) {
+
+    /**
+     * How long a store remembers that it applied a settlement of a window of an amount: within this
+     * time, applying the settlement of the same entry id again (a retry whose earlier attempt
+     * reached the store though its reply was lost, or a commit after a cancel) changes nothing. A
+     * limiter retries a settlement the store could not take for at most this long.
+     */
+    public static final Duration REPEAT_GUARD = Duration.ofMinutes(15);
 
     /** The {@code actualTokens} value of a cancel, for the constructors counting tokens alone. */
     public static final long CANCEL = -1;
@@ -104,6 +118,26 @@ public record Settlement(
                     + (argument.equals("actualTokens") ? ", or CANCEL" : "") + ", was " + tokens);
         }
         return tokens == 0 ? Amounts.none() : Amounts.tokens(tokens);
+    }
+
+    /**
+     * Returns how long a store keeps the proof that it applied this settlement: {@link
+     * #REPEAT_GUARD}, or the longest window of an amount when shorter (once the reservation has left
+     * it, a repeated refund finds nothing to give back); 0 when the settlement touches no window of
+     * an amount, whose settlement is idempotent as it is.
+     *
+     * @return the time in milliseconds
+     */
+    public long repeatGuardMillis() {
+        long longest = 0;
+        for (StoreRequest.Scope scope : scopes) {
+            for (Window window : scope.windows()) {
+                if (!window.countsRequests()) {
+                    longest = Math.max(longest, window.lengthMillis());
+                }
+            }
+        }
+        return Math.min(longest, REPEAT_GUARD.toMillis());
     }
 
     /**

@@ -11,6 +11,8 @@ import dev.ratelimit.core.WindowStore;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -197,6 +199,17 @@ public final class InMemoryWindowStore implements WindowStore {
         long now = timeOf(settlement.hasTime(), settlement.nowMillis());
         List<ReentrantLock> held = lock(settlement.scopes());
         try {
+            long guard = settlement.repeatGuardMillis();
+            if (guard > 0) {
+                // marked in the first scope, as the Redis stores do: a repeat changes nothing
+                StoreRequest.Scope first = settlement.scopes().get(0);
+                ScopeLog log = logOf(first);
+                boolean repeat = !log.markSettled(settlement.entryId(), now, now + guard);
+                keep(first, log);
+                if (repeat) {
+                    return;
+                }
+            }
             for (StoreRequest.Scope scope : settlement.scopes()) {
                 ScopeLog log = logOf(scope);
                 for (Window window : scope.windows()) {
@@ -374,6 +387,26 @@ public final class InMemoryWindowStore implements WindowStore {
         private final List<WindowLog> windows = new ArrayList<>(4);
         private long keepUntilMillis = Long.MIN_VALUE / 2;
         private final Map<String, Long> leases = new HashMap<>(); // entry id -> end of the lease
+        // entry id -> when the mark of its settlement lapses, oldest marks first
+        private final Map<String, Long> settled = new LinkedHashMap<>();
+
+        /**
+         * Marks a settlement applied until {@code until}; returns {@code false} when it was marked
+         * already (a repeat). Marks that have lapsed at {@code now} are dropped from the oldest on.
+         */
+        boolean markSettled(String entryId, long now, long until) {
+            Iterator<Long> marks = settled.values().iterator();
+            while (marks.hasNext() && marks.next() <= now) {
+                marks.remove();
+            }
+            Long mark = settled.get(entryId);
+            if (mark != null && mark > now) {
+                return false;
+            }
+            settled.put(entryId, until);
+            recorded(until);
+            return true;
+        }
 
         /** Drops the leases whose time has passed at {@code now} and counts the others. */
         int leasesAt(long now) {

@@ -9,6 +9,8 @@ KEYS          every window's key(s), in evaluation order (scope by scope, each s
                 exact amounts   two keys: a sorted set of '<amount>:<entry id>' members ('+' appended
                                 for an overrun charged when settling), and the sum of their amounts
                 precision       one string: a ring of steps (see the precision section below)
+              then, when a settlement is marked (ARGV[5] below), the scope's set of settled entry
+              ids (scored by when their mark lapses)
               then, when the request takes or releases a lease, the lease's sorted set (entry ids
               scored by the end of their lease), in the slot of the scope holding it
 ARGV[1]       'r' reserve, 's' settle, 'p' peek (every window's state, nothing recorded);
@@ -17,7 +19,10 @@ ARGV[2]       now in epoch milliseconds, or '' (empty) to take the server's TIME
 ARGV[3]       the entry id: unique to the reservation among all callers
 ARGV[4]       reserve: the lease's cap, '' for no lease; settle: the reservation's time, as its
               reserve call returned it
-ARGV[5]       reserve and renew: the lease in ms, '' for none; settle: '1' to cancel, '0' to commit
+ARGV[5]       reserve and renew: the lease in ms, '' for none; settle: '1' to cancel, '0' to commit,
+              either followed by ':<ms>' to mark the settlement in the settled set for that long:
+              while marked, settling the same entry id again (a retry, or a commit after a cancel)
+              changes nothing
 ARGV[6 + s(i-1)] ..
               window i, s = 4 arguments each (5 to settle): length in ms, limit, amount, precision
               in ms (0 exact), and to settle the amount it settles to. amount is '' in a request
@@ -49,6 +54,11 @@ lease was held and is renewed, {0} otherwise; count replies {the leases held}.
 --   window, an overrun charged at now, never rejected); an entry that has left its window is left
 --   alone. Settling releases the lease named last among KEYS (ZREM by entry id: a second release
 --   frees nothing).
+-- * A marked settlement is applied once: the first settlement of an entry id records the id in the
+--   scope's settled set; any later one within the mark changes nothing (a retry after a reply was
+--   lost, a commit after a cancel). Unmarked settlements of request windows are idempotent as they
+--   are (ZREM), and so are refunds of exact amounts (by member); overruns and precision windows are
+--   not, so the client marks every settlement that touches a window of an amount.
 -- * A renewal extends a held lease to now + ARGV[5]; a released or passed lease is not brought back.
 --   A lease whose end has passed (end <= now) is dropped by the next call on its set; the set
 --   expires a second after its latest lease ends.
@@ -258,13 +268,26 @@ for i = 1, n do
   k = k + 1
   windows[i] = w
 end
--- a lease set comes after the windows' keys: taken by a reservation, released by a settlement
-if op == 's' and #KEYS == k then
-  lease_key = KEYS[k]
+-- a settled set (a marked settlement), then a lease set come after the windows' keys: the lease
+-- taken by a reservation, released by a settlement
+local cancel, mark_key, mark_ms = false, false, nil
+if op == 's' then
+  local flag, ms = string.match(ARGV[5], '^([01]):?(%d*)$')
+  if flag == nil or tonumber(ARGV[4]) == nil then
+    return redis.error_reply('ERR sliding_window: bad settle arguments')
+  end
+  cancel = flag == '1'
+  if ms ~= '' then
+    mark_key, mark_ms = KEYS[k], tonumber(ms)
+  end
+  local after = k + (mark_key and 1 or 0)
+  if #KEYS == after then
+    lease_key = KEYS[after]
+  end
 elseif op == 'p' then
   lease_key = false
 end
-if k - 1 + (lease_key and 1 or 0) ~= #KEYS then
+if k - 1 + (mark_key and 1 or 0) + (lease_key and 1 or 0) ~= #KEYS then
   return redis.error_reply('ERR sliding_window: expected ' .. (k - 1) .. ' keys, got ' .. #KEYS)
 end
 
@@ -619,10 +642,18 @@ end
 
 -- settle
 local reserved = tonumber(ARGV[4])
-if reserved == nil or (ARGV[5] ~= '1' and ARGV[5] ~= '0') then
-  return redis.error_reply('ERR sliding_window: bad settle arguments')
+if mark_key then
+  redis.call('ZREMRANGEBYSCORE', mark_key, '-inf', fmt('%d', now))
+  if redis.call('ZADD', mark_key, 'NX', fmt('%d', now + mark_ms), id) == 0 then
+    return {1} -- settled before: a retry or a second settlement changes nothing
+  end
+  -- a new set has no expiry for GT to compare with; a held one keeps its latest mark's
+  if redis.call('ZCARD', mark_key) == 1 then
+    redis.call('EXPIRE', mark_key, fmt('%d', math.ceil(mark_ms / 1000) + 1))
+  else
+    redis.call('EXPIRE', mark_key, fmt('%d', math.ceil(mark_ms / 1000) + 1), 'GT')
+  end
 end
-local cancel = ARGV[5] == '1'
 for i = 1, n do
   local w = windows[i]
   local estimate, target = w.amount, w.settled

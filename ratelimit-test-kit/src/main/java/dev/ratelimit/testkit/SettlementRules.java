@@ -2,10 +2,14 @@ package dev.ratelimit.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.Reservation;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
+import dev.ratelimit.core.StoreRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,7 +21,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Section X: settling reservations. A commit replaces the estimate by the tokens used (a refund
  * where the entry is still in the window, an overrun charged at the time of settling, never
- * rejected); a cancel gives back the request and its tokens; settling happens at most once.
+ * rejected); a cancel gives back the request and its tokens; settling happens at most once, and a
+ * store applies a repeated settlement of the same entry id once.
  */
 interface SettlementRules extends ConformanceSection {
 
@@ -126,6 +131,89 @@ interface SettlementRules extends ConformanceSection {
         assertThat(limiter().reserve(user, TIER, 300).decision().allowed())
                 .as("[X6] 700 + 300 fits")
                 .isTrue();
+    }
+
+    @Test
+    @DisplayName("X9 the same settlement applied twice changes the store once, in exact and precision windows")
+    @SuppressWarnings(
+            "NullAway") // Settlement's lease is @Nullable: javac before 17.0.19 drops that from its class file
+    default void repeatedSettlementIsApplied() {
+        String user = user("x9");
+        List<Window> windows = List.of(
+                Window.tokens(10_000, MINUTE),
+                Window.tokens(100_000, HOUR).withPrecision(MINUTE),
+                Window.of("spend", 1_000_000, HOUR, Window.Unit.USD_MICROS),
+                Window.of("spend-stepped", 10_000_000, DAY, Window.Unit.USD_MICROS)
+                        .withPrecision(HOUR));
+        Amounts estimate = Amounts.tokens(1_000).and(Window.Unit.USD_MICROS, 5_000);
+        List<StoreRequest.Scope> scopes = List.of(StoreRequest.Scope.user(user, windows));
+        StoreRequest refunded = new StoreRequest(scopes, estimate, clock().millis());
+        StoreRequest overrun = new StoreRequest(scopes, estimate, clock().millis());
+        long refundedAt = store().evaluate(refunded).nowMillis();
+        long overrunAt = store().evaluate(overrun).nowMillis();
+        clock().advance(Duration.ofSeconds(5));
+        long now = clock().millis();
+        Settlement refund = new Settlement(
+                scopes,
+                refunded.entryId(),
+                refundedAt,
+                estimate,
+                Amounts.tokens(400).and(Window.Unit.USD_MICROS, 2_000),
+                now,
+                null);
+        Settlement charge = new Settlement(
+                scopes,
+                overrun.entryId(),
+                overrunAt,
+                estimate,
+                Amounts.tokens(1_500).and(Window.Unit.USD_MICROS, 7_500),
+                now,
+                null);
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            store().settle(refund);
+            store().settle(charge);
+            Evaluation state = store().peek(new StoreRequest(scopes, 0, now));
+            for (int i = 0; i < windows.size(); i++) {
+                Window window = windows.get(i);
+                assertThat(state.used(i))
+                        .as(
+                                "[X9] %s after each settlement was applied %d times: 400 + 1,500 tokens, 2,000 + 7,500"
+                                        + " micro-dollars",
+                                window, attempt)
+                        .isEqualTo(window.isTokens() ? 1_900 : 9_500);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("X10 a commit after a cancel of the same reservation changes nothing")
+    @SuppressWarnings(
+            "NullAway") // Settlement's lease is @Nullable: javac before 17.0.19 drops that from its class file
+    default void commitAfterCancel() {
+        String user = user("x10");
+        List<Window> windows = List.of(
+                Window.of(10, MINUTE),
+                Window.tokens(10_000, MINUTE),
+                Window.tokens(100_000, HOUR).withPrecision(MINUTE));
+        List<StoreRequest.Scope> scopes = List.of(StoreRequest.Scope.user(user, windows));
+        Amounts estimate = Amounts.tokens(1_000);
+        StoreRequest request = new StoreRequest(scopes, estimate, clock().millis());
+        long at = store().evaluate(request).nowMillis();
+        clock().advance(Duration.ofSeconds(5));
+        long now = clock().millis();
+        store().settle(new Settlement(scopes, request.entryId(), at, estimate, null, now, null));
+        store().settle(new Settlement(scopes, request.entryId(), at, estimate, Amounts.tokens(3_000), now, null));
+        store().settle(new Settlement(scopes, request.entryId(), at, estimate, Amounts.tokens(200), now, null));
+        Evaluation state = store().peek(new StoreRequest(scopes, 0, now));
+        assertThat(state.used(0))
+                .as("[X10] requests: the cancel gave the request back")
+                .isZero();
+        assertThat(state.used(1))
+                .as("[X10] exact tokens: neither commit charged")
+                .isZero();
+        assertThat(state.used(2))
+                .as("[X10] precision tokens: neither commit charged")
+                .isZero();
     }
 
     @Test

@@ -108,6 +108,17 @@ public record KeySpace(KeyLayout layout, String prefix) {
         return scopePart(lease.subject(), lease.shared()).append(":lease").toString();
     }
 
+    /**
+     * Returns the key of a scope's settled entry ids: a sorted set scored by when each mark lapses,
+     * in the hash slot of the scope's windows, that makes a repeated settlement change nothing.
+     *
+     * @param scope the scope
+     * @return the key
+     */
+    public String settledKey(StoreRequest.Scope scope) {
+        return scopePart(scope).append(":settled").toString();
+    }
+
     private StringBuilder scopePart(StoreRequest.Scope scope) {
         return scopePart(scope.subject(), scope.shared());
     }

@@ -79,6 +79,7 @@ public final class ScriptCall<T> {
         };
         return build(
                 request.scopes(),
+                null,
                 lease,
                 space,
                 head,
@@ -98,12 +99,14 @@ public final class ScriptCall<T> {
     public static List<ScriptCall<Boolean>> settle(Settlement settlement, KeySpace space) {
         Objects.requireNonNull(settlement, "settlement must not be null");
         Objects.requireNonNull(space, "space must not be null");
+        String flag = settlement.isCancel() ? "1" : "0";
+        String marked = flag + ':' + settlement.repeatGuardMillis();
         String[] head = {
             SETTLE,
             settlement.hasTime() ? Long.toString(settlement.nowMillis()) : "",
             settlement.entryId(),
             Long.toString(settlement.reservedAtMillis()),
-            settlement.isCancel() ? "1" : "0"
+            flag
         };
         Function<Window, String> estimate =
                 window -> window.countsRequests() ? "" : Long.toString(settlement.estimateIn(window));
@@ -111,21 +114,50 @@ public final class ScriptCall<T> {
                 window -> window.countsRequests() ? "" : Long.toString(settlement.targetIn(window));
         StoreRequest.Lease lease = settlement.lease();
         if (space.layout() != KeyLayout.CLUSTER || settlement.scopes().size() == 1) {
-            return List.of(build(settlement.scopes(), lease, space, head, estimate, target, ScriptReply::settled));
+            return List.of(settleCall(settlement.scopes(), lease, space, head, marked, estimate, target));
         }
         List<ScriptCall<Boolean>> calls = new ArrayList<>();
         for (StoreRequest.Scope scope : settlement.scopes()) {
             // the lease is released with its own scope's windows: its set lies in their hash slot
-            calls.add(build(
+            calls.add(settleCall(
                     List.of(scope),
                     lease != null && lease.isIn(scope) ? lease : null,
                     space,
                     head,
+                    marked,
                     estimate,
-                    target,
-                    ScriptReply::settled));
+                    target));
         }
         return calls;
+    }
+
+    /**
+     * One settle call. A call that touches a window of an amount is marked in its first scope's
+     * settled set, so that applying it again (a retry after a lost reply) changes nothing; one of
+     * request windows alone is idempotent as it is and is not marked.
+     */
+    private static ScriptCall<Boolean> settleCall(
+            List<StoreRequest.Scope> scopes,
+            StoreRequest.@Nullable Lease lease,
+            KeySpace space,
+            String[] head,
+            String marked,
+            Function<Window, String> estimate,
+            Function<Window, String> target) {
+        String mark = null;
+        for (StoreRequest.Scope scope : scopes) {
+            for (Window window : scope.windows()) {
+                if (!window.countsRequests()) {
+                    mark = space.settledKey(scopes.get(0));
+                }
+            }
+        }
+        if (mark == null) {
+            return build(scopes, null, lease, space, head, estimate, target, ScriptReply::settled);
+        }
+        String[] markedHead = head.clone();
+        markedHead[markedHead.length - 1] = marked;
+        return build(scopes, mark, lease, space, markedHead, estimate, target, ScriptReply::settled);
     }
 
     /**
@@ -162,6 +194,7 @@ public final class ScriptCall<T> {
 
     private static <T> ScriptCall<T> build(
             List<StoreRequest.Scope> scopes,
+            @Nullable String settledKey,
             StoreRequest.@Nullable Lease lease,
             KeySpace space,
             String[] head,
@@ -184,6 +217,9 @@ public final class ScriptCall<T> {
                     args.add(settled.apply(window));
                 }
             }
+        }
+        if (settledKey != null) {
+            keys.add(settledKey);
         }
         if (lease != null) {
             keys.add(space.leaseKey(lease));
