@@ -192,6 +192,24 @@ public interface RateLimiter {
     }
 
     /**
+     * Waits until every settlement the store could not take when it was made (queued to be retried,
+     * see {@link Reservation}) has been applied or given up, or the timeout passes: for a graceful
+     * shutdown, before the store is closed.
+     *
+     * <p>The default returns {@code true} at once: a limiter that queues nothing has nothing to wait
+     * for.
+     *
+     * @param timeout the longest time to wait
+     * @return {@code true} when no settlement is left waiting
+     * @throws InterruptedException if the waiting thread is interrupted
+     * @throws NullPointerException if {@code timeout} is {@code null}
+     */
+    default boolean awaitSettlements(Duration timeout) throws InterruptedException {
+        Checks.notNull(timeout, "timeout");
+        return true;
+    }
+
+    /**
      * Reserves without blocking the caller; see {@link #reserve(String, Tier, long)}.
      *
      * <p>Invalid arguments are rejected by throwing from this method, before a stage is returned.

@@ -15,9 +15,13 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>Settling happens at most once: the first {@link #commit} or {@link #cancel} takes effect and
  * later calls do nothing. A reservation never settled keeps its estimate. Settling a rejected,
- * degraded or disabled reservation does nothing. A store failure while settling is counted in the
- * {@code ratelimit.settle.failures} metric and logged, never thrown: the returned stage always
- * completes normally. Implementations are thread-safe.
+ * degraded or disabled reservation does nothing. A settlement the store cannot take at once (it
+ * fails, times out, or the limiter's circuit breaker is open) is queued in memory and retried until
+ * the store takes it; stores apply a settlement once, so a retry never counts twice. It is given up
+ * (counted in the {@code ratelimit.settle.failures} metric and logged) only when retrying can no
+ * longer change anything, or the queue is full; then the estimate stays until its window passes.
+ * Nothing is thrown: the returned stage always completes normally, once the settlement is applied
+ * or queued. Implementations are thread-safe.
  */
 public interface Reservation {
 
@@ -36,7 +40,7 @@ public interface Reservation {
      * units keep their estimate ({@link #commit(Amounts)} settles them).
      *
      * @param actualTokens the tokens used, at least 0
-     * @return a stage completed once the store has applied the settlement or the attempt failed
+     * @return a stage completed once the store has applied the settlement or it is queued for retry
      * @throws IllegalArgumentException if {@code actualTokens} is negative
      */
     default CompletionStage<Void> commit(long actualTokens) {
@@ -51,7 +55,7 @@ public interface Reservation {
      * estimate; request windows keep the request.
      *
      * @param actual the amount of each unit used
-     * @return a stage completed once the store has applied the settlement or the attempt failed
+     * @return a stage completed once the store has applied the settlement or it is queued for retry
      * @throws NullPointerException if {@code actual} is {@code null}
      */
     CompletionStage<Void> commit(Amounts actual);

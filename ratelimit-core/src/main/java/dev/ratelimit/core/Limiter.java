@@ -101,6 +101,12 @@ final class Limiter implements RateLimiter {
     }
 
     @Override
+    public boolean awaitSettlements(Duration timeout) throws InterruptedException {
+        Objects.requireNonNull(timeout, "timeout must not be null");
+        return guard.awaitSettlements(timeout);
+    }
+
+    @Override
     public long inFlight(String userId) {
         Plan.validateUser(userId);
         if (disabled) {

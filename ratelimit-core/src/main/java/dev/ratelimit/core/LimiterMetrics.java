@@ -4,6 +4,7 @@ import dev.ratelimit.api.Decision;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -23,8 +24,15 @@ import org.jspecify.annotations.Nullable;
  *       store fails
  *   <li>{@code ratelimit.store.unavailable} (gauge; tag limiter): 1 while the store fails, whether
  *       the limiter fails open or closed: the alerting metric
- *   <li>{@code ratelimit.settle.failures} (counter; tags limiter, reason = error or circuit_open):
- *       settlements of reservations that could not reach the store (the estimate stays charged)
+ *   <li>{@code ratelimit.settle.deferred} (counter; tags limiter, reason = error or circuit_open):
+ *       settlements the store did not take at once, queued to be retried
+ *   <li>{@code ratelimit.settle.retried} (counter; tag limiter): queued settlements the store took
+ *       on a retry
+ *   <li>{@code ratelimit.settle.pending} (gauge; tag limiter): settlements queued or being retried
+ *   <li>{@code ratelimit.settle.pending.oldest} (time gauge; tag limiter): how long the oldest
+ *       queued settlement has waited
+ *   <li>{@code ratelimit.settle.failures} (counter; tags limiter, reason = expired, queue_full):
+ *       settlements given up (the estimate stays charged until its window passes)
  *   <li>{@code ratelimit.disabled} (gauge; tag limiter): 1 when the kill switch is on
  *   <li>{@code ratelimit.rejection.cache.hits} (counter; tag limiter): rejections answered by the
  *       local rejection cache, with no store call (they are counted in {@code ratelimit.decisions} too)
@@ -62,6 +70,12 @@ class LimiterMetrics {
 
     void settleFailure(String reason) {}
 
+    void settleDeferred(String reason) {}
+
+    void settleRetried() {}
+
+    void bind(SettleQueue queue) {}
+
     private static final class Registered extends LimiterMetrics {
 
         private final MeterRegistry registry;
@@ -70,6 +84,8 @@ class LimiterMetrics {
         private final AtomicInteger failingOpen = new AtomicInteger();
         private final AtomicInteger unavailable = new AtomicInteger();
         private final ConcurrentMap<String, Counter> settleFailures = new ConcurrentHashMap<>();
+        private final ConcurrentMap<String, Counter> settleDeferred = new ConcurrentHashMap<>();
+        private final Counter settleRetried;
         private final ConcurrentMap<String, Counter> decisions = new ConcurrentHashMap<>();
         private final ConcurrentMap<String, Counter> failures = new ConcurrentHashMap<>();
         private final Counter cacheHits;
@@ -97,6 +113,10 @@ class LimiterMetrics {
                     .register(registry);
             Gauge.builder("ratelimit.store.unavailable", unavailable, AtomicInteger::get)
                     .description("1 while the rate-limit store fails, failing open or closed")
+                    .tag("limiter", limiter)
+                    .register(registry);
+            this.settleRetried = Counter.builder("ratelimit.settle.retried")
+                    .description("Queued settlements the store took on a retry")
                     .tag("limiter", limiter)
                     .register(registry);
             this.cacheHits = Counter.builder("ratelimit.rejection.cache.hits")
@@ -191,12 +211,46 @@ class LimiterMetrics {
                     .computeIfAbsent(
                             reason,
                             r -> Counter.builder("ratelimit.settle.failures")
-                                    .description(
-                                            "Reservation settlements that could not reach the store; the estimate stays")
+                                    .description("Reservation settlements given up; the estimate stays until its window"
+                                            + " passes")
                                     .tag("limiter", limiter)
                                     .tag("reason", r)
                                     .register(registry))
                     .increment();
+        }
+
+        @Override
+        void settleDeferred(String reason) {
+            settleDeferred
+                    .computeIfAbsent(
+                            reason,
+                            r -> Counter.builder("ratelimit.settle.deferred")
+                                    .description("Settlements the store did not take at once, queued to be retried")
+                                    .tag("limiter", limiter)
+                                    .tag("reason", r)
+                                    .register(registry))
+                    .increment();
+        }
+
+        @Override
+        void settleRetried() {
+            settleRetried.increment();
+        }
+
+        @Override
+        void bind(SettleQueue queue) {
+            Gauge.builder("ratelimit.settle.pending", queue, SettleQueue::size)
+                    .description("Settlements queued for the store or being retried")
+                    .tag("limiter", limiter)
+                    .register(registry);
+            TimeGauge.builder(
+                            "ratelimit.settle.pending.oldest",
+                            queue,
+                            TimeUnit.MILLISECONDS,
+                            SettleQueue::oldestAgeMillis)
+                    .description("How long the oldest queued settlement has waited for the store")
+                    .tag("limiter", limiter)
+                    .register(registry);
         }
     }
 }

@@ -30,6 +30,7 @@ final class StoreGuard {
     private final CircuitBreaker breaker;
     private final LimiterMetrics metrics;
     private final @Nullable RejectionCache rejections;
+    private final SettleQueue settlements;
     private final ThrottledWarning warning = new ThrottledWarning(LOG, WARN_INTERVAL);
 
     StoreGuard(
@@ -46,6 +47,8 @@ final class StoreGuard {
         this.failOpen = failOpen;
         this.metrics = metrics;
         this.breaker = CircuitBreaker.of("ratelimit-" + name, config);
+        this.settlements = new SettleQueue(store, name, metrics, SettleQueue.DEFAULT_CAPACITY, System::nanoTime);
+        metrics.bind(settlements);
         if (meterRegistry != null) {
             CircuitBreakerMeters.bind(breaker, meterRegistry);
         }
@@ -150,13 +153,15 @@ final class StoreGuard {
     }
 
     /**
-     * Settles through the breaker; never fails: a refused or failed settlement is counted and
-     * logged, and the stage completes normally.
+     * Settles through the breaker; never fails: a settlement the store does not take (it fails, or
+     * the breaker is open) is queued and retried until the store takes it ({@link SettleQueue}),
+     * and the stage completes normally once it is applied or queued.
      */
     CompletionStage<Void> settle(Settlement settlement) {
         if (!breaker.tryAcquirePermission()) {
-            metrics.settleFailure("circuit_open");
-            warn("settling skipped: circuit breaker is open", null);
+            metrics.settleDeferred("circuit_open");
+            settlements.add(settlement);
+            forgetRejections(settlement);
             return CompletableFuture.completedFuture(null);
         }
         long start = breaker.getCurrentTimestamp();
@@ -174,16 +179,26 @@ final class StoreGuard {
             } else {
                 Throwable cause = unwrap(failure);
                 breaker.onError(elapsed, breaker.getTimestampUnit(), cause);
-                metrics.settleFailure("error");
-                warn("settling failed", cause);
+                metrics.settleDeferred("error");
+                warn("settling failed, queued to be retried", cause);
+                settlements.add(settlement);
             }
-            if (rejections != null && settlement.isCancel()) {
-                // the refund may have made room: cached rejections of these scopes no longer hold
-                rejections.cancelled(settlement.scopes());
-            }
+            forgetRejections(settlement);
             result.complete(null);
         });
         return result;
+    }
+
+    private void forgetRejections(Settlement settlement) {
+        if (rejections != null && settlement.isCancel()) {
+            // the refund may have made room: cached rejections of these scopes no longer hold
+            rejections.cancelled(settlement.scopes());
+        }
+    }
+
+    /** Waits until every queued settlement has been applied or given up, or the timeout passes. */
+    boolean awaitSettlements(Duration timeout) throws InterruptedException {
+        return settlements.awaitEmpty(timeout);
     }
 
     /**

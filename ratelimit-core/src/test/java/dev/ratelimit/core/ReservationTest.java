@@ -153,8 +153,8 @@ class ReservationTest {
     }
 
     @Test
-    @DisplayName("a failed settlement is counted and logged, never thrown, and the estimate stays")
-    void settleFailureIsMetered() {
+    @DisplayName("a settlement the store fails is queued and retried until the store takes it, applied once")
+    void failedSettlementIsRetried() throws Exception {
         RecordingStore store = new RecordingStore();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
@@ -165,12 +165,48 @@ class ReservationTest {
         store.settleFails.set(true);
         reservation.commit(100).toCompletableFuture().join();
         assertThat(reservation.isSettled()).isTrue();
-        assertThat(registry.get("ratelimit.settle.failures")
+        assertThat(registry.get("ratelimit.settle.deferred")
                         .tag("reason", "error")
                         .counter()
                         .count())
                 .isEqualTo(1.0);
+        assertThat(registry.get("ratelimit.settle.pending").gauge().value()).isEqualTo(1.0);
+        assertThat(limiter.awaitSettlements(Duration.ofMillis(200)))
+                .as("nothing applied while the store fails")
+                .isFalse();
         assertThat(store.settlements).isEmpty();
+        store.settleFails.set(false);
+        assertThat(limiter.awaitSettlements(Duration.ofSeconds(10)))
+                .as("applied once the store takes it")
+                .isTrue();
+        assertThat(store.settlements).hasSize(1);
+        assertThat(store.settlements.get(0).actualTokens()).isEqualTo(100);
+        assertThat(registry.get("ratelimit.settle.retried").counter().count()).isEqualTo(1.0);
+        assertThat(registry.get("ratelimit.settle.pending").gauge().value()).isZero();
+        assertThat(registry.find("ratelimit.settle.failures").counter())
+                .as("nothing given up")
+                .isNull();
+    }
+
+    @Test
+    @DisplayName("a settlement is given up, counted and logged, only once its reservation has left every window")
+    void settlementGivenUpWhenNothingIsLeft() throws Exception {
+        RecordingStore store = new RecordingStore();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        RateLimiter limiter =
+                SlidingWindowRateLimiter.builder(store).meterRegistry(registry).build();
+        Tier second = Tier.of("second", Window.of(10, Duration.ofSeconds(1)));
+        Reservation reservation = limiter.reserve("u", second, 0);
+        store.settleFails.set(true);
+        reservation.cancel().toCompletableFuture().join();
+        // real time is the point: the retry horizon of a 1 s window is 1 s of the JVM's clock
+        assertThat(limiter.awaitSettlements(Duration.ofSeconds(10))).isTrue();
+        assertThat(store.settlements).isEmpty();
+        assertThat(registry.get("ratelimit.settle.failures")
+                        .tag("reason", "expired")
+                        .counter()
+                        .count())
+                .isEqualTo(1.0);
     }
 
     @Test
