@@ -22,6 +22,7 @@ public final class ExampleStore implements WindowStore {
     private record Entry(long time, String id, long weight) {}
 
     private final Map<Key, List<Entry>> logs = new HashMap<>();
+    private final Map<String, Long> settled = new HashMap<>(); // entry id -> when the proof of its settlement lapses
     private final Clock clock = Clock.systemUTC();
 
     @Override
@@ -63,6 +64,11 @@ public final class ExampleStore implements WindowStore {
     @Override
     public synchronized void settle(Settlement settlement) {
         long now = settlement.hasTime() ? settlement.nowMillis() : clock.millis();
+        settled.values().removeIf(lapses -> lapses <= now);
+        long guard = settlement.repeatGuardMillis();
+        if (guard > 0 && settled.putIfAbsent(settlement.entryId(), now + guard) != null) {
+            return; // applied before: a retry whose reply was lost, or a commit after a cancel
+        }
         for (StoreRequest.Scope scope : settlement.scopes()) {
             for (Window window : scope.windows()) {
                 List<Entry> log = log(scope, window, now);
