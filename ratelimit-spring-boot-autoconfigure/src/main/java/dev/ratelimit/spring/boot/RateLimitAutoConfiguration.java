@@ -6,10 +6,12 @@ import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.WindowStore;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 
@@ -92,5 +94,64 @@ public class RateLimitAutoConfiguration {
             builder.meterRegistry(registry);
         }
         return builder.build();
+    }
+
+    /**
+     * Waits, when the application stops (after the web server has stopped taking requests, before
+     * any bean is destroyed), up to {@link SettlementDrain#TIMEOUT} for the settlements the store did
+     * not take at once to reach it.
+     *
+     * @param rateLimiter the limiter
+     * @return the lifecycle bean
+     */
+    @Bean
+    SettlementDrain rateLimitSettlementDrain(RateLimiter rateLimiter) {
+        return new SettlementDrain(rateLimiter);
+    }
+
+    /** Drains the limiter's queued settlements in the stop phase, after the web server's. */
+    static final class SettlementDrain implements SmartLifecycle {
+
+        static final Duration TIMEOUT = Duration.ofSeconds(10);
+
+        private final RateLimiter limiter;
+        private volatile boolean running;
+
+        SettlementDrain(RateLimiter limiter) {
+            this.limiter = limiter;
+        }
+
+        @Override
+        public void start() {
+            running = true;
+        }
+
+        @Override
+        public void stop() {
+            running = false;
+            try {
+                if (!limiter.awaitSettlements(TIMEOUT)) {
+                    System.getLogger(RateLimitAutoConfiguration.class.getName())
+                            .log(
+                                    System.Logger.Level.WARNING,
+                                    "Rate-limit settlements still waiting for the store after {0}: they are given up",
+                                    TIMEOUT);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        @Override
+        public boolean isRunning() {
+            return running;
+        }
+
+        @Override
+        public int getPhase() {
+            // lower than the web server's graceful shutdown (DEFAULT_PHASE - 1024) and stop (- 2048):
+            // stopped after them, when no request settles any more
+            return SmartLifecycle.DEFAULT_PHASE - 4096;
+        }
     }
 }

@@ -4,10 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.Reservation;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.inmemory.InMemoryWindowStore;
 import dev.ratelimit.testsupport.redis.RedisServer;
@@ -15,6 +20,9 @@ import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -62,6 +70,58 @@ class RateLimitAutoConfigurationTest {
 
     private static String storeType(org.springframework.context.ApplicationContext context) {
         return context.getBean(RateLimitStoreInfo.class).type();
+    }
+
+    @Test
+    void closingTheApplicationWaitsForQueuedSettlementsBeforeTheStoreCloses() {
+        AtomicBoolean storeDown = new AtomicBoolean();
+        List<Settlement> applied = new CopyOnWriteArrayList<>();
+        InMemoryWindowStore memory = InMemoryWindowStore.create();
+        WindowStore flaky = new WindowStore() {
+            @Override
+            public Evaluation evaluate(StoreRequest request) {
+                return memory.evaluate(request);
+            }
+
+            @Override
+            public Evaluation peek(StoreRequest request) {
+                return memory.peek(request);
+            }
+
+            @Override
+            public void settle(Settlement settlement) {
+                if (storeDown.get()) {
+                    throw new RateLimiterUnavailableException("store down (test)");
+                }
+                memory.settle(settlement);
+                applied.add(settlement);
+            }
+        };
+        runner.withBean(WindowStore.class, () -> flaky).run(context -> {
+            Reservation reservation = context.getBean(RateLimiter.class).reserve("drain", TIER_OF_TOKENS, 500);
+            assertThat(reservation.decision().allowed()).isTrue();
+            storeDown.set(true);
+            reservation.commit(100).toCompletableFuture().join();
+            assertThat(applied).as("queued, not applied, while the store fails").isEmpty();
+            // the store comes back while the application is stopping
+            new Thread(() -> {
+                        sleep(300);
+                        storeDown.set(false);
+                    })
+                    .start();
+        });
+        assertThat(applied).as("applied before the context finished closing").hasSize(1);
+        assertThat(applied.get(0).actualTokens()).isEqualTo(100);
+    }
+
+    private static final Tier TIER_OF_TOKENS = Tier.of("tokens", Window.tokens(10_000, Duration.ofMinutes(1)));
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Test
