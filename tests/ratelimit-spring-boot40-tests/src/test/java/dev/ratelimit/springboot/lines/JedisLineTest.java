@@ -1,8 +1,7 @@
 package dev.ratelimit.springboot.lines;
 
 import dev.ratelimit.testsupport.redis.RedisServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import java.util.List;
 
 /**
  * Spring Data Redis on Jedis ({@code JedisConnectionFactory}) and the starter's Jedis store, logged in as an ACL
@@ -10,18 +9,14 @@ import org.junit.jupiter.api.BeforeAll;
  */
 class JedisLineTest extends LineScenarios {
 
-    private static RedisServer redis;
-
-    @BeforeAll
-    static void start() {
-        redis = AclRedis.start();
-        startApplication(AclRedis.url(redis), "spring.data.redis.client-type=jedis", "ratelimit.store=jedis");
+    @Override
+    RedisServer startRedis() {
+        return AclRedis.start();
     }
 
-    @AfterAll
-    static void stopRedis() {
-        stopApplication();
-        redis.close();
+    @Override
+    List<String> redisProperties(RedisServer redis) {
+        return List.of(AclRedis.url(redis), "spring.data.redis.client-type=jedis", "ratelimit.store=jedis");
     }
 
     @Override

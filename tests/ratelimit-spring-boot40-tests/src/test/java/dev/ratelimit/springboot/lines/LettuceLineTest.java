@@ -1,24 +1,19 @@
 package dev.ratelimit.springboot.lines;
 
 import dev.ratelimit.testsupport.redis.RedisServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import java.util.List;
 
 /** Boot's Lettuce connection factory, shared by the store, on a Redis given by host and port. */
 class LettuceLineTest extends LineScenarios {
 
-    private static RedisServer redis;
-
-    @BeforeAll
-    static void start() {
-        redis = RedisServer.start();
-        startApplication("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port());
+    @Override
+    RedisServer startRedis() {
+        return RedisServer.start();
     }
 
-    @AfterAll
-    static void stopRedis() {
-        stopApplication();
-        redis.close();
+    @Override
+    List<String> redisProperties(RedisServer redis) {
+        return List.of("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port());
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.ratelimit.springboot.lines;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.spring.boot.RateLimitStoreInfo;
+import dev.ratelimit.testsupport.redis.RedisServer;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,9 +18,12 @@ import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -33,34 +37,43 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  * One Boot application on one private Redis, started by a subclass: the limiter's 429 contract, and the
  * application's own {@code StringRedisTemplate} beside it (strings, KEYS, SCAN, hashes, TTL, DEL, pub/sub).
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class LineScenarios {
 
     private static final HttpClient HTTP =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    private static ConfigurableApplicationContext context;
+    private @Nullable RedisServer redis;
+    private @Nullable ConfigurableApplicationContext context;
 
-    /**
-     * Starts {@link LineApp} on a random port with the line's test properties and {@code redis}, the
-     * connection properties of the subclass's server.
-     */
-    static void startApplication(String... redis) {
+    /** Starts the private Redis of this class. */
+    abstract RedisServer startRedis();
+
+    /** The application's connection properties for {@code redis}, and any others the driver needs. */
+    abstract List<String> redisProperties(RedisServer redis);
+
+    @BeforeAll
+    void startApplication() {
+        RedisServer server = startRedis();
+        redis = server;
         List<String> properties = new ArrayList<>(List.of(
                 "server.port=0",
                 "ratelimit.tiers.free.minute=5/1m",
                 "ratelimit.default-tier=free",
                 "ratelimit.paths=/api/*"));
-        properties.addAll(List.of(redis));
+        properties.addAll(redisProperties(server));
         context = new SpringApplicationBuilder(LineApp.class)
                 .properties(properties.toArray(String[]::new))
                 .run();
     }
 
     @AfterAll
-    static void stopApplication() {
+    void stop() {
         if (context != null) {
             context.close();
-            context = null;
+        }
+        if (redis != null) {
+            redis.close();
         }
     }
 
@@ -131,7 +144,7 @@ abstract class LineScenarios {
         assertThat(message).isEqualTo("ping");
     }
 
-    private static HttpResponse<String> get(String path) throws IOException, InterruptedException {
+    private HttpResponse<String> get(String path) throws IOException, InterruptedException {
         int port = ((WebServerApplicationContext) context).getWebServer().getPort();
         return HTTP.send(
                 HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
