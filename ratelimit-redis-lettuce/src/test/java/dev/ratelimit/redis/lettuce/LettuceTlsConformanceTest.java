@@ -1,10 +1,8 @@
 package dev.ratelimit.redis.lettuce;
 
-import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.redis.internal.KeyLayout;
 import dev.ratelimit.redis.internal.KeySpace;
 import dev.ratelimit.redis.internal.StoreCheck;
-import dev.ratelimit.testkit.WindowStoreConformanceKit;
 import dev.ratelimit.testsupport.RequiredTools;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RedisTls;
@@ -13,31 +11,27 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.SslOptions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 
 /**
  * The conformance kit over TLS ({@code rediss://}, certificates generated for the test), logged in as an ACL
  * user that has exactly the rule the store documents.
  */
-class LettuceTlsConformanceTest extends WindowStoreConformanceKit {
+class LettuceTlsConformanceTest extends LettuceDeploymentConformance {
 
-    private static RedisServer redis;
-    private static RedisTls tls;
-    private static RedisClient client;
-
-    @BeforeAll
-    static void connect() {
+    @Override
+    RedisClient start(Deque<AutoCloseable> started) {
         RequiredTools.require("apt-get install openssl", RequiredTools.onPath("openssl")); // RedisTls runs it
-        tls = RedisTls.generate();
+        RedisTls tls = RedisTls.generate();
+        started.push(tls::delete);
         int tlsPort = RedisTls.freePort();
         List<String> arguments = new ArrayList<>(List.of("--user", "ratelimit", "on", ">limited"));
         arguments.addAll(
                 List.of(StoreCheck.aclRule(KeySpace.of(KeyLayout.STANDALONE)).split(" ")));
         arguments.addAll(tls.serverArguments(tlsPort));
-        redis = RedisServer.startWithPassword("admin-secret", arguments);
-        client = RedisClient.create(RedisURI.builder()
+        started.push(RedisServer.startWithPassword("admin-secret", arguments));
+        RedisClient client = RedisClient.create(RedisURI.builder()
                 .withHost(RedisServer.HOST)
                 .withPort(tlsPort)
                 .withSsl(true)
@@ -50,28 +44,6 @@ class LettuceTlsConformanceTest extends WindowStoreConformanceKit {
                         .truststore(tls.trustStore().toFile(), RedisTls.TRUST_STORE_PASSWORD)
                         .build())
                 .build());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        if (client != null) {
-            client.shutdown();
-        }
-        if (redis != null) {
-            redis.close();
-        }
-        if (tls != null) {
-            tls.delete();
-        }
-    }
-
-    @Override
-    protected WindowStore createStore() {
-        return LettuceConformance.store(client);
-    }
-
-    @Override
-    protected boolean supportsLeases() {
-        return true;
+        return client;
     }
 }
