@@ -36,6 +36,9 @@ class DocsSnippetTest {
                         + "</version>")
                 .contains("<artifactId>spring-ai-bom</artifactId>\n      <version>" + springAi + "</version>")
                 .contains("<artifactId>ratelimit-spring-ai</artifactId>");
+        // Spring Boot's BOM first, so an application keeps the Redis drivers Boot manages (docs/spring-boot.md)
+        assertThat(xml.indexOf("<artifactId>spring-boot-dependencies</artifactId>"))
+                .isLessThan(xml.indexOf("<artifactId>ratelimit-bom</artifactId>"));
         assertThat(docs()).contains("tested with Spring AI " + springAi + " on Spring Boot " + springBoot);
     }
 

@@ -8,9 +8,12 @@ import dev.ratelimit.redis.lettuce.LettuceWindowStore;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
+import java.io.IOException;
+import java.io.InputStream;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Properties;
 import java.util.Set;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -162,10 +165,12 @@ final class StoreConfigurations {
         @Bean(destroyMethod = "close")
         UnifiedJedis rateLimitJedisClient(Environment environment, RateLimitProperties properties) {
             if (!ClassUtils.isPresent("redis.clients.jedis.RedisClient", Jedis.class.getClassLoader())) {
-                throw new IllegalStateException("The ratelimit Jedis store needs Jedis 7.4 or later (ratelimit-bom's"
-                        + " 7.4.1), which has redis.clients.jedis.RedisClient; Spring Boot 4.0's own BOM gives 7.0."
-                        + " Import dev.ratelimit:ratelimit-bom before Spring Boot's BOM, or set the Maven property"
-                        + " jedis.version to 7.4.1 under spring-boot-starter-parent");
+                throw new IllegalStateException("The ratelimit Jedis store needs Jedis 7.4 or later, which has"
+                        + " redis.clients.jedis.RedisClient; found " + jedisVersion() + " (Spring Boot 4.0's BOM"
+                        + " manages 7.0.0). Set the Maven property jedis.version to 7.4.1 under"
+                        + " spring-boot-starter-parent (or manage redis.clients:jedis 7.4.1 ahead of Spring Boot's"
+                        + " BOM): Spring Data Redis 4.0's JedisConnectionFactory is tested on it. Or use the Lettuce"
+                        + " store, which runs on the Lettuce Spring Boot manages");
             }
             RedisSettings server = RedisSettings.from(environment);
             Duration timeout = properties.getRedis().getCommandTimeout();
@@ -195,6 +200,23 @@ final class StoreConfigurations {
                     .clientConfig(config.database(server.database()).build())
                     .poolConfig(pool)
                     .build();
+        }
+
+        /** The Jedis found, from the properties file Jedis ships beside its classes. */
+        private static String jedisVersion() {
+            try (InputStream in = UnifiedJedis.class.getResourceAsStream("pom.properties")) {
+                if (in != null) {
+                    Properties properties = new Properties();
+                    properties.load(in);
+                    String version = properties.getProperty("version");
+                    if (version != null) {
+                        return "Jedis " + version;
+                    }
+                }
+            } catch (IOException e) {
+                // the version is only named in a message
+            }
+            return "an earlier Jedis";
         }
 
         @Bean
