@@ -37,6 +37,21 @@ final class Admission {
     private final GatewayMetrics metrics;
     private final Set<Ticket> open = ConcurrentHashMap.newKeySet(); // admitted, not settled yet
 
+    /**
+     * Waits until the settlements the store did not take at once have reached it, or the timeout
+     * passes; for a shutdown, before the store is closed.
+     *
+     * @return whether none is left waiting
+     */
+    boolean awaitSettlements(Duration timeout) {
+        try {
+            return limiter.awaitSettlements(timeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
     Admission(RateLimiter limiter, Slots slots, GatewayMetrics metrics) {
         this.limiter = limiter;
         this.slots = slots;
@@ -170,6 +185,9 @@ final class Admission {
                         reservation.commit(actual).toCompletableFuture().join();
                     }
                     metrics.settled(charge.tenant(), charge.metricModel(), "committed", ending, tokens);
+                    if (reservation != null) {
+                        metrics.overrun(charge.metricModel(), estimate, actual);
+                    }
                     if (charge.price() != null) {
                         metrics.spent(charge, micros);
                     }

@@ -84,23 +84,32 @@ final class AnthropicMock extends HttpServlet {
             return;
         }
         String model = body.path("model").asText("claude-mock");
-        String reply = MockModel.reply(lastUser);
+        String whole = MockModel.reply(lastUser);
+        String reply = MockModel.cut(whole, body.path("max_tokens").asLong(Long.MAX_VALUE), AnthropicMock::text);
+        String stop = reply.equals(whole) ? "end_turn" : "max_tokens";
         long input = inputTokens(body);
         long output = text(reply);
         String id = "msg_mock_" + ids.incrementAndGet();
         if (!body.path("stream").asBoolean(false)) {
             ObjectNode answer = message(id, model);
             answer.putArray("content").addObject().put("type", "text").put("text", reply);
-            answer.put("stop_reason", "end_turn").putNull("stop_sequence");
+            answer.put("stop_reason", stop).putNull("stop_sequence");
             usage(answer.putObject("usage"), input, output);
             OpenAi.json(response, 200, answer);
             return;
         }
-        stream(response, id, model, reply, input, output, said);
+        stream(response, id, model, reply, input, output, said, stop);
     }
 
     private static void stream(
-            HttpServletResponse response, String id, String model, String reply, long input, long output, String said)
+            HttpServletResponse response,
+            String id,
+            String model,
+            String reply,
+            long input,
+            long output,
+            String said,
+            String stop)
             throws IOException {
         boolean slow = said.contains("[mock:slow]");
         response.setStatus(200);
@@ -143,7 +152,7 @@ final class AnthropicMock extends HttpServlet {
                 OpenAi.JSON.createObjectNode().put("type", "content_block_stop").put("index", 0),
                 slow);
         ObjectNode end = OpenAi.JSON.createObjectNode().put("type", "message_delta");
-        end.putObject("delta").put("stop_reason", "end_turn").putNull("stop_sequence");
+        end.putObject("delta").put("stop_reason", stop).putNull("stop_sequence");
         end.putObject("usage").put("output_tokens", output);
         event(out, "message_delta", end, slow);
         event(out, "message_stop", OpenAi.JSON.createObjectNode().put("type", "message_stop"), slow);

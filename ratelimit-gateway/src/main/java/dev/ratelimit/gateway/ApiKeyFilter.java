@@ -67,19 +67,20 @@ final class ApiKeyFilter implements Filter {
             response.setHeader("Connection", "close");
         }
         if (header == null && anthropic) {
-            metrics.refused("auth", 401, "missing_api_key");
+            metrics.refused("auth", 401, "invalid_api_key");
             Anthropic.error(response, 401, "x-api-key header is required (or 'Authorization: Bearer <key>').");
             return;
         }
         if (header == null) {
             response.setHeader("WWW-Authenticate", "Bearer");
-            metrics.refused("auth", 401, "missing_api_key");
+            metrics.refused("auth", 401, "invalid_api_key");
+            // one code for missing, malformed (e.g. Basic) and unknown keys, as docs/gateway.md says
             ApiErrors.write(
                     Protocol.OPENAI,
                     response,
                     401,
                     "invalid_request_error",
-                    "missing_api_key",
+                    "invalid_api_key",
                     null,
                     "You didn't provide an API key. Send 'Authorization: Bearer <key>'.");
             return;

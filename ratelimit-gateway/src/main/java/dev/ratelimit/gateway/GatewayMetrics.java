@@ -1,9 +1,12 @@
 package dev.ratelimit.gateway;
 
+import dev.ratelimit.api.Amounts;
+import dev.ratelimit.api.Window;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -59,6 +62,36 @@ final class GatewayMetrics {
                     .tag("model", charge.metricModel())
                     .register(registry)
                     .increment(micros);
+        }
+    }
+
+    /**
+     * Counts a settlement whose usage exceeded its reservation, per unit, in {@code
+     * gateway_settlement_overrun_total{model,unit}} (settlements) and {@code
+     * gateway_settlement_overrun_amount_total{model,unit}} (the excess): the overrun is charged, never
+     * refused, and may take a window past its limit.
+     *
+     * @param model the model as {@link Charge#metricModel()} names it
+     * @param estimate what was reserved
+     * @param actual what the upstream reported, priced
+     */
+    void overrun(String model, Amounts estimate, Amounts actual) {
+        for (Window.Unit unit : List.of(Window.Unit.TOKENS, Window.Unit.USD_MICROS)) {
+            long excess = actual.get(unit) - estimate.get(unit);
+            if (actual.has(unit) && estimate.has(unit) && excess > 0) {
+                Counter.builder("gateway.settlement.overrun")
+                        .description("Settlements whose usage exceeded what was reserved, charged in full")
+                        .tag("model", model)
+                        .tag("unit", unit.name())
+                        .register(registry)
+                        .increment();
+                Counter.builder("gateway.settlement.overrun.amount")
+                        .description("By how much settlements exceeded what was reserved, in the unit's own amounts")
+                        .tag("model", model)
+                        .tag("unit", unit.name())
+                        .register(registry)
+                        .increment(excess);
+            }
         }
     }
 

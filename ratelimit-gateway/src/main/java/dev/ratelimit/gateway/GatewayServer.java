@@ -4,6 +4,12 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.WindowStore;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import jakarta.servlet.DispatcherType;
@@ -76,6 +82,7 @@ public final class GatewayServer {
     private final AtomicBoolean closing = new AtomicBoolean();
     private final @Nullable ConfigReloader reloader;
     private final AccessLog accessLog;
+    private final JvmGcMetrics gcMetrics;
 
     /** How long the relays get to settle after the upstream exchanges are aborted at the deadline. */
     private static final Duration ABORT_GRACE = Duration.ofSeconds(5);
@@ -91,7 +98,8 @@ public final class GatewayServer {
             @Nullable MockModel mock,
             boolean limiterDisabled,
             @Nullable ConfigReloader reloader,
-            AccessLog accessLog) {
+            AccessLog accessLog,
+            JvmGcMetrics gcMetrics) {
         this.server = server;
         this.host = host;
         this.port = port;
@@ -103,6 +111,7 @@ public final class GatewayServer {
         this.limiterDisabled = limiterDisabled;
         this.reloader = reloader;
         this.accessLog = accessLog;
+        this.gcMetrics = gcMetrics;
     }
 
     /**
@@ -180,6 +189,15 @@ public final class GatewayServer {
         opened.add(store);
         try {
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            // what operators expect of a Micrometer application's /metrics: memory, GC, threads, classes, CPU, uptime
+            new JvmMemoryMetrics().bindTo(registry);
+            JvmGcMetrics gc = new JvmGcMetrics();
+            gc.bindTo(registry);
+            opened.add(gc);
+            new JvmThreadMetrics().bindTo(registry);
+            new ClassLoaderMetrics().bindTo(registry);
+            new ProcessorMetrics().bindTo(registry);
+            new UptimeMetrics().bindTo(registry);
             boolean disabled = SlidingWindowRateLimiter.disabledBy(environment);
             SlidingWindowRateLimiter.Builder limiterBuilder = SlidingWindowRateLimiter.builder(store.store())
                     .meterRegistry(registry)
@@ -356,7 +374,8 @@ public final class GatewayServer {
                     mock,
                     disabled,
                     reloader,
-                    accessLog);
+                    accessLog,
+                    gc);
             opened.clear();
             return started;
         } finally {
@@ -534,8 +553,14 @@ public final class GatewayServer {
             awaitSettled(admission, ABORT_GRACE);
             cancelled = admission.cancelOpen("shutdown");
         }
+        // settlements the store did not take at once are queued in the limiter: they reach it before it closes
+        boolean drained = admission.awaitSettlements(timeout);
         System.out.println("ratelimit gateway: " + (finished ? "every request in flight finished" : "deadline passed")
-                + "; " + cancelled + " admissions cancelled, every slot freed");
+                + "; " + cancelled + " admissions cancelled, every slot freed; "
+                + (drained
+                        ? "every settlement reached the store"
+                        : "settlements still queued after " + timeout.toSeconds() + " s are given up (their estimates"
+                                + " stay until their windows pass)"));
         System.out.flush();
         try {
             server.stop();
@@ -549,6 +574,7 @@ public final class GatewayServer {
             gateway.slots().close();
             store.close();
             accessLog.close();
+            gcMetrics.close();
         }
     }
 

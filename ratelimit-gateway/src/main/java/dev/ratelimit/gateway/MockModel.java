@@ -13,9 +13,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -81,6 +79,22 @@ final class MockModel implements AutoCloseable {
     }
 
     /** The reply to the last user message. */
+    /**
+     * Cuts a reply to at most {@code max} tokens, by whole words, as a model stops at its output
+     * limit (the caller reports the reason: {@code length}, {@code max_tokens}, ...).
+     */
+    static String cut(String reply, long max, java.util.function.ToLongFunction<String> count) {
+        StringBuilder kept = new StringBuilder();
+        for (String word : reply.split(" ")) {
+            String next = kept.length() == 0 ? word : " " + word;
+            if (count.applyAsLong(kept + next) > max) {
+                break;
+            }
+            kept.append(next);
+        }
+        return kept.toString();
+    }
+
     static String reply(@Nullable String lastUser) {
         if (lastUser == null || lastUser.isBlank()) {
             return "Hello from the ratelimit gateway's mock model.";
@@ -252,7 +266,10 @@ final class MockModel implements AutoCloseable {
             if (demand.refuse(response)) {
                 return;
             }
-            String reply = reply(lastUser);
+            long max = body.path("max_completion_tokens")
+                    .asLong(body.path("max_tokens").asLong(Long.MAX_VALUE));
+            String reply = cut(reply(lastUser), max, said -> tokens.count(model, said));
+            String finish = reply.equals(reply(lastUser)) ? "stop" : "length";
             long prompt = tokens.chatPrompt(model, messages);
             long completion = tokens.count(model, reply);
             String id = "chatcmpl-mock-" + ids.incrementAndGet();
@@ -261,7 +278,7 @@ final class MockModel implements AutoCloseable {
                 ObjectNode answer = head(id, "chat.completion", created, model);
                 ObjectNode choice = answer.putArray("choices").addObject().put("index", 0);
                 choice.putObject("message").put("role", "assistant").put("content", reply);
-                choice.put("finish_reason", "stop");
+                choice.put("finish_reason", finish);
                 usage(answer.putObject("usage"), prompt, completion);
                 OpenAi.json(response, 200, answer);
                 return;
@@ -280,7 +297,7 @@ final class MockModel implements AutoCloseable {
                 } else if (i < words.length) {
                     delta.put("content", i == 0 ? words[i] : " " + words[i]);
                 }
-                choice.put("finish_reason", i == words.length ? "stop" : null);
+                choice.put("finish_reason", i == words.length ? finish : null);
                 event(out, chunk.toString());
             }
             endStream(out, withUsage, chunk(id, created, model, false), prompt, completion);
@@ -307,14 +324,16 @@ final class MockModel implements AutoCloseable {
             if (demand.refuse(response)) {
                 return;
             }
-            String reply = reply(said);
+            long max = body.path("max_tokens").asLong(Long.MAX_VALUE);
+            String reply = cut(reply(said), max, text -> tokens.count(model, text));
+            String finish = reply.equals(reply(said)) ? "stop" : "length";
             long promptTokens = tokens.completionPrompt(model, prompt);
             long completion = tokens.count(model, reply);
             String id = "cmpl-mock-" + ids.incrementAndGet();
             long created = clock.instant().getEpochSecond();
             if (!body.path("stream").asBoolean(false)) {
                 ObjectNode answer = head(id, "text_completion", created, model);
-                completionChoice(answer, reply, "stop");
+                completionChoice(answer, reply, finish);
                 usage(answer.putObject("usage"), promptTokens, completion);
                 OpenAi.json(response, 200, answer);
                 return;
@@ -327,7 +346,7 @@ final class MockModel implements AutoCloseable {
                 completionChoice(
                         chunk,
                         i < words.length ? (i == 0 ? words[i] : " " + words[i]) : "",
-                        i == words.length ? "stop" : null);
+                        i == words.length ? finish : null);
                 event(out, chunk.toString());
             }
             endStream(
@@ -369,16 +388,8 @@ final class MockModel implements AutoCloseable {
             }
             long inputTokens = tokens.responsesInput(model, body.get("instructions"), body.get("input"));
             long max = body.path("max_output_tokens").asLong(Long.MAX_VALUE);
-            List<String> words = new ArrayList<>();
-            for (String word : reply(lastUser).split(" ")) {
-                String next = words.isEmpty() ? word : " " + word;
-                if (tokens.count(model, String.join("", words) + next) > max) {
-                    break;
-                }
-                words.add(next);
-            }
-            String text = String.join("", words);
-            boolean incomplete = words.size() < reply(lastUser).split(" ").length;
+            String text = cut(reply(lastUser), max, said -> tokens.count(model, said));
+            boolean incomplete = !text.equals(reply(lastUser));
             String id = "resp_mock" + ids.incrementAndGet();
             long created = clock.instant().getEpochSecond();
             ObjectNode done = response(id, created, model, body, incomplete ? "incomplete" : "completed");
@@ -415,9 +426,10 @@ final class MockModel implements AutoCloseable {
                     sequence,
                     "response.content_part.added",
                     e -> part(e, item).set("part", outputText("")));
-            for (int i = 0; i < words.size(); i++) {
-                demand.beat(i, words.size());
-                String word = words.get(i);
+            String[] words = text.isEmpty() ? new String[0] : text.split(" ");
+            for (int i = 0; i < words.length; i++) {
+                demand.beat(i, words.length);
+                String word = i == 0 ? words[i] : " " + words[i];
                 typed(
                         out,
                         sequence,

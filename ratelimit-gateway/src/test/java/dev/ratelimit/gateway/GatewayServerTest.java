@@ -20,14 +20,23 @@ class GatewayServerTest extends MockGatewayTest {
             "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}";
 
     @Test
-    @DisplayName("a missing or unknown key gets OpenAI's 401 and is charged nothing")
+    @DisplayName("a missing, malformed (Basic) or unknown key gets OpenAI's 401 invalid_api_key, charged nothing")
     void unauthorized() throws Exception {
         HttpResponse<String> missing = harness.chat(null, HELLO);
+        HttpResponse<String> basic = harness.http.send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create(harness.base() + "/v1/chat/completions"))
+                        .header("Authorization", "Basic ZGVtbzpkZW1v")
+                        .header("Content-Type", "application/json")
+                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(HELLO))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         HttpResponse<String> unknown = harness.chat("demo-platinum", HELLO);
         HttpResponse<String> models = harness.get("/v1/models", "sk-nope");
 
         assertThat(missing.statusCode()).isEqualTo(401);
-        assertThat(missing.body()).contains("\"code\":\"missing_api_key\"");
+        assertThat(missing.body()).contains("\"code\":\"invalid_api_key\"");
+        assertThat(basic.statusCode()).isEqualTo(401);
+        assertThat(basic.body()).contains("\"code\":\"invalid_api_key\"");
         assertThat(unknown.statusCode()).isEqualTo(401);
         assertThat(unknown.body())
                 .startsWith("{\"error\":{\"message\":\"Incorrect API key provided.\"")
@@ -36,6 +45,39 @@ class GatewayServerTest extends MockGatewayTest {
         assertThat(unknown.headers().firstValue("x-ratelimit-limit-requests")).isEmpty();
         assertThat(models.statusCode()).isEqualTo(401);
         assertThat(harness.metric("ratelimit_decisions_total")).isZero();
+    }
+
+    @Test
+    @DisplayName(
+            "the mock model honours max_tokens and max_completion_tokens: the reply stops there, finish_reason length")
+    void mockHonoursMaxTokens() throws Exception {
+        for (String limit : List.of("\"max_tokens\":3", "\"max_completion_tokens\":3")) {
+            HttpResponse<String> answer = harness.chat(
+                    "demo-free",
+                    "{\"model\":\"gpt-4o-mini\"," + limit
+                            + ",\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a long story\"}]}");
+            assertThat(answer.statusCode()).isEqualTo(200);
+            com.fasterxml.jackson.databind.JsonNode body = OpenAi.JSON.readTree(answer.body());
+            assertThat(body.path("usage").path("completion_tokens").asLong())
+                    .as("output tokens with %s", limit)
+                    .isBetween(1L, 3L);
+            assertThat(body.path("choices").path(0).path("finish_reason").asText())
+                    .isEqualTo("length");
+        }
+    }
+
+    @Test
+    @DisplayName("/metrics carries the JVM's meters: memory, GC, threads, classes, CPU, uptime")
+    void jvmMeters() throws Exception {
+        String metrics = harness.admin("/metrics").body();
+        assertThat(metrics)
+                .contains(
+                        "jvm_memory_used_bytes",
+                        "jvm_gc_",
+                        "jvm_threads_live_threads",
+                        "jvm_classes_loaded_classes",
+                        "process_cpu_usage",
+                        "process_uptime_seconds");
     }
 
     @Test

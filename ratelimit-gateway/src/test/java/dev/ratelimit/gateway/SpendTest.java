@@ -149,6 +149,29 @@ class SpendTest {
     }
 
     @Test
+    @DisplayName("usage above the reservation is charged in full, never refused, and counted as an overrun")
+    void overrunIsChargedAndCounted() throws Exception {
+        harness.stub().enqueue(StubUpstream.usage(9, 0, 60_000)); // 10,000 output tokens more than max_tokens
+        HttpResponse<String> answer = harness.chat("alice-key", body("metered", 50_000));
+        assertThat(answer.statusCode()).isEqualTo(200);
+        Harness.await("the overrun is counted", () -> {
+            try {
+                return harness.metric("gateway_settlement_overrun_total", "unit", "tokens") == 1.0;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThat(harness.metric("gateway_settlement_overrun_total", "unit", "usd_micros"))
+                .isEqualTo(1.0);
+        assertThat(harness.metric("gateway_settlement_overrun_amount_total", "unit", "tokens"))
+                .as("tokens above the reservation: 60,000 output against 50,000 reserved (the prompt as counted)")
+                .isGreaterThanOrEqualTo(10_000.0);
+        assertThat(harness.metric("gateway_spend_usd_micros_total", "tenant", "alice"))
+                .as("charged in full: 60,000 output tokens")
+                .isGreaterThan(0.0);
+    }
+
+    @Test
     @DisplayName(
             "the worst case is reserved before the call and the real cost settled after: a refund gives money back")
     void refundOnCommit() throws Exception {
