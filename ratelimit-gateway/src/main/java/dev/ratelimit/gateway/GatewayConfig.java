@@ -309,6 +309,7 @@ record GatewayConfig(
      * @param slotLease how long an in-flight slot lives without renewal
      * @param storeTimeout how long one store call may take before it counts as failed (read at start)
      * @param failOpen whether requests pass (degraded) while the store cannot be reached, or get 503
+     * @param breaker the circuit breaker before the store (read at start)
      */
     record Limits(
             int maxBodyBytes,
@@ -318,7 +319,40 @@ record GatewayConfig(
             Duration idleTimeout,
             Duration slotLease,
             Duration storeTimeout,
-            boolean failOpen) {}
+            boolean failOpen,
+            Breaker breaker) {}
+
+    /**
+     * The circuit breaker before the store, {@code limits.breaker.*}; the defaults are the library's.
+     *
+     * @param slidingWindowSize the calls it judges by (count-based window)
+     * @param minimumNumberOfCalls the calls it needs before it may open
+     * @param failureRateThreshold the percentage of failed calls that opens it
+     * @param slowCallDuration a call slower than this counts as slow
+     * @param slowCallRateThreshold the percentage of slow calls that opens it
+     * @param waitInOpenState how long it stays open before probing
+     * @param permittedCallsInHalfOpen the probe calls it lets through when half open
+     */
+    record Breaker(
+            int slidingWindowSize,
+            int minimumNumberOfCalls,
+            int failureRateThreshold,
+            Duration slowCallDuration,
+            int slowCallRateThreshold,
+            Duration waitInOpenState,
+            int permittedCallsInHalfOpen) {
+
+        static final Breaker DEFAULTS = new Breaker(10, 5, 50, Duration.ofSeconds(1), 50, Duration.ofMillis(500), 3);
+    }
+
+    record RawBreaker(
+            @Nullable Integer slidingWindowSize,
+            @Nullable Integer minimumNumberOfCalls,
+            @Nullable Integer failureRateThreshold,
+            @Nullable Integer slowCallDurationMs,
+            @Nullable Integer slowCallRateThreshold,
+            @Nullable Integer waitInOpenStateMs,
+            @Nullable Integer permittedCallsInHalfOpen) {}
 
     /**
      * The listener and the shutdown.
@@ -384,7 +418,8 @@ record GatewayConfig(
             @Nullable Integer upstreamIdleTimeoutMs,
             @Nullable Integer slotLeaseSeconds,
             @Nullable Integer storeTimeoutMs,
-            @Nullable Boolean failOpen) {}
+            @Nullable Boolean failOpen,
+            @Nullable RawBreaker breaker) {}
 
     record RawServer(
             @Nullable String host,
@@ -640,7 +675,16 @@ record GatewayConfig(
             List.of(),
             Map.of(),
             Map.of(),
-            new Limits(1, 1, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, Duration.ZERO, true),
+            new Limits(
+                    1,
+                    1,
+                    Duration.ZERO,
+                    Duration.ZERO,
+                    Duration.ZERO,
+                    Duration.ZERO,
+                    Duration.ZERO,
+                    true,
+                    Breaker.DEFAULTS),
             new ServerSettings(null, null, null, null, Duration.ZERO, false, null),
             List.of(),
             "discarded",
@@ -801,7 +845,7 @@ record GatewayConfig(
     }
 
     private static Limits limits(@Nullable RawLimits raw, List<String> errors) {
-        RawLimits limits = raw == null ? new RawLimits(null, null, null, null, null, null, null, null) : raw;
+        RawLimits limits = raw == null ? new RawLimits(null, null, null, null, null, null, null, null, null) : raw;
         return new Limits(
                 (int) checked(limits.maxBodyBytes(), 1_048_576, "limits.max-body-bytes", errors),
                 checked(limits.defaultMaxCompletionTokens(), 1_024, "limits.default-max-completion-tokens", errors),
@@ -813,7 +857,65 @@ record GatewayConfig(
                         checked(limits.upstreamIdleTimeoutMs(), 30_000, "limits.upstream-idle-timeout-ms", errors)),
                 Duration.ofSeconds(checked(limits.slotLeaseSeconds(), 60, "limits.slot-lease-seconds", errors)),
                 Duration.ofMillis(checked(limits.storeTimeoutMs(), 500, "limits.store-timeout-ms", errors)),
-                limits.failOpen() == null || limits.failOpen());
+                limits.failOpen() == null || limits.failOpen(),
+                breaker(limits.breaker(), errors));
+    }
+
+    private static Breaker breaker(@Nullable RawBreaker raw, List<String> errors) {
+        Breaker d = Breaker.DEFAULTS;
+        if (raw == null) {
+            return d;
+        }
+        Breaker breaker = new Breaker(
+                (int) checked(
+                        raw.slidingWindowSize(), d.slidingWindowSize(), "limits.breaker.sliding-window-size", errors),
+                (int) checked(
+                        raw.minimumNumberOfCalls(),
+                        d.minimumNumberOfCalls(),
+                        "limits.breaker.minimum-number-of-calls",
+                        errors),
+                percent(
+                        raw.failureRateThreshold(),
+                        d.failureRateThreshold(),
+                        "limits.breaker.failure-rate-threshold",
+                        errors),
+                Duration.ofMillis(checked(
+                        raw.slowCallDurationMs(),
+                        d.slowCallDuration().toMillis(),
+                        "limits.breaker.slow-call-duration-ms",
+                        errors)),
+                percent(
+                        raw.slowCallRateThreshold(),
+                        d.slowCallRateThreshold(),
+                        "limits.breaker.slow-call-rate-threshold",
+                        errors),
+                Duration.ofMillis(checked(
+                        raw.waitInOpenStateMs(),
+                        d.waitInOpenState().toMillis(),
+                        "limits.breaker.wait-in-open-state-ms",
+                        errors)),
+                (int) checked(
+                        raw.permittedCallsInHalfOpen(),
+                        d.permittedCallsInHalfOpen(),
+                        "limits.breaker.permitted-calls-in-half-open",
+                        errors));
+        if (breaker.minimumNumberOfCalls() > breaker.slidingWindowSize()) {
+            errors.add("limits.breaker.minimum-number-of-calls (" + breaker.minimumNumberOfCalls()
+                    + ") must not exceed limits.breaker.sliding-window-size (" + breaker.slidingWindowSize() + ")");
+        }
+        return breaker;
+    }
+
+    /** A percentage from 1 to 100, the default when unset; an error is recorded, not thrown. */
+    private static int percent(@Nullable Integer value, int otherwise, String at, List<String> errors) {
+        if (value == null) {
+            return otherwise;
+        }
+        if (value < 1 || value > 100) {
+            errors.add(at + " must be a percentage from 1 to 100, was " + value);
+            return otherwise;
+        }
+        return value;
     }
 
     /** The value when it is at least 1, the default when unset; an error is recorded, not thrown. */

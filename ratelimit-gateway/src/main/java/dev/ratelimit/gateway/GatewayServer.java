@@ -4,6 +4,7 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.WindowStore;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -203,7 +204,8 @@ public final class GatewayServer {
                     .meterRegistry(registry)
                     .name("gateway")
                     .disabled(disabled)
-                    .failOpen(config.limits().failOpen());
+                    .failOpen(config.limits().failOpen())
+                    .circuitBreaker(breaker(config.limits().breaker()));
             if (clock != null) {
                 limiterBuilder.clock(clock);
             }
@@ -383,6 +385,21 @@ public final class GatewayServer {
                 resource.close();
             }
         }
+    }
+
+    /** The breaker of {@code limits.breaker.*}, shaped as the library's default one (count-based). */
+    private static CircuitBreakerConfig breaker(GatewayConfig.Breaker breaker) {
+        return CircuitBreakerConfig.custom()
+                .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+                .slidingWindowSize(breaker.slidingWindowSize())
+                .minimumNumberOfCalls(breaker.minimumNumberOfCalls())
+                .failureRateThreshold(breaker.failureRateThreshold())
+                .slowCallDurationThreshold(breaker.slowCallDuration())
+                .slowCallRateThreshold(breaker.slowCallRateThreshold())
+                .waitDurationInOpenState(breaker.waitInOpenState())
+                .permittedNumberOfCallsInHalfOpenState(breaker.permittedCallsInHalfOpen())
+                .recordExceptions(RuntimeException.class)
+                .build();
     }
 
     private static final String API = "api";

@@ -81,6 +81,30 @@ class GatewayConfigTest {
     }
 
     @Test
+    @DisplayName("limits.breaker.*: the library's defaults, each setting read, bad values refused by name")
+    void breaker() throws Exception {
+        assertThat(parse(VALID).limits().breaker()).isEqualTo(GatewayConfig.Breaker.DEFAULTS);
+        GatewayConfig.Breaker breaker = parse(VALID
+                        + "limits:\n  breaker:\n    sliding-window-size: 40\n    minimum-number-of-calls: 20\n"
+                        + "    failure-rate-threshold: 80\n    slow-call-duration-ms: 3000\n"
+                        + "    slow-call-rate-threshold: 90\n    wait-in-open-state-ms: 250\n"
+                        + "    permitted-calls-in-half-open: 5\n")
+                .limits()
+                .breaker();
+        assertThat(breaker)
+                .isEqualTo(new GatewayConfig.Breaker(
+                        40, 20, 80, java.time.Duration.ofSeconds(3), 90, java.time.Duration.ofMillis(250), 5));
+        assertThatThrownBy(() -> parse(VALID
+                        + "limits:\n  breaker:\n    failure-rate-threshold: 150\n    minimum-number-of-calls: 50\n"
+                        + "    slow-call-duration: 3\n"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(
+                        "limits.breaker.failure-rate-threshold must be a percentage from 1 to 100, was 150")
+                .hasMessageContaining("limits.breaker.minimum-number-of-calls (50) must not exceed")
+                .hasMessageContaining("unknown entry 'slow-call-duration'");
+    }
+
+    @Test
     @DisplayName("limits.fail-open: true by default, false when set, anything but a boolean refused by name")
     void failOpen() throws Exception {
         assertThat(parse(VALID).limits().failOpen()).isTrue();

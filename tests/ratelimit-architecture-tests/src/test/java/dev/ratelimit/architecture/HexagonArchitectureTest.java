@@ -251,11 +251,12 @@ class HexagonArchitectureTest {
     }
 
     @Test
-    @DisplayName("resilience4j is confined to the core, and to the Spring Boot module that configures its breaker")
+    @DisplayName(
+            "resilience4j is confined to the core, and to the Spring Boot module and the gateway that configure its breaker")
     void resilience4jConfined() {
         noClasses()
                 .that()
-                .resideOutsideOfPackages(CORE, SPRING)
+                .resideOutsideOfPackages(CORE, SPRING, GATEWAY)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.github.resilience4j..")
