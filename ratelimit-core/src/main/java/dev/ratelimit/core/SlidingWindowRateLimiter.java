@@ -3,9 +3,11 @@ package dev.ratelimit.core;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.Window;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -29,10 +31,12 @@ import org.jspecify.annotations.Nullable;
  * limiter, a request for more of a unit (tokens, spend) than a window allows, and a rejection the local rejection cache
  * answers make no store call at all.
  *
- * <p>It fails open by default: while the store fails, or while the circuit breaker guarding it is
- * open (then without calling the store at all), checks are allowed and marked {@link
- * Decision#degraded()}, the gauge {@code ratelimit.fail.open} is 1, and a warning is logged at most
- * every ten seconds.
+ * <p>Request and token windows fail open by default: while the store fails, or while the circuit
+ * breaker guarding it is open (then without calling the store at all), checks are allowed and marked
+ * {@link Decision#degraded()}, the gauge {@code ratelimit.fail.open} is 1, and a warning is logged at
+ * most every ten seconds. Windows of money and every other unit fail closed by default: a request
+ * with one of them is refused with {@link RateLimiterUnavailableException} ({@link
+ * Builder#failOpen(Window.Unit, boolean)} chooses per unit).
  */
 public final class SlidingWindowRateLimiter {
 
@@ -83,6 +87,7 @@ public final class SlidingWindowRateLimiter {
         private @Nullable Clock clock;
         private @Nullable Boolean disabled;
         private boolean failOpen = true;
+        private final Map<Window.Unit, Boolean> unitFailOpen = new HashMap<>();
         private @Nullable MeterRegistry meterRegistry;
         private CircuitBreakerConfig circuitBreakerConfig = StoreGuard.defaultConfig();
         private String name = "default";
@@ -130,6 +135,25 @@ public final class SlidingWindowRateLimiter {
          */
         public Builder failOpen(boolean failOpen) {
             this.failOpen = failOpen;
+            return this;
+        }
+
+        /**
+         * Chooses what happens to requests with a window of this unit while the store cannot decide:
+         * admitted and marked degraded ({@code true}) or refused with {@link
+         * RateLimiterUnavailableException} ({@code false}). A request is refused when any of its
+         * windows fails closed.
+         *
+         * <p>Without a choice, request and token windows follow {@link #failOpen(boolean)}, and
+         * windows of every other unit, such as {@link dev.ratelimit.api.Window.Unit#USD_MICROS},
+         * fail closed: a budget in money that fails open is an open cheque.
+         *
+         * @param unit the unit
+         * @param failOpen whether its windows let requests through while the store fails
+         * @return this builder
+         */
+        public Builder failOpen(Window.Unit unit, boolean failOpen) {
+            unitFailOpen.put(Objects.requireNonNull(unit, "unit must not be null"), failOpen);
             return this;
         }
 
@@ -225,8 +249,8 @@ public final class SlidingWindowRateLimiter {
                         rejectionCacheSize, fixed != null ? fixed::millis : () -> System.nanoTime() / 1_000_000);
                 metrics.bind(rejections);
             }
-            StoreGuard guard =
-                    new StoreGuard(store, name, failOpen, circuitBreakerConfig, metrics, meterRegistry, rejections);
+            StoreGuard guard = new StoreGuard(
+                    store, name, failOpen, unitFailOpen, circuitBreakerConfig, metrics, meterRegistry, rejections);
             if (off) {
                 System.getLogger(SlidingWindowRateLimiter.class.getName())
                         .log(

@@ -7,6 +7,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -27,6 +28,7 @@ final class StoreGuard {
     private final WindowStore store;
     private final String name;
     private final boolean failOpen;
+    private final Map<Window.Unit, Boolean> unitFailOpen;
     private final CircuitBreaker breaker;
     private final LimiterMetrics metrics;
     private final @Nullable RejectionCache rejections;
@@ -37,6 +39,7 @@ final class StoreGuard {
             WindowStore store,
             String name,
             boolean failOpen,
+            Map<Window.Unit, Boolean> unitFailOpen,
             CircuitBreakerConfig config,
             LimiterMetrics metrics,
             @Nullable MeterRegistry meterRegistry,
@@ -45,6 +48,7 @@ final class StoreGuard {
         this.rejections = rejections;
         this.name = name;
         this.failOpen = failOpen;
+        this.unitFailOpen = Map.copyOf(unitFailOpen);
         this.metrics = metrics;
         this.breaker = CircuitBreaker.of("ratelimit-" + name, config);
         this.settlements = new SettleQueue(store, name, metrics, SettleQueue.DEFAULT_CAPACITY, System::nanoTime);
@@ -237,9 +241,16 @@ final class StoreGuard {
      * Applies the failure policy: a degraded decision when failing open, otherwise {@link
      * RateLimiterUnavailableException}.
      */
-    Decision onUnavailable(Window shortest, Unavailable failure) {
-        if (failOpen) {
-            return Decision.degraded(shortest);
+    Decision onUnavailable(StoreRequest request, Unavailable failure) {
+        Window closed = null;
+        for (Window window : request.windows()) {
+            if (!failsOpen(window.unit())) {
+                closed = window;
+                break;
+            }
+        }
+        if (closed == null) {
+            return Decision.degraded(request.windows().get(0));
         }
         Throwable cause = failure.getCause();
         String message = "Rate limit store unavailable (" + failure.getMessage() + ")";
@@ -253,6 +264,19 @@ final class StoreGuard {
         throw cause == null
                 ? new RateLimiterUnavailableException(message)
                 : new RateLimiterUnavailableException(message + ": " + cause, cause);
+    }
+
+    /**
+     * Tells whether a window of this unit lets a request through while the store cannot decide: a
+     * unit's own policy, else the limiter's for requests and tokens; money and every other unit fail
+     * closed unless told otherwise (failing open on a budget in money is an open cheque).
+     */
+    boolean failsOpen(Window.Unit unit) {
+        Boolean own = unitFailOpen.get(unit);
+        if (own != null) {
+            return own;
+        }
+        return failOpen && (unit.equals(Window.Unit.REQUESTS) || unit.equals(Window.Unit.TOKENS));
     }
 
     private Unavailable unavailable(String reason, @Nullable Throwable cause) {
