@@ -278,6 +278,16 @@ enum Driver {
         }
 
         @Override
+        public boolean renewLease(StoreRequest.Lease lease, String entryId, long nowMillis) {
+            return store.renewLease(lease, entryId, nowMillis);
+        }
+
+        @Override
+        public long leasesHeld(StoreRequest.Lease lease, long nowMillis) {
+            return store.leasesHeld(lease, nowMillis);
+        }
+
+        @Override
         public boolean atomicAcrossScopes() {
             return store.atomicAcrossScopes();
         }
