@@ -41,6 +41,10 @@ import org.jspecify.annotations.Nullable;
  * @param usage the state of each window the store looked at after this request, in evaluation
  *     order (each budget's windows shortest first); on rejection without the windows not evaluated
  *     (longer than the rejecting one); empty for degraded and disabled decisions
+ * @param unchecked the windows that let the request through unchecked while the store could not
+ *     decide ({@link FailurePolicy#OPEN}), for a {@code X-RateLimit-Degraded} header naming them; empty
+ *     when every window was checked, by the store or against a local share ({@link
+ *     FailurePolicy#LOCAL})
  */
 public record Decision(
         boolean allowed,
@@ -52,7 +56,8 @@ public record Decision(
         boolean degraded,
         @Nullable String budget,
         boolean tooLarge,
-        List<Usage> usage) {
+        List<Usage> usage,
+        List<Window> unchecked) {
 
     /**
      * Validates the components and copies the usage list.
@@ -65,6 +70,7 @@ public record Decision(
         Checks.notNull(window, "window");
         Checks.notNull(resetAfter, "resetAfter");
         usage = List.copyOf(Checks.notNull(usage, "usage"));
+        unchecked = List.copyOf(Checks.notNull(unchecked, "unchecked"));
         if (limit != window.limit()) {
             throw new IllegalArgumentException("limit must be the window's limit " + window.limit() + ", was " + limit);
         }
@@ -86,6 +92,49 @@ public record Decision(
         if (degraded && !allowed) {
             throw new IllegalArgumentException("a degraded decision is an allowed one");
         }
+        if (!unchecked.isEmpty() && !degraded) {
+            throw new IllegalArgumentException("only a degraded decision has unchecked windows");
+        }
+    }
+
+    /**
+     * Creates a decision whose unchecked windows are, when degraded, the deciding window (as every
+     * window of a limiter failing open).
+     *
+     * @param allowed whether the request may proceed
+     * @param limit the limit of the deciding window
+     * @param remaining what is left of the deciding window's unit after this request
+     * @param retryAfter the time until a retry can first succeed, on rejection
+     * @param window the deciding window
+     * @param resetAfter the time until the deciding window's budget grows again
+     * @param degraded whether the store could not be consulted
+     * @param budget the shared budget of the deciding window, or {@code null}
+     * @param tooLarge whether the request alone exceeds the deciding window's limit
+     * @param usage the state of each window the store looked at
+     */
+    public Decision(
+            boolean allowed,
+            long limit,
+            long remaining,
+            Duration retryAfter,
+            Window window,
+            Duration resetAfter,
+            boolean degraded,
+            @Nullable String budget,
+            boolean tooLarge,
+            List<Usage> usage) {
+        this(
+                allowed,
+                limit,
+                remaining,
+                retryAfter,
+                window,
+                resetAfter,
+                degraded,
+                budget,
+                tooLarge,
+                usage,
+                degraded ? List.of(Checks.notNull(window, "window")) : List.of());
     }
 
     /**
@@ -119,6 +168,19 @@ public record Decision(
      * @return an allowed, degraded decision with the full budget remaining
      */
     public static Decision degraded(Window window) {
+        return degraded(window, List.of(window));
+    }
+
+    /**
+     * Creates the decision of a request let through while the store could not decide: the windows
+     * that fail open were not checked, any others were checked against this process's share.
+     *
+     * @param window the shortest window that applied
+     * @param unchecked the windows not checked, in the request's order; empty when every window was
+     *     checked locally
+     * @return an allowed, degraded decision with the full budget of {@code window} remaining
+     */
+    public static Decision degraded(Window window, List<Window> unchecked) {
         return new Decision(
                 true,
                 window.limit(),
@@ -129,7 +191,8 @@ public record Decision(
                 true,
                 null,
                 false,
-                List.of());
+                List.of(),
+                unchecked);
     }
 
     /**

@@ -15,8 +15,9 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The tier-file syntax: {@code tier.<tier>.<window> = <limit>[ <unit>]/<length>[@<step>]} (or {@code
- * $<dollars>/<length>[@<step>]} for a spend window in micro-dollars) entries and
+ * The tier-file syntax: {@code tier.<tier>.<window> = <limit>[ <unit>]/<length>[@<step>][ fail-<policy>]}
+ * (or {@code $<dollars>/<length>[@<step>]} for a spend window in micro-dollars; {@code fail-open},
+ * {@code fail-closed} or {@code fail-local} sets the window's {@link FailurePolicy}) entries and
  * an optional {@code default-tier}, from a properties file or a map, into a {@link TierPolicy}. Every
  * error names the entry it is about.
  */
@@ -24,10 +25,11 @@ final class TierFileParser {
 
     private static final String DEFAULT_TIER = "default-tier";
     private static final String EXPECTED_VALUE =
-            "'<limit>[ <unit>]/<length>[@<step>]' or '$<dollars>/<length>[@<step>]'";
+            "'<limit>[ <unit>]/<length>[@<step>]' or '$<dollars>/<length>[@<step>]',"
+                    + " optionally followed by ' fail-open', ' fail-closed' or ' fail-local'";
     private static final Pattern WINDOW_VALUE = Pattern.compile(
             "\\s*(?:\\$\\s*(\\d+(?:\\.\\d{1,6})?)|(\\d+)\\s*([a-z][a-z0-9_]*)?)"
-                    + "\\s*(?:/|per)\\s*([^@\\s]+)\\s*(?:@\\s*(\\S+)\\s*)?",
+                    + "\\s*(?:/|per)\\s*([^@\\s]+)\\s*(?:@\\s*(\\S+)\\s*)?(?:\\s+fail-(\\S+)\\s*)?",
             Pattern.CASE_INSENSITIVE);
     private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)([smhdw])");
 
@@ -148,8 +150,10 @@ final class TierFileParser {
         Duration length = length(key, value, matcher.group(4));
         @Nullable String step = matcher.group(5);
         Duration precision = step == null ? Duration.ZERO : length(key, value, step);
+        @Nullable String policy = matcher.group(6);
         try {
-            return new Window(windowName, limit, length, unit, precision);
+            Window window = new Window(windowName, limit, length, unit, precision);
+            return policy == null ? window : window.withFailurePolicy(FailurePolicy.of(policy));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
                     "Tier policy entry '" + key + "' = '" + value + "': " + e.getMessage(), e);

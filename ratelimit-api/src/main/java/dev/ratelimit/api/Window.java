@@ -1,6 +1,7 @@
 package dev.ratelimit.api;
 
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One limit: at most {@code limit} requests, or {@code limit} of another {@link Unit} such as
@@ -23,8 +24,16 @@ import java.time.Duration;
  * @param precision {@link Duration#ZERO} for an exact window, otherwise the step entries are
  *     grouped by: a whole number of seconds, shorter than {@code length}, at most {@value
  *     #MAX_STEPS} steps per window
+ * @param failurePolicy what the window does while the store cannot decide, or {@code null} to follow
+ *     the limiter's choice for its unit (see {@link FailurePolicy})
  */
-public record Window(String name, long limit, Duration length, Unit unit, Duration precision) {
+public record Window(
+        String name,
+        long limit,
+        Duration length,
+        Unit unit,
+        Duration precision,
+        @Nullable FailurePolicy failurePolicy) {
 
     /** The most precision steps a window may be divided into; bounds its memory. */
     public static final int MAX_STEPS = 100_000;
@@ -145,6 +154,20 @@ public record Window(String name, long limit, Duration length, Unit unit, Durati
     }
 
     /**
+     * Creates a window that follows the limiter's failure policy for its unit.
+     *
+     * @param name a short label used in headers, metrics and messages
+     * @param limit the amount of the window's unit allowed within the window, at least 1
+     * @param length the window length, a whole number of seconds
+     * @param unit what the window counts
+     * @param precision {@link Duration#ZERO} for an exact window, otherwise the step entries are
+     *     grouped by
+     */
+    public Window(String name, long limit, Duration length, Unit unit, Duration precision) {
+        this(name, limit, length, unit, precision, null);
+    }
+
+    /**
      * Creates an exact request window.
      *
      * @param name a short label for headers, metrics and messages
@@ -220,7 +243,19 @@ public record Window(String name, long limit, Duration length, Unit unit, Durati
      * @return the window with that precision
      */
     public Window withPrecision(Duration step) {
-        return new Window(name, limit, length, unit, step);
+        return new Window(name, limit, length, unit, step, failurePolicy);
+    }
+
+    /**
+     * Returns this window with its own failure policy: what it does while the store cannot decide,
+     * whatever the limiter's choice for its unit.
+     *
+     * @param policy {@link FailurePolicy#OPEN}, {@link FailurePolicy#CLOSED} or {@link
+     *     FailurePolicy#LOCAL}
+     * @return the window with that policy
+     */
+    public Window withFailurePolicy(FailurePolicy policy) {
+        return new Window(name, limit, length, unit, precision, Checks.notNull(policy, "policy"));
     }
 
     /**

@@ -51,6 +51,36 @@ class TierPolicyFromMapTest {
     }
 
     @Test
+    @DisplayName(
+            "' fail-open', ' fail-closed' and ' fail-local' after a window set its failure policy; others are named")
+    void failurePolicies() {
+        TierPolicy policy = TierPolicy.fromMap(Map.of(
+                "tier",
+                Map.of(
+                        "pro",
+                        Map.of(
+                                "minute", "60/1m fail-closed",
+                                "tokens-minute", "10000 tokens/1m FAIL-LOCAL",
+                                "spend-day", "$5/1d@1m fail-open",
+                                "day", "5000/1d"))));
+        assertThat(policy.resolve("pro").windows())
+                .containsExactly(
+                        new Window("minute", 60, Duration.ofMinutes(1)).withFailurePolicy(FailurePolicy.CLOSED),
+                        Window.tokens("tokens-minute", 10_000, Duration.ofMinutes(1))
+                                .withFailurePolicy(FailurePolicy.LOCAL),
+                        new Window("day", 5_000, Duration.ofDays(1)),
+                        Window.of("spend-day", 5_000_000, Duration.ofDays(1), Window.Unit.USD_MICROS)
+                                .withPrecision(Duration.ofMinutes(1))
+                                .withFailurePolicy(FailurePolicy.OPEN));
+        assertThat(TierPolicy.parseWindow("minute", "5/1m").failurePolicy()).isNull();
+        assertThatThrownBy(() -> TierPolicy.parseWindow("minute", "5/1m fail-sometimes"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("minute")
+                .hasMessageContaining("open, closed, local")
+                .hasMessageContaining("sometimes");
+    }
+
+    @Test
     @DisplayName("flat keys, nested maps and a mix of both give the same policy, read in key order")
     void flatAndNestedKeys() {
         TierPolicy flat = TierPolicy.fromMap(Map.of("tier.gold.minute", "9/1m", "tier.basic.minute", "3/1m"));

@@ -1,6 +1,7 @@
 package dev.ratelimit.core;
 
 import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.FailurePolicy;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Window;
@@ -87,7 +88,8 @@ public final class SlidingWindowRateLimiter {
         private @Nullable Clock clock;
         private @Nullable Boolean disabled;
         private boolean failOpen = true;
-        private final Map<Window.Unit, Boolean> unitFailOpen = new HashMap<>();
+        private final Map<Window.Unit, FailurePolicy> unitPolicies = new HashMap<>();
+        private int expectedInstances = 1;
         private @Nullable MeterRegistry meterRegistry;
         private CircuitBreakerConfig circuitBreakerConfig = StoreGuard.defaultConfig();
         private String name = "default";
@@ -153,7 +155,48 @@ public final class SlidingWindowRateLimiter {
          * @return this builder
          */
         public Builder failOpen(Window.Unit unit, boolean failOpen) {
-            unitFailOpen.put(Objects.requireNonNull(unit, "unit must not be null"), failOpen);
+            return failurePolicy(unit, failOpen ? FailurePolicy.OPEN : FailurePolicy.CLOSED);
+        }
+
+        /**
+         * Chooses what windows of this unit do while the store cannot decide, unless a window names
+         * its own ({@link Window#withFailurePolicy}): {@link FailurePolicy#OPEN} admits them
+         * unchecked, {@link FailurePolicy#CLOSED} refuses the request with {@link
+         * RateLimiterUnavailableException}, {@link FailurePolicy#LOCAL} decides against this
+         * instance's share of the limit ({@link #expectedInstances(int)}). A request is refused when
+         * any of its windows fails closed.
+         *
+         * <p>Without a choice, request and token windows follow {@link #failOpen(boolean)} (open or
+         * closed), and windows of every other unit, such as {@link Window.Unit#USD_MICROS}, fail
+         * closed.
+         *
+         * @param unit the unit
+         * @param policy what its windows do while the store cannot decide
+         * @return this builder
+         */
+        public Builder failurePolicy(Window.Unit unit, FailurePolicy policy) {
+            unitPolicies.put(
+                    Objects.requireNonNull(unit, "unit must not be null"),
+                    Objects.requireNonNull(policy, "policy must not be null"));
+            return this;
+        }
+
+        /**
+         * Sets how many instances of this limiter share the store: a window that decides locally
+         * while the store cannot ({@link FailurePolicy#LOCAL}) admits at most its limit divided by
+         * this number (rounded down) in this process, so that the instances together never admit more
+         * than the limit. Set it to the most instances that run at once; the default, 1, suits a
+         * single instance.
+         *
+         * @param expectedInstances the number of instances, at least 1
+         * @return this builder
+         * @throws IllegalArgumentException if {@code expectedInstances} is below 1
+         */
+        public Builder expectedInstances(int expectedInstances) {
+            if (expectedInstances < 1) {
+                throw new IllegalArgumentException("expectedInstances must be at least 1, was " + expectedInstances);
+            }
+            this.expectedInstances = expectedInstances;
             return this;
         }
 
@@ -250,7 +293,15 @@ public final class SlidingWindowRateLimiter {
                 metrics.bind(rejections);
             }
             StoreGuard guard = new StoreGuard(
-                    store, name, failOpen, unitFailOpen, circuitBreakerConfig, metrics, meterRegistry, rejections);
+                    store,
+                    name,
+                    failOpen,
+                    unitPolicies,
+                    new LocalShares(expectedInstances),
+                    circuitBreakerConfig,
+                    metrics,
+                    meterRegistry,
+                    rejections);
             if (off) {
                 System.getLogger(SlidingWindowRateLimiter.class.getName())
                         .log(

@@ -1,12 +1,15 @@
 package dev.ratelimit.core;
 
 import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.FailurePolicy;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Window;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -28,7 +31,8 @@ final class StoreGuard {
     private final WindowStore store;
     private final String name;
     private final boolean failOpen;
-    private final Map<Window.Unit, Boolean> unitFailOpen;
+    private final Map<Window.Unit, FailurePolicy> unitPolicies;
+    private final LocalShares shares;
     private final CircuitBreaker breaker;
     private final LimiterMetrics metrics;
     private final @Nullable RejectionCache rejections;
@@ -39,7 +43,8 @@ final class StoreGuard {
             WindowStore store,
             String name,
             boolean failOpen,
-            Map<Window.Unit, Boolean> unitFailOpen,
+            Map<Window.Unit, FailurePolicy> unitPolicies,
+            LocalShares shares,
             CircuitBreakerConfig config,
             LimiterMetrics metrics,
             @Nullable MeterRegistry meterRegistry,
@@ -48,7 +53,8 @@ final class StoreGuard {
         this.rejections = rejections;
         this.name = name;
         this.failOpen = failOpen;
-        this.unitFailOpen = Map.copyOf(unitFailOpen);
+        this.unitPolicies = Map.copyOf(unitPolicies);
+        this.shares = shares;
         this.metrics = metrics;
         this.breaker = CircuitBreaker.of("ratelimit-" + name, config);
         this.settlements = new SettleQueue(store, name, metrics, SettleQueue.DEFAULT_CAPACITY, System::nanoTime);
@@ -238,45 +244,79 @@ final class StoreGuard {
     }
 
     /**
-     * Applies the failure policy: a degraded decision when failing open, otherwise {@link
-     * RateLimiterUnavailableException}.
+     * Applies each window's failure policy: {@link RateLimiterUnavailableException} when any window
+     * fails closed; otherwise the windows that decide locally are checked against this instance's
+     * share (a rejection when one has no room), and the request passes degraded, naming the windows
+     * that were not checked.
+     *
+     * @param nowMillis the limiter's time, or {@link StoreRequest#STORE_TIME} for the system clock
      */
-    Decision onUnavailable(StoreRequest request, Unavailable failure) {
-        Window closed = null;
-        for (Window window : request.windows()) {
-            if (!failsOpen(window.unit())) {
-                closed = window;
-                break;
+    Decision onUnavailable(StoreRequest request, Unavailable failure, long nowMillis) {
+        List<Window> unchecked = new ArrayList<>();
+        List<LocalShares.Part> local = new ArrayList<>();
+        for (StoreRequest.Scope scope : request.scopes()) {
+            for (Window window : scope.windows()) {
+                switch (policy(window)) {
+                    case CLOSED -> throw closed(failure);
+                    case OPEN -> unchecked.add(window);
+                    case LOCAL ->
+                        local.add(new LocalShares.Part(
+                                (scope.shared() ? "shared:" : "user:")
+                                        + scope.subject()
+                                        + '\u0000'
+                                        + window.name()
+                                        + '\u0000'
+                                        + window.lengthMillis()
+                                        + '\u0000'
+                                        + window.unit().name(),
+                                window,
+                                request.weightIn(window)));
+                }
             }
         }
-        if (closed == null) {
-            return Decision.degraded(request.windows().get(0));
+        if (!local.isEmpty()) {
+            LocalShares.Outcome outcome = shares.reserve(
+                    local, nowMillis == StoreRequest.STORE_TIME ? System.currentTimeMillis() : nowMillis);
+            Window refused = outcome.refused();
+            if (refused != null) {
+                return Decision.reject(refused, outcome.retryAfter());
+            }
         }
+        return Decision.degraded(request.windows().get(0), unchecked);
+    }
+
+    private static RateLimiterUnavailableException closed(Unavailable failure) {
         Throwable cause = failure.getCause();
         String message = "Rate limit store unavailable (" + failure.getMessage() + ")";
         if (cause instanceof RateLimiterUnavailableException e) {
             // the store's own exception already says what failed: add context, don't nest it twice
             Throwable root = e.getCause();
-            throw root == null
+            return root == null
                     ? new RateLimiterUnavailableException(message + ": " + e.getMessage())
                     : new RateLimiterUnavailableException(message + ": " + e.getMessage(), root);
         }
-        throw cause == null
+        return cause == null
                 ? new RateLimiterUnavailableException(message)
                 : new RateLimiterUnavailableException(message + ": " + cause, cause);
     }
 
     /**
-     * Tells whether a window of this unit lets a request through while the store cannot decide: a
-     * unit's own policy, else the limiter's for requests and tokens; money and every other unit fail
-     * closed unless told otherwise (failing open on a budget in money is an open cheque).
+     * What a window does while the store cannot decide: its own policy, else its unit's, else the
+     * limiter's for requests and tokens; money and every other unit fail closed unless told
+     * otherwise (failing open on a budget in money is an open cheque).
      */
-    boolean failsOpen(Window.Unit unit) {
-        Boolean own = unitFailOpen.get(unit);
+    FailurePolicy policy(Window window) {
+        FailurePolicy own = window.failurePolicy();
         if (own != null) {
             return own;
         }
-        return failOpen && (unit.equals(Window.Unit.REQUESTS) || unit.equals(Window.Unit.TOKENS));
+        FailurePolicy unit = unitPolicies.get(window.unit());
+        if (unit != null) {
+            return unit;
+        }
+        boolean countsRequestsOrTokens =
+                window.unit().equals(Window.Unit.REQUESTS) || window.unit().equals(Window.Unit.TOKENS);
+        return failOpen && countsRequestsOrTokens ? FailurePolicy.OPEN : FailurePolicy.CLOSED;
     }
 
     private Unavailable unavailable(String reason, @Nullable Throwable cause) {

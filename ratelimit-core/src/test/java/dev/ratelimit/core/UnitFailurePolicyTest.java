@@ -4,15 +4,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.api.Amounts;
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.FailurePolicy;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Reservation;
+import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.threeten.extra.MutableClock;
 
 /** What each unit's windows do while the store cannot decide: money fails closed unless told otherwise. */
 class UnitFailurePolicyTest {
@@ -75,5 +80,87 @@ class UnitFailurePolicyTest {
                         () -> SlidingWindowRateLimiter.builder(new DownStore()).failOpen(null, true))
                 .isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("unit");
+    }
+
+    @Test
+    @DisplayName("a window's own policy wins over its unit's; the decision names the windows not checked")
+    void perWindowPolicy() {
+        RateLimiter limiter = SlidingWindowRateLimiter.builder(new DownStore()).build();
+        Window openSpend = SPEND.withFailurePolicy(FailurePolicy.OPEN);
+        Decision passed = limiter.reserve("u", Tier.of("m", MINUTE, TOKENS, openSpend), COST, List.of())
+                .decision();
+        assertThat(passed.degraded()).isTrue();
+        assertThat(passed.unchecked()).containsExactly(MINUTE, TOKENS, openSpend);
+        Window closedMinute = MINUTE.withFailurePolicy(FailurePolicy.CLOSED);
+        assertThatThrownBy(() -> limiter.check("u", Tier.of("r", closedMinute)))
+                .isInstanceOf(RateLimiterUnavailableException.class);
+        assertThatThrownBy(() -> MINUTE.withFailurePolicy(null))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("policy");
+        assertThatThrownBy(
+                        () -> SlidingWindowRateLimiter.builder(new DownStore()).expectedInstances(0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("expectedInstances");
+    }
+
+    @Test
+    @DisplayName("local: three instances on a dead store admit 3 + 3 + 3 of a 10-call window, no more, until it passes")
+    void localShares() {
+        MutableClock clock = MutableClock.of(Instant.parse("2026-12-04T00:00:00Z"), java.time.ZoneOffset.UTC);
+        Window local = Window.of("minute", 10, Duration.ofMinutes(1), Window.Unit.REQUESTS)
+                .withFailurePolicy(FailurePolicy.LOCAL);
+        Tier tier = Tier.of("t", local, TOKENS);
+        int admitted = 0;
+        for (int instance = 0; instance < 3; instance++) {
+            RateLimiter limiter = SlidingWindowRateLimiter.builder(new DownStore())
+                    .clock(clock)
+                    .expectedInstances(3)
+                    .build();
+            for (int i = 0; i < 10; i++) {
+                Decision decision = limiter.reserve("u", tier, 100).decision();
+                if (decision.allowed()) {
+                    admitted++;
+                    assertThat(decision.degraded()).isTrue();
+                    assertThat(decision.unchecked())
+                            .as("the token window was not checked")
+                            .containsExactly(TOKENS);
+                } else {
+                    assertThat(decision.window()).isEqualTo(local);
+                    assertThat(decision.retryAfter()).isEqualTo(Duration.ofMinutes(1));
+                }
+            }
+            if (instance == 2) {
+                clock.add(Duration.ofMinutes(1));
+                assertThat(limiter.reserve("u", tier, 100).decision().allowed())
+                        .as("room again once the window has passed")
+                        .isTrue();
+            }
+        }
+        assertThat(admitted).as("3 instances x floor(10 / 3)").isEqualTo(9);
+    }
+
+    @Test
+    @DisplayName("local money: a share that an estimate exceeds refuses, shared budgets get their own share")
+    void localMoney() {
+        RateLimiter limiter = SlidingWindowRateLimiter.builder(new DownStore())
+                .failurePolicy(Window.Unit.USD_MICROS, FailurePolicy.LOCAL)
+                .expectedInstances(2)
+                .build();
+        Tier tier = Tier.of("m", MINUTE, SPEND); // 30,000 µ$: a share of 15,000
+        SharedBudget team = SharedBudget.of("team", SPEND);
+        int admitted = 0;
+        for (int i = 0; i < 40; i++) {
+            if (limiter.reserve("u" + (i % 4), tier, Amounts.of(Window.Unit.USD_MICROS, 1_000), List.of(team))
+                    .decision()
+                    .allowed()) {
+                admitted++;
+            }
+        }
+        assertThat(admitted).as("the team's share: 15 calls of 1,000 µ$").isEqualTo(15);
+        assertThat(limiter.reserve("v", tier, Amounts.of(Window.Unit.USD_MICROS, 16_000), List.of())
+                        .decision()
+                        .allowed())
+                .as("more than the share never fits")
+                .isFalse();
     }
 }

@@ -1,6 +1,7 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.Window;
@@ -25,7 +26,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One JSON line per request on the API listener: time, tenant, endpoint, model, status, the
- * limiter's decision and its window, estimated and settled tokens, how it ended, latency and the
+ * limiter's decision and its window (and, when admitted while the store could not decide, the
+ * windows not checked), estimated and settled tokens, how it ended, latency and the
  * upstream's status. It never holds a key (only the tenant the key maps to) nor any part of a
  * prompt or an answer.
  */
@@ -116,6 +118,12 @@ final class AccessLog implements Filter, AutoCloseable {
         } else if (decision != null) {
             line.put("decision", decision.allowed() ? "allowed" : "rejected");
             line.put("window", decision.window().name());
+            if (decision.degraded()) {
+                // admitted while the store could not decide: the windows not checked (none when every
+                // window was decided against this instance's share)
+                ArrayNode unchecked = line.putArray("degraded");
+                decision.unchecked().stream().map(Window::name).distinct().forEach(unchecked::add);
+            }
         } else {
             line.putNull("decision");
             line.putNull("window");

@@ -310,6 +310,8 @@ record GatewayConfig(
      * @param storeTimeout how long one store call may take before it counts as failed (read at start)
      * @param failOpen whether requests pass (degraded) while the store cannot be reached, or get 503
      * @param breaker the circuit breaker before the store (read at start)
+     * @param expectedInstances how many gateways share the store: a window that decides locally
+     *     while the store cannot ({@code fail-local}) admits its limit divided by this (read at start)
      */
     record Limits(
             int maxBodyBytes,
@@ -320,7 +322,8 @@ record GatewayConfig(
             Duration slotLease,
             Duration storeTimeout,
             boolean failOpen,
-            Breaker breaker) {}
+            Breaker breaker,
+            int expectedInstances) {}
 
     /**
      * The circuit breaker before the store, {@code limits.breaker.*}; the defaults are the library's.
@@ -419,7 +422,8 @@ record GatewayConfig(
             @Nullable Integer slotLeaseSeconds,
             @Nullable Integer storeTimeoutMs,
             @Nullable Boolean failOpen,
-            @Nullable RawBreaker breaker) {}
+            @Nullable RawBreaker breaker,
+            @Nullable Integer expectedInstances) {}
 
     record RawServer(
             @Nullable String host,
@@ -684,7 +688,8 @@ record GatewayConfig(
                     Duration.ZERO,
                     Duration.ZERO,
                     true,
-                    Breaker.DEFAULTS),
+                    Breaker.DEFAULTS,
+                    1),
             new ServerSettings(null, null, null, null, Duration.ZERO, false, null),
             List.of(),
             "discarded",
@@ -845,7 +850,8 @@ record GatewayConfig(
     }
 
     private static Limits limits(@Nullable RawLimits raw, List<String> errors) {
-        RawLimits limits = raw == null ? new RawLimits(null, null, null, null, null, null, null, null, null) : raw;
+        RawLimits limits =
+                raw == null ? new RawLimits(null, null, null, null, null, null, null, null, null, null) : raw;
         return new Limits(
                 (int) checked(limits.maxBodyBytes(), 1_048_576, "limits.max-body-bytes", errors),
                 checked(limits.defaultMaxCompletionTokens(), 1_024, "limits.default-max-completion-tokens", errors),
@@ -858,7 +864,8 @@ record GatewayConfig(
                 Duration.ofSeconds(checked(limits.slotLeaseSeconds(), 60, "limits.slot-lease-seconds", errors)),
                 Duration.ofMillis(checked(limits.storeTimeoutMs(), 500, "limits.store-timeout-ms", errors)),
                 limits.failOpen() == null || limits.failOpen(),
-                breaker(limits.breaker(), errors));
+                breaker(limits.breaker(), errors),
+                (int) checked(limits.expectedInstances(), 1, "limits.expected-instances", errors));
     }
 
     private static Breaker breaker(@Nullable RawBreaker raw, List<String> errors) {

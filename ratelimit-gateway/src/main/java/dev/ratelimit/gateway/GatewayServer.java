@@ -205,6 +205,7 @@ public final class GatewayServer {
                     .name("gateway")
                     .disabled(disabled)
                     .failOpen(config.limits().failOpen())
+                    .expectedInstances(config.limits().expectedInstances())
                     .circuitBreaker(breaker(config.limits().breaker()));
             if (clock != null) {
                 limiterBuilder.clock(clock);

@@ -62,7 +62,11 @@ public final class RateLimitResponses {
     /** {@link HeaderFamily#X_RATELIMIT}'s name of the reported window. */
     public static final String WINDOW = "X-RateLimit-Window";
 
-    /** {@code true} while the limiter fails open: no counts are claimed, they are unknown. */
+    /**
+     * The windows that let a request through unchecked while the store could not decide, by name
+     * ({@code minute, tokens-minute}): no counts are claimed, they are unknown. Windows decided
+     * against the instance's local share are not named.
+     */
     public static final String DEGRADED = "X-RateLimit-Degraded";
 
     /** The IETF draft's remaining and reset per reported window. */
@@ -123,6 +127,20 @@ public final class RateLimitResponses {
     }
 
     /**
+     * Returns the value of {@link #DEGRADED} for a decision: the names of its unchecked windows,
+     * comma-separated, each once, in the request's order.
+     *
+     * @param decision a degraded decision
+     * @return the header's value; empty when every window was checked
+     */
+    public static String degraded(Decision decision) {
+        return decision.unchecked().stream()
+                .map(window -> HeaderValues.token(window.name()))
+                .distinct()
+                .collect(java.util.stream.Collectors.joining(", "));
+    }
+
+    /**
      * Writes the headers of an allowed (or degraded) request; never {@code Retry-After}.
      *
      * @param tier the caller's tier
@@ -135,8 +153,8 @@ public final class RateLimitResponses {
         policy(tier, headers);
         if (decision.degraded()) {
             // the store was not consulted: remaining counts are unknown, so none are claimed
-            if (xRateLimit || openAi || anthropic) {
-                headers.accept(DEGRADED, "true");
+            if ((xRateLimit || openAi || anthropic) && !decision.unchecked().isEmpty()) {
+                headers.accept(DEGRADED, degraded(decision));
             }
             return;
         }

@@ -161,6 +161,19 @@ class RateLimitResponsesTest {
         headers.clear();
         responses.allowed(TIER, Decision.degraded(MINUTE), headers::put);
         assertThat(headers).containsOnlyKeys("RateLimit-Policy", "X-RateLimit-Degraded");
+        assertThat(headers).containsEntry("X-RateLimit-Degraded", "minute");
+
+        headers.clear();
+        responses.allowed(TIER, Decision.degraded(MINUTE, List.of(MINUTE, DAY)), headers::put);
+        assertThat(headers)
+                .as("every window not checked, by name")
+                .containsEntry("X-RateLimit-Degraded", "minute, day");
+
+        headers.clear();
+        responses.allowed(TIER, Decision.degraded(MINUTE, List.of()), headers::put);
+        assertThat(headers)
+                .as("decided against the local share: nothing unchecked, no counts claimed")
+                .containsOnlyKeys("RateLimit-Policy");
 
         headers.clear();
         Refusal rejected = responses.rejected(TIER, Decision.reject(MINUTE, Duration.ofSeconds(1)), headers::put);

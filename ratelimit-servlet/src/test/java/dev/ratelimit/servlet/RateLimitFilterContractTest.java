@@ -468,7 +468,7 @@ class RateLimitFilterContractTest {
             for (int i = 0; i < 8; i++) {
                 HttpResponse<String> response = as("alice-key");
                 assertThat(response.statusCode()).isEqualTo(200);
-                assertThat(header(response, "X-RateLimit-Degraded")).contains("true");
+                assertThat(header(response, "X-RateLimit-Degraded")).contains("minute, day");
                 assertThat(header(response, "X-RateLimit-Remaining")).isEmpty();
                 assertThat(header(response, "RateLimit")).isEmpty();
                 assertThat(header(response, "RateLimit-Policy")).contains(FREE_POLICY);

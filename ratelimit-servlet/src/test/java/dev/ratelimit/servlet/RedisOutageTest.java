@@ -157,7 +157,7 @@ class RedisOutageTest {
             HttpResponse<String> probe = server.get("/v1/chat", "Authorization", "Bearer probe");
             if (failOpen) {
                 assertThat(probe.statusCode()).isEqualTo(200);
-                assertThat(probe.headers().firstValue("X-RateLimit-Degraded")).contains("true");
+                assertThat(probe.headers().firstValue("X-RateLimit-Degraded")).contains("minute, day");
             } else {
                 assertThat(probe.statusCode()).isEqualTo(503);
                 assertThat(probe.headers().firstValue("Retry-After")).contains("1");

@@ -73,6 +73,7 @@ public class RateLimitAutoConfiguration {
         SlidingWindowRateLimiter.Builder builder = SlidingWindowRateLimiter.builder(store)
                 .name(properties.getName())
                 .failOpen(properties.isFailOpen())
+                .expectedInstances(properties.getExpectedInstances())
                 .rejectionCache(properties.isRejectionCache())
                 .circuitBreaker(CircuitBreakerConfig.custom()
                         .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)

@@ -39,6 +39,13 @@ public class RateLimitProperties {
     private boolean failOpen = true;
 
     /**
+     * How many instances of the application share the store: a window marked {@code fail-local}
+     * admits its limit divided by this while the store cannot decide, so the instances together
+     * never admit more than the limit.
+     */
+    private int expectedInstances = 1;
+
+    /**
      * Whether rejections by request windows are repeated locally until their retry time, with no
      * store call (the limiter's exact rejection cache; see the README).
      */
@@ -375,6 +382,18 @@ public class RateLimitProperties {
 
     public void setFailOpen(boolean failOpen) {
         this.failOpen = failOpen;
+    }
+
+    public int getExpectedInstances() {
+        return expectedInstances;
+    }
+
+    public void setExpectedInstances(int expectedInstances) {
+        if (expectedInstances < 1) {
+            throw new IllegalArgumentException(
+                    "ratelimit.expected-instances must be at least 1, was " + expectedInstances);
+        }
+        this.expectedInstances = expectedInstances;
     }
 
     public boolean isRejectionCache() {

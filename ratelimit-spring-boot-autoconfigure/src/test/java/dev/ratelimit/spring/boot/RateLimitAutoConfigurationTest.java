@@ -114,6 +114,51 @@ class RateLimitAutoConfigurationTest {
         assertThat(applied.get(0).actualTokens()).isEqualTo(100);
     }
 
+    @Test
+    void aWindowMarkedFailLocalAdmitsThisInstancesShareWhileTheStoreIsDown() {
+        WindowStore down = new WindowStore() {
+            @Override
+            public Evaluation evaluate(StoreRequest request) {
+                throw new RateLimiterUnavailableException("store down (test)");
+            }
+
+            @Override
+            public Evaluation peek(StoreRequest request) {
+                throw new RateLimiterUnavailableException("store down (test)");
+            }
+
+            @Override
+            public void settle(Settlement settlement) {
+                throw new RateLimiterUnavailableException("store down (test)");
+            }
+        };
+        runner.withBean(WindowStore.class, () -> down)
+                .withPropertyValues(
+                        "ratelimit.tiers.team.minute=6/1m fail-local",
+                        "ratelimit.tiers.team.tokens-minute=10000 tokens/1m",
+                        "ratelimit.expected-instances=3")
+                .run(context -> {
+                    Tier team = context.getBean(TierPolicy.class).resolve("team");
+                    RateLimiter limiter = context.getBean(RateLimiter.class);
+                    List<Boolean> allowed = new java.util.ArrayList<>();
+                    for (int i = 0; i < 4; i++) {
+                        Decision decision = limiter.reserve("u", team, 10).decision();
+                        allowed.add(decision.allowed());
+                        if (decision.allowed()) {
+                            assertThat(decision.unchecked())
+                                    .extracting(Window::name)
+                                    .containsExactly("tokens-minute");
+                        }
+                    }
+                    assertThat(allowed).as("6 / 3 instances").containsExactly(true, true, false, false);
+                });
+        runner.withPropertyValues("ratelimit.expected-instances=0")
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .hasStackTraceContaining("ratelimit.expected-instances must be at least 1"));
+    }
+
     private static final Tier TIER_OF_TOKENS = Tier.of("tokens", Window.tokens(10_000, Duration.ofMinutes(1)));
 
     private static void sleep(long millis) {
