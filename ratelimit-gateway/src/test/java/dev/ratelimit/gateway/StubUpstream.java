@@ -213,6 +213,21 @@ final class StubUpstream implements AutoCloseable {
         };
     }
 
+    /**
+     * Streams {@code chunks} words {@code pauseMillis} apart, then finishes normally (with the usage
+     * chunk, {@link #PROMPT} + {@link #COMPLETION}, if asked): a stream that stays open for a while.
+     */
+    static Behaviour slowStream(int chunks, long pauseMillis) {
+        return (body, response) -> {
+            ServletOutputStream out = startStream(response);
+            for (int i = 0; i < chunks; i++) {
+                event(out, chunk(WORD, null).toString());
+                Thread.sleep(pauseMillis);
+            }
+            finish(body, out);
+        };
+    }
+
     /** The usage a Responses API answer of the stub reports by default: input and output tokens. */
     static final int INPUT = 13;
 
