@@ -284,6 +284,7 @@ final class Limiter implements RateLimiter {
         if (failure != null || evaluation == null) {
             Throwable cause = failure == null ? null : StoreGuard.unwrap(failure);
             if (cause instanceof StoreGuard.Unavailable unavailable) {
+                guard.cancelInDoubt(request, unavailable);
                 return HeldReservation.none(guard.onUnavailable(plan.request(), unavailable, now()));
             }
             if (cause instanceof RuntimeException e) {

@@ -29,7 +29,8 @@ import org.jspecify.annotations.Nullable;
  * @param scopes the scopes of the reservation, as in its request
  * @param entryId the entry id of the reservation's request
  * @param reservedAtMillis the time the store recorded the reservation at ({@link
- *     Evaluation#nowMillis()})
+ *     Evaluation#nowMillis()}), or {@link #IN_DOUBT} for a cancel of a reservation whose store call
+ *     timed out: the store may or may not have recorded it
  * @param estimate the amount of each unit the reservation charged
  * @param actual the amount of each unit used, or {@code null} to cancel; a unit it does not name
  *     stays at its estimate
@@ -54,6 +55,16 @@ public record Settlement(
      */
     public static final Duration REPEAT_GUARD = Duration.ofMinutes(15);
 
+    /**
+     * The {@code reservedAtMillis} of a cancel whose reservation may never have been recorded (its
+     * store call timed out, and the store may have run it late or not at all). The store applies
+     * such a cancel only where it finds the entry: in exact windows by entry id, and in precision
+     * windows at the time an exact window of the same call holds the entry at; when no exact window
+     * holds it, only the lease is released (a precision window alone cannot tell whether it counts
+     * the entry, so it keeps it: more counted, never less).
+     */
+    public static final long IN_DOUBT = -1;
+
     /** The {@code actualTokens} value of a cancel, for the constructors counting tokens alone. */
     public static final long CANCEL = -1;
 
@@ -70,7 +81,11 @@ public record Settlement(
         if (scopes.isEmpty()) {
             throw new IllegalArgumentException("scopes must not be empty");
         }
-        if (reservedAtMillis < 0) {
+        if (reservedAtMillis == IN_DOUBT) {
+            if (actual != null) {
+                throw new IllegalArgumentException("only a cancel may be in doubt (reservedAtMillis IN_DOUBT)");
+            }
+        } else if (reservedAtMillis < 0) {
             throw new IllegalArgumentException("reservedAtMillis must not be negative, was " + reservedAtMillis);
         }
         if (nowMillis != StoreRequest.STORE_TIME && nowMillis < 0) {
@@ -138,6 +153,16 @@ public record Settlement(
             }
         }
         return Math.min(longest, REPEAT_GUARD.toMillis());
+    }
+
+    /**
+     * Tells whether this is a cancel of a reservation the store may never have recorded ({@link
+     * #IN_DOUBT}).
+     *
+     * @return {@code true} when the store must find the entry before giving anything back
+     */
+    public boolean isInDoubt() {
+        return reservedAtMillis == IN_DOUBT;
     }
 
     /**

@@ -285,6 +285,46 @@ final class StoreGuard {
         return Decision.degraded(request.windows().get(0), unchecked);
     }
 
+    /**
+     * Gives back what a reservation whose store call timed out may still have recorded: the store
+     * may have run it after the limiter stopped waiting (a paused or slow Redis runs what it
+     * received once it resumes), so a cancel in doubt of its entry id ({@link Settlement#IN_DOUBT})
+     * is queued behind it and retried until the store takes it.
+     *
+     * @param request the request whose store call failed
+     * @param failure the failure
+     */
+    void cancelInDoubt(StoreRequest request, Unavailable failure) {
+        if (!timedOut(failure.getCause())) {
+            return; // refused before it was sent (breaker open, not connected), or answered with an error
+        }
+        metrics.settleDeferred("in_doubt");
+        settlements.add(new Settlement(
+                request.scopes(),
+                request.entryId(),
+                Settlement.IN_DOUBT,
+                request.amounts(),
+                null,
+                StoreRequest.STORE_TIME,
+                request.lease()));
+    }
+
+    /** Whether a failure is a timeout: the store may have received the call and may yet run it. */
+    static boolean timedOut(@Nullable Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            String message = String.valueOf(cause.getMessage());
+            if (cause.getClass().getSimpleName().contains("Timeout")
+                    || message.contains("timed out")
+                    || message.contains("did not answer within")) {
+                return true;
+            }
+            if (cause.getCause() == cause) {
+                break;
+            }
+        }
+        return false;
+    }
+
     private static RateLimiterUnavailableException closed(Unavailable failure) {
         Throwable cause = failure.getCause();
         String message = "Rate limit store unavailable (" + failure.getMessage() + ")";

@@ -210,14 +210,18 @@ public final class InMemoryWindowStore implements WindowStore {
                     return;
                 }
             }
+            long reservedAt = settlement.isInDoubt() ? recordedAt(settlement) : settlement.reservedAtMillis();
             for (StoreRequest.Scope scope : settlement.scopes()) {
                 ScopeLog log = logOf(scope);
                 for (Window window : scope.windows()) {
+                    if (reservedAt < 0) {
+                        break; // a cancel in doubt whose entry no exact window holds: nothing to give back
+                    }
                     long estimate = settlement.estimateIn(window);
                     long target = settlement.targetIn(window);
                     WindowLog windowLog = log.windowFor(window);
                     if (target < estimate) {
-                        windowLog.reduce(settlement.reservedAtMillis(), settlement.entryId(), estimate - target);
+                        windowLog.reduce(reservedAt, settlement.entryId(), estimate - target);
                     } else if (target > estimate) {
                         windowLog.trim(now - window.lengthMillis());
                         windowLog.add(now, target - estimate, settlement.entryId() + "+");
@@ -233,6 +237,25 @@ public final class InMemoryWindowStore implements WindowStore {
         } finally {
             unlock(held);
         }
+    }
+
+    /**
+     * The time an exact window of a cancel in doubt holds its entry at, or -1 when none does (the
+     * reservation was never recorded, or has left every exact window).
+     */
+    private long recordedAt(Settlement settlement) {
+        for (StoreRequest.Scope scope : settlement.scopes()) {
+            ScopeLog log = logOf(scope);
+            for (Window window : scope.windows()) {
+                if (window.isExact() && settlement.estimateIn(window) > 0) {
+                    long time = log.windowFor(window).timeOf(settlement.entryId());
+                    if (time >= 0) {
+                        return time;
+                    }
+                }
+            }
+        }
+        return -1;
     }
 
     @Override
@@ -540,6 +563,17 @@ public final class InMemoryWindowStore implements WindowStore {
             ids[index(position)] = step == 0 ? id : null;
             size++;
             sum += weight;
+        }
+
+        /** The time of the entry an exact window holds under {@code id}, or -1 when it holds none. */
+        long timeOf(String id) {
+            for (int i = size - 1; i >= 0; i--) {
+                int slot = index(i);
+                if (id.equals(ids[slot])) {
+                    return times[slot];
+                }
+            }
+            return -1;
         }
 
         /** Takes up to {@code amount} off the reservation's entry, if it is still in the window. */

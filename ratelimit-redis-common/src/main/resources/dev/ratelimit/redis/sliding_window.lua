@@ -18,7 +18,9 @@ ARGV[1]       'r' reserve, 's' settle, 'p' peek (every window's state, nothing r
 ARGV[2]       now in epoch milliseconds, or '' (empty) to take the server's TIME
 ARGV[3]       the entry id: unique to the reservation among all callers
 ARGV[4]       reserve: the lease's cap, '' for no lease; settle: the reservation's time, as its
-              reserve call returned it
+              reserve call returned it, or '' with a cancel whose reservation may never have been
+              recorded (its reply was lost): the cancel then applies only when an exact window holds
+              the entry, at that entry's time, and otherwise only releases the lease
 ARGV[5]       reserve and renew: the lease in ms, '' for none; settle: '1' to cancel, '0' to commit,
               either followed by ':<ms>' to mark the settlement in the settled set for that long:
               while marked, settling the same entry id again (a retry, or a commit after a cancel)
@@ -273,7 +275,7 @@ end
 local cancel, mark_key, mark_ms = false, false, nil
 if op == 's' then
   local flag, ms = string.match(ARGV[5], '^([01]):?(%d*)$')
-  if flag == nil or tonumber(ARGV[4]) == nil then
+  if flag == nil or (tonumber(ARGV[4]) == nil and not (ARGV[4] == '' and flag == '1')) then
     return redis.error_reply('ERR sliding_window: bad settle arguments')
   end
   cancel = flag == '1'
@@ -652,6 +654,31 @@ if mark_key then
     redis.call('EXPIRE', mark_key, fmt('%d', math.ceil(mark_ms / 1000) + 1))
   else
     redis.call('EXPIRE', mark_key, fmt('%d', math.ceil(mark_ms / 1000) + 1), 'GT')
+  end
+end
+if reserved == nil then
+  -- a cancel in doubt: the reservation counts only where an exact window holds its entry, whose
+  -- score is the reservation's time (for the precision windows' step); found nowhere, it was never
+  -- recorded (or has left every exact window) and only the lease is released. ZADD XX INCR 0 reads
+  -- a member's score (nil when absent) and changes nothing, within the commands the ACL allows
+  for i = 1, n do
+    local w = windows[i]
+    local score = false
+    if w.kind == 0 then
+      score = redis.call('ZADD', w.key, 'XX', 'INCR', '0', id)
+    elseif w.kind == 1 and w.amount > 0 then
+      score = redis.call('ZADD', w.key, 'XX', 'INCR', '0', fmt('%d', w.amount) .. ':' .. id)
+    end
+    if score then
+      reserved = tonumber(score)
+      break
+    end
+  end
+  if reserved == nil then
+    if lease_key then
+      redis.call('ZREM', lease_key, id)
+    end
+    return {1}
   end
 end
 for i = 1, n do

@@ -217,6 +217,48 @@ interface SettlementRules extends ConformanceSection {
     }
 
     @Test
+    @DisplayName("X11 a cancel in doubt gives back a recorded reservation, in exact and precision windows, and"
+            + " changes nothing for one never recorded")
+    @SuppressWarnings(
+            "NullAway") // Settlement's lease is @Nullable: javac before 17.0.19 drops that from its class file
+    default void cancelInDoubt() {
+        String user = user("x11");
+        List<Window> windows = List.of(
+                Window.of(10, MINUTE),
+                Window.tokens(10_000, MINUTE),
+                Window.tokens(100_000, HOUR).withPrecision(MINUTE),
+                Window.of("spend-stepped", 10_000_000, DAY, Window.Unit.USD_MICROS)
+                        .withPrecision(HOUR));
+        List<StoreRequest.Scope> scopes = List.of(StoreRequest.Scope.user(user, windows));
+        Amounts estimate = Amounts.tokens(1_000).and(Window.Unit.USD_MICROS, 5_000);
+        StoreRequest kept = new StoreRequest(scopes, estimate, clock().millis());
+        StoreRequest recorded = new StoreRequest(scopes, estimate, clock().millis());
+        StoreRequest never = new StoreRequest(scopes, estimate, clock().millis());
+        store().evaluate(kept);
+        clock().advance(Duration.ofSeconds(1));
+        store().evaluate(recorded);
+        clock().advance(Duration.ofSeconds(5));
+        long now = clock().millis();
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            for (StoreRequest request : List.of(recorded, never)) {
+                store().settle(new Settlement(
+                        scopes, request.entryId(), Settlement.IN_DOUBT, estimate, null, now, null));
+            }
+            Evaluation state = store().peek(new StoreRequest(scopes, 0, now));
+            assertThat(state.used(0))
+                    .as("[X11] requests after %d attempts: the recorded one given back, the other kept", attempt)
+                    .isEqualTo(1);
+            assertThat(state.used(1)).as("[X11] exact tokens").isEqualTo(1_000);
+            assertThat(state.used(2))
+                    .as("[X11] precision tokens: the recorded reservation's step given back once")
+                    .isEqualTo(1_000);
+            assertThat(state.used(3))
+                    .as("[X11] precision micro-dollars: nothing taken for the one never recorded")
+                    .isEqualTo(5_000);
+        }
+    }
+
+    @Test
     @DisplayName("X8 commits racing each other and new reservations leave exact sums")
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     default void concurrentSettling() throws Exception {

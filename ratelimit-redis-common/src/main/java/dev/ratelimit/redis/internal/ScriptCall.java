@@ -105,7 +105,7 @@ public final class ScriptCall<T> {
             SETTLE,
             settlement.hasTime() ? Long.toString(settlement.nowMillis()) : "",
             settlement.entryId(),
-            Long.toString(settlement.reservedAtMillis()),
+            settlement.isInDoubt() ? "" : Long.toString(settlement.reservedAtMillis()),
             flag
         };
         Function<Window, String> estimate =

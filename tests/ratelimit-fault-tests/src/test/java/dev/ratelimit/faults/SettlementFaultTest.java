@@ -3,8 +3,10 @@ package dev.ratelimit.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.api.Amounts;
+import dev.ratelimit.api.Concurrency;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Reservation;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
@@ -115,6 +117,60 @@ class SettlementFaultTest {
             assertThat(used(tenant, "spend-day"))
                     .as("the tenant's day in Redis: the real spend")
                     .isEqualTo(realMicros);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Driver.class)
+    @DisplayName("reservations whose reply is lost while Redis is paused leave nothing behind once it answers")
+    void pausedReservationsLeaveNothing(Driver driver) throws Exception {
+        try (RedisServer redis = RedisServer.start();
+                CloseableWindowStore store = driver.standalone(redis)) {
+            MeterRegistry registry = new SimpleMeterRegistry();
+            RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
+                    .meterRegistry(registry)
+                    .build();
+            String user = "tenant-" + UUID.randomUUID();
+            Amounts estimate = Amounts.tokens(100).and(USD, ESTIMATE_MICROS);
+            assertThat(limiter.reserve(user, TENANT, estimate, List.of(TEAM))
+                            .commit(Amounts.tokens(10).and(USD, 100))
+                            .toCompletableFuture()
+                            .join())
+                    .isNull();
+            try (RespClient raw = redis.connect()) {
+                raw.call("CLIENT", "PAUSE", "1500", "ALL");
+            }
+            List<Boolean> answered = race(10, i -> {
+                try {
+                    return limiter.reserve(user, TENANT, estimate, List.of(TEAM), Concurrency.of(100))
+                            .decision()
+                            .allowed();
+                } catch (RateLimiterUnavailableException e) {
+                    return false; // money fails closed: refused while the store cannot decide
+                }
+            });
+            assertThat(answered).as("nothing admitted while paused").containsOnly(false);
+            assertThat(limiter.awaitSettlements(Duration.ofSeconds(20))).isTrue();
+            Thread.sleep(1_600); // the pause over, whatever Redis ran late has run
+            assertThat(limiter.awaitSettlements(Duration.ofSeconds(20))).isTrue();
+            List<Decision.Usage> team = limiter.usage(TEAM);
+            List<Decision.Usage> tenant = limiter.usage(user, TENANT);
+            System.out.printf(
+                    "%s paused reservations: team %d µ$, tokens %d, tenant %d requests, %d µ$, %d leases (real: 100 µ$,"
+                            + " 10 tokens, 1 request, 100 µ$, 0 leases)%n",
+                    driver,
+                    used(team, "spend-month"),
+                    used(team, "tokens-hour"),
+                    used(tenant, "minute"),
+                    used(tenant, "spend-day"),
+                    limiter.inFlight(user));
+            assertThat(used(team, "spend-month"))
+                    .as("the team's month (1-hour precision): nothing of the refused reservations")
+                    .isEqualTo(100);
+            assertThat(used(team, "tokens-hour")).as("the team's tokens").isEqualTo(10);
+            assertThat(used(tenant, "minute")).as("the tenant's requests").isEqualTo(1);
+            assertThat(used(tenant, "spend-day")).as("the tenant's day").isEqualTo(100);
+            assertThat(limiter.inFlight(user)).as("no lease left").isZero();
         }
     }
 
