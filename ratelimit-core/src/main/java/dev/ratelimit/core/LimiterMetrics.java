@@ -24,7 +24,7 @@ import org.jspecify.annotations.Nullable;
  *       store fails
  *   <li>{@code ratelimit.store.unavailable} (gauge; tag limiter): 1 while the store fails, whether
  *       the limiter fails open or closed: the alerting metric
- *   <li>{@code ratelimit.settle.deferred} (counter; tags limiter, reason = error or circuit_open):
+ *   <li>{@code ratelimit.settle.deferred} (counter; tags limiter, reason = error, circuit_open or in_doubt):
  *       settlements the store did not take at once, queued to be retried
  *   <li>{@code ratelimit.settle.retried} (counter; tag limiter): queued settlements the store took
  *       on a retry
