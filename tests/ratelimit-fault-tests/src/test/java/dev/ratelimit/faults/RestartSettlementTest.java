@@ -67,37 +67,16 @@ class RestartSettlementTest {
                     .failOpen(true)
                     .meterRegistry(registry)
                     .build();
-            String run = UUID.randomUUID().toString();
-            AtomicBoolean stop = new AtomicBoolean();
-            AtomicLongArray requests = new AtomicLongArray(STREAMS);
-            AtomicLongArray tokens = new AtomicLongArray(STREAMS);
-            AtomicLong spend = new AtomicLong();
-            AtomicLong degraded = new AtomicLong();
-            AtomicLong refused = new AtomicLong();
-            AtomicLong spanned = new AtomicLong();
-            AtomicLong epoch = new AtomicLong(); // bumped at the kill and at the restart
+            Tally tally = new Tally(UUID.randomUUID().toString());
             List<Thread> streams = new ArrayList<>();
             List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
             for (int s = 0; s < STREAMS; s++) {
                 int user = s;
-                boolean paying = s >= STREAMS / 2;
+                List<SharedBudget> shared = s >= STREAMS / 2 ? List.of(team) : List.of();
                 Thread thread = new Thread(
                         () -> {
                             try {
-                                stream(
-                                        limiter,
-                                        run + "-" + user,
-                                        paying ? List.of(team) : List.of(),
-                                        paying,
-                                        stop,
-                                        user,
-                                        requests,
-                                        tokens,
-                                        spend,
-                                        degraded,
-                                        refused,
-                                        spanned,
-                                        epoch);
+                                stream(limiter, tally, user, shared);
                             } catch (Throwable e) {
                                 failures.add(e);
                             }
@@ -109,12 +88,12 @@ class RestartSettlementTest {
 
             Thread.sleep(1_000);
             redis.kill();
-            epoch.incrementAndGet();
+            tally.epoch().incrementAndGet();
             Thread.sleep(1_000);
             redis.startAgain();
-            epoch.incrementAndGet();
+            tally.epoch().incrementAndGet();
             Thread.sleep(2_000);
-            stop.set(true);
+            tally.stop().set(true);
             for (Thread thread : streams) {
                 thread.join(30_000);
             }
@@ -122,25 +101,25 @@ class RestartSettlementTest {
             assertThat(failures).isEmpty();
 
             long deadline = lastResponse + SETTLED_WITHIN.toNanos();
-            List<String> mismatches = mismatches(limiter, run, team, requests, tokens, spend);
+            List<String> mismatches = mismatches(limiter, tally, team);
             while (!mismatches.isEmpty() && System.nanoTime() < deadline) {
                 Thread.sleep(20);
-                mismatches = mismatches(limiter, run, team, requests, tokens, spend);
+                mismatches = mismatches(limiter, tally, team);
             }
             long settledMillis =
                     Duration.ofNanos(System.nanoTime() - lastResponse).toMillis();
             long admitted = 0;
             for (int s = 0; s < STREAMS; s++) {
-                admitted += requests.get(s);
+                admitted += tally.requests().get(s);
             }
             System.out.printf(
                     "%s restart: %d calls decided by the store, %d degraded, %d refused, %d streams spanned the"
                             + " kill; Redis matched the real usage %d ms after the last response; %s%n",
                     driver,
                     admitted,
-                    degraded.get(),
-                    refused.get(),
-                    spanned.get(),
+                    tally.degraded().get(),
+                    tally.refused().get(),
+                    tally.spanned().get(),
                     settledMillis,
                     mismatches.isEmpty() ? "exact" : "mismatches " + mismatches);
             assertThat(mismatches)
@@ -148,47 +127,67 @@ class RestartSettlementTest {
                             "every entry and lease in Redis matches the real usage within %d ms of the last response",
                             SETTLED_WITHIN.toMillis())
                     .isEmpty();
-            assertThat(spanned.get()).as("streams in flight across the kill").isPositive();
+            assertThat(tally.spanned().get())
+                    .as("streams in flight across the kill")
+                    .isPositive();
             assertThat(registry.find("ratelimit.settle.failures").counters())
                     .as("no settlement given up")
                     .isEmpty();
         }
     }
 
-    /** One client holding a stream open at a time: reserve, stream 100-300 ms, commit what was used. */
-    private static void stream(
-            RateLimiter limiter,
-            String user,
-            List<SharedBudget> shared,
-            boolean paying,
+    /** What the clients of one run saw: per user what the store admitted and the calls used. */
+    private record Tally(
+            String run,
             AtomicBoolean stop,
-            int index,
+            AtomicLong epoch,
             AtomicLongArray requests,
             AtomicLongArray tokens,
             AtomicLong spend,
             AtomicLong degraded,
             AtomicLong refused,
-            AtomicLong spanned,
-            AtomicLong epoch)
+            AtomicLong spanned) {
+
+        Tally(String run) {
+            this(
+                    run,
+                    new AtomicBoolean(),
+                    new AtomicLong(), // bumped at the kill and at the restart
+                    new AtomicLongArray(STREAMS),
+                    new AtomicLongArray(STREAMS),
+                    new AtomicLong(),
+                    new AtomicLong(),
+                    new AtomicLong(),
+                    new AtomicLong());
+        }
+
+        String user(int index) {
+            return run + "-" + index;
+        }
+    }
+
+    /** One client holding a stream open at a time: reserve, stream 100-300 ms, commit what was used. */
+    private static void stream(RateLimiter limiter, Tally tally, int index, List<SharedBudget> shared)
             throws InterruptedException {
         ThreadLocalRandom random = ThreadLocalRandom.current();
+        boolean paying = !shared.isEmpty();
         Amounts estimate = Amounts.tokens(ESTIMATE_TOKENS);
         if (paying) {
             estimate = estimate.and(Window.Unit.USD_MICROS, ESTIMATE_MICROS);
         }
-        while (!stop.get()) {
-            long before = epoch.get();
+        while (!tally.stop().get()) {
+            long before = tally.epoch().get();
             Reservation reservation;
             try {
-                reservation = limiter.reserve(user, TIER, estimate, shared, Concurrency.of(5));
+                reservation = limiter.reserve(tally.user(index), TIER, estimate, shared, Concurrency.of(5));
             } catch (RateLimiterUnavailableException e) {
-                refused.incrementAndGet(); // a budget in money is not decided without the store
+                tally.refused().incrementAndGet(); // a budget in money is not decided without the store
                 Thread.sleep(20);
                 continue;
             }
             Decision decision = reservation.decision();
             if (!decision.allowed()) {
-                refused.incrementAndGet();
+                tally.refused().incrementAndGet();
                 Thread.sleep(20);
                 continue;
             }
@@ -201,36 +200,42 @@ class RestartSettlementTest {
             }
             reservation.commit(actual);
             if (decision.degraded()) {
-                degraded.incrementAndGet();
+                tally.degraded().incrementAndGet();
                 continue;
             }
-            if (epoch.get() != before) {
-                spanned.incrementAndGet();
+            if (tally.epoch().get() != before) {
+                tally.spanned().incrementAndGet();
             }
-            requests.incrementAndGet(index);
-            tokens.addAndGet(index, used);
+            tally.requests().incrementAndGet(index);
+            tally.tokens().addAndGet(index, used);
             if (paying) {
-                spend.addAndGet(micros);
+                tally.spend().addAndGet(micros);
             }
         }
     }
 
-    private static List<String> mismatches(
-            RateLimiter limiter,
-            String run,
-            SharedBudget team,
-            AtomicLongArray requests,
-            AtomicLongArray tokens,
-            AtomicLong spend) {
+    private static List<String> mismatches(RateLimiter limiter, Tally tally, SharedBudget team) {
         List<String> mismatches = new ArrayList<>();
         for (int s = 0; s < STREAMS; s++) {
-            String user = run + "-" + s;
+            String user = tally.user(s);
             List<Decision.Usage> usage = limiter.usage(user, TIER);
-            check(mismatches, user + " requests", used(usage, "minute"), requests.get(s));
-            check(mismatches, user + " tokens", used(usage, "tokens-minute"), tokens.get(s));
+            check(
+                    mismatches,
+                    user + " requests",
+                    used(usage, "minute"),
+                    tally.requests().get(s));
+            check(
+                    mismatches,
+                    user + " tokens",
+                    used(usage, "tokens-minute"),
+                    tally.tokens().get(s));
             check(mismatches, user + " leases", limiter.inFlight(user), 0);
         }
-        check(mismatches, "team spend", used(limiter.usage(team), "spend-month"), spend.get());
+        check(
+                mismatches,
+                "team spend",
+                used(limiter.usage(team), "spend-month"),
+                tally.spend().get());
         return mismatches;
     }
 
