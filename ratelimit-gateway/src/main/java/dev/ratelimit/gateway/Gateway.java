@@ -203,7 +203,7 @@ record Gateway(
         if (level != null) {
             return "The budget is " + level.description() + ".";
         }
-        return "The budget is tenant '" + account.tenant() + "''s own (tier "
+        return "The budget is the own budget of tenant '" + account.tenant() + "' (tier "
                 + account.tier().name() + ").";
     }
 
