@@ -249,7 +249,8 @@ final class StoreGuard {
      * share (a rejection when one has no room), and the request passes degraded, naming the windows
      * that were not checked.
      *
-     * @param nowMillis the limiter's time, or {@link StoreRequest#STORE_TIME} for the system clock
+     * @param nowMillis the limiter's time, or {@link StoreRequest#STORE_TIME}: the local shares then
+     *     count on the monotonic clock (they only measure how long their entries have been held)
      */
     Decision onUnavailable(StoreRequest request, Unavailable failure, long nowMillis) {
         List<Window> unchecked = new ArrayList<>();
@@ -276,7 +277,7 @@ final class StoreGuard {
         }
         if (!local.isEmpty()) {
             LocalShares.Outcome outcome = shares.reserve(
-                    local, nowMillis == StoreRequest.STORE_TIME ? System.currentTimeMillis() : nowMillis);
+                    local, nowMillis == StoreRequest.STORE_TIME ? System.nanoTime() / 1_000_000 : nowMillis);
             Window refused = outcome.refused();
             if (refused != null) {
                 return Decision.reject(refused, outcome.retryAfter());
