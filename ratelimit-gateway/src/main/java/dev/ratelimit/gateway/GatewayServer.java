@@ -324,6 +324,9 @@ public final class GatewayServer {
                     disabled,
                     config.limits().failOpen(),
                     draining::get);
+            // the store was connected and the script loaded when the store was built; one check now
+            // records that it answered, so a gateway whose store answers is ready from its first probe
+            health.checkAtStart();
             // probes reach health without a secret on either listener; the admin surfaces only on management
             context.addServlet(new ServletHolder(new InfoServlets.Health(health)), "/health/*");
             context.addServlet(new ServletHolder(new InfoServlets.NotFound()), "/");

@@ -22,10 +22,15 @@ import org.jspecify.annotations.Nullable;
  *   <tr><th>status</th><th>when</th><th>HTTP</th><th>ready</th></tr>
  *   <tr><td>{@code UP}</td><td>store and slots answer (or the kill switch is on)</td><td>200</td><td>yes</td></tr>
  *   <tr><td>{@code DEGRADED}</td><td>one cannot be reached and the gateway fails open: requests
- *       pass without that limit</td><td>200</td><td>yes</td></tr>
+ *       pass without that limit</td><td>200</td><td>yes, once the store has answered since the start;
+ *       no before</td></tr>
  *   <tr><td>{@code DOWN}</td><td>one cannot be reached and the gateway fails closed: metered
  *       requests get 503</td><td>503</td><td>no</td></tr>
  * </table>
+ *
+ * <p>A gateway that has just started is ready only once its store has answered a check (connected,
+ * the script loaded): the first requests after a start are then decided by the store, not let
+ * through for want of it. Later, an outage leaves it ready (degraded) as long as it fails open.
  *
  * <p>A gateway that is shutting down is not ready, whatever its store says, so a load balancer
  * stops sending it requests while those in flight finish.
@@ -60,6 +65,7 @@ final class HealthCheck {
     private final boolean failOpen;
     private final BooleanSupplier draining;
     private @Nullable Result last;
+    private volatile boolean answered;
     private long takenNanos;
 
     HealthCheck(
@@ -94,9 +100,25 @@ final class HealthCheck {
         return current;
     }
 
-    /** Whether the gateway takes requests: up or degraded, and not shutting down. */
+    /**
+     * Checks once at start, without keeping the answer for {@link #FRESH_FOR}: a store that answers
+     * makes the gateway ready from its first probe, and a store that stops right after is seen at
+     * once.
+     */
+    void checkAtStart() {
+        take();
+    }
+
+    /**
+     * Whether the gateway takes requests: up, or degraded once the store has answered since the
+     * start, and not shutting down.
+     */
     boolean ready() {
-        return !draining.getAsBoolean() && check().status() != Status.DOWN;
+        if (draining.getAsBoolean()) {
+            return false;
+        }
+        Status status = check().status();
+        return status == Status.UP || (answered && status != Status.DOWN);
     }
 
     private Result take() {
@@ -105,6 +127,9 @@ final class HealthCheck {
         String slotsProblem = disabled ? null : slots.problem();
         Status status =
                 storeProblem == null && slotsProblem == null ? Status.UP : failOpen ? Status.DEGRADED : Status.DOWN;
+        if (status == Status.UP) {
+            answered = true;
+        }
         ObjectNode body = OpenAi.JSON.createObjectNode().put("status", status.name());
         part(body.putObject("store"), storeKind, storeProblem);
         part(body.putObject("slots"), slotsKind, slotsProblem);
