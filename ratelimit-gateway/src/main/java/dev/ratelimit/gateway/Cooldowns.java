@@ -177,18 +177,25 @@ final class Cooldowns implements AutoCloseable {
         }
     }
 
-    /** An announcement: {@code upstream model end}, the end 0 when the cooldown ended. */
+    /**
+     * An announcement: {@code upstream model end}, the end 0 when the cooldown ended. An upstream's
+     * name has no space and the end is a number, so the model is everything between the first space
+     * and the last: a model name with spaces is read whole.
+     */
     private void announced(String message) {
-        String[] parts = message.split(" ", 3);
-        Long end = parts.length == 3 ? parse(parts[2]) : null;
+        int first = message.indexOf(' ');
+        int last = message.lastIndexOf(' ');
+        Long end = first > 0 && last > first + 1 ? parse(message.substring(last + 1)) : null;
         if (end == null) {
             return;
         }
-        String key = key(parts[0], parts[1]);
+        String upstream = message.substring(0, first);
+        String model = message.substring(first + 1, last);
+        String key = key(upstream, model);
         if (end <= clock.millis()) {
             shared.remove(key);
         } else {
-            Active active = new Active(parts[0], parts[1], Instant.ofEpochMilli(end));
+            Active active = new Active(upstream, model, Instant.ofEpochMilli(end));
             shared.put(key, active);
             remember(key, active);
         }

@@ -1,5 +1,7 @@
 package dev.ratelimit.gateway;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -33,6 +35,25 @@ class CooldownsSubscriptionTest {
                     return startedWhileDown.until("openai", "gpt-4o") != null;
                 });
             }
+        }
+    }
+
+    @Test
+    void aModelNameWithSpacesIsSharedWhole() throws Exception {
+        RedisTarget target = RedisTarget.of(redis.get().uri(), null);
+        Clock clock = Clock.systemUTC();
+        try (Cooldowns first = new Cooldowns(clock, target, new SimpleMeterRegistry());
+                Cooldowns second = new Cooldowns(clock, target, new SimpleMeterRegistry())) {
+            Instant until = clock.instant().plusSeconds(60);
+            Harness.await("the other process knows the cooldown of 'my fine tuned model'", () -> {
+                first.start("openai", "my fine tuned model", until, Duration.ofSeconds(5));
+                return second.until("openai", "my fine tuned model") != null;
+            });
+            assertThat(second.until("openai", "my"))
+                    .as("not a model named after the first word")
+                    .isNull();
+            first.end("openai", "my fine tuned model");
+            Harness.await("its end too", () -> second.until("openai", "my fine tuned model") == null);
         }
     }
 }
