@@ -75,6 +75,14 @@ final class GatewayProcess implements AutoCloseable {
     }
 
     /**
+     * Starts another command that runs the gateway and prints its banner, such as {@code podman run}
+     * of the image in the foreground ({@code GatewayImageIT}).
+     */
+    static GatewayProcess command(List<String> command, Map<String, String> environment) throws Exception {
+        return new GatewayProcess(command, environment);
+    }
+
+    /**
      * The prefix that starts the gateway with SIGHUP's default disposition, as a service manager
      * starts it: a build run under {@code nohup} passes SIGHUP on ignored, and a JVM leaves an
      * ignored SIGHUP ignored (the gateway then says so at start). GNU {@code env} resets it; without
