@@ -211,6 +211,18 @@ public final class GatewayServer {
                 limiterBuilder.clock(clock);
             }
             RateLimiter limiter = limiterBuilder.build();
+            if (!disabled) {
+                // before listening: a cold JVM's first burst on a busy machine must not time out on the store
+                SlidingWindowRateLimiter.Builder warm = SlidingWindowRateLimiter.builder(store.store())
+                        .name("gateway-warm-up")
+                        .disabled(false)
+                        .circuitBreaker(NEVER_OPENS);
+                if (clock != null) {
+                    warm.clock(clock); // the reads see the windows at the decisions' time
+                }
+                String warmed = Warmup.run(warm.build(), config, config.limits().storeTimeout());
+                LOG.log(System.Logger.Level.INFO, "store path warmed up: " + warmed);
+            }
             GatewayMetrics metrics = new GatewayMetrics(registry);
             RedisTarget redis = store.redis();
             Slots slots = disabled
@@ -405,6 +417,13 @@ public final class GatewayServer {
                 .recordExceptions(RuntimeException.class)
                 .build();
     }
+
+    /** The warm-up limiter's breaker: a slow or failed read opens nothing, counts nowhere. */
+    private static final CircuitBreakerConfig NEVER_OPENS = CircuitBreakerConfig.custom()
+            .recordException(e -> false)
+            .slowCallRateThreshold(100)
+            .slowCallDurationThreshold(Duration.ofDays(1))
+            .build();
 
     private static final String API = "api";
     private static final String MANAGEMENT = "management";
