@@ -37,6 +37,7 @@ final class ConnectionLimit implements Connection.Listener, Filter {
     ConnectionLimit(int max, GatewayMetrics metrics) {
         this.max = max;
         this.metrics = metrics;
+        metrics.connections(open);
     }
 
     @Override

@@ -37,6 +37,13 @@ final class GatewayMetrics {
                 .register(registry);
     }
 
+    /** Registers the gauge of the API listener's open connections, {@code gateway_connections_open}. */
+    void connections(AtomicInteger open) {
+        Gauge.builder("gateway.connections.open", open, AtomicInteger::get)
+                .description("Connections open on the API listener (server.max-connections bounds them)")
+                .register(registry);
+    }
+
     /** The relays' gauges. */
     Relays relays() {
         return relays;

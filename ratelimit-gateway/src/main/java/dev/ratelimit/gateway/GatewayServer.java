@@ -291,6 +291,8 @@ public final class GatewayServer {
                             Math.min(4, Runtime.getRuntime().availableProcessors() / 2),
                             (config.server().maxThreads() - GatewayConfig.ServerSettings.MIN_THREADS) / 2));
             ServerConnector connector = connector(server, API, host, port, selectors, config);
+            // an API client silent this long is gone (AsyncClient: not while the gateway waits for the upstream)
+            connector.setIdleTimeout(config.server().clientIdleTimeout().toMillis());
             ConnectionLimit connections = new ConnectionLimit(config.server().maxConnections(), metrics);
             connector.addEventListener(connections);
             ServerConnector management = connector(server, MANAGEMENT, managementHost, managementPort, 1, config);
@@ -440,8 +442,7 @@ public final class GatewayServer {
 
     /**
      * A named listener: the contexts choose their listener by its name. One acceptor and {@code
-     * selectors} selector threads, taken from the pool; a connection silent for {@code
-     * server.client-idle-timeout-ms} is closed.
+     * selectors} selector threads, taken from the pool.
      */
     private static ServerConnector connector(
             Server server, String name, String host, int port, int selectors, GatewayConfig config) {
@@ -449,7 +450,6 @@ public final class GatewayServer {
         connector.setName(name);
         connector.setHost(host);
         connector.setPort(port);
-        connector.setIdleTimeout(config.server().clientIdleTimeout().toMillis());
         // a shutdown must not close a stream that waits for the upstream's next chunk before its deadline
         connector.setShutdownIdleTimeout(config.server().shutdownTimeout().toMillis());
         server.addConnector(connector);
