@@ -75,6 +75,10 @@ class BackpressureTest {
                     .as("the upstream has not sent its answer")
                     .isEqualTo(1);
             assertThat(written.get()).as("chunks the upstream got out").isLessThan(EVENTS);
+            System.out.printf(
+                    "BackpressureTest: paused holding at most %d bytes (bound %d); the upstream had got %d of %d"
+                            + " chunks out%n",
+                    relays.peak(), BOUND, written.get(), EVENTS);
 
             Events events = new Events();
             RawHttp.Answer answer = RawHttp.read(new BufferedInputStream(socket.getInputStream()), events);
