@@ -436,14 +436,18 @@ final class Upstream implements AutoCloseable {
         private final CyclicTimeout idle;
         private final long idleMillis;
 
-        Body(Content.Source source, Request request, Scheduler scheduler, Duration idleTimeout) {
+        /**
+         * @param executor runs the abort of a silent upstream, and the relay's step it wakes (which
+         *     settles), off the scheduler's one thread that times everything
+         */
+        Body(Content.Source source, Request request, Scheduler scheduler, Executor executor, Duration idleTimeout) {
             this.source = source;
             this.idleMillis = idleTimeout.toMillis();
             this.idle = new CyclicTimeout(scheduler) {
                 @Override
                 public void onTimeoutExpired() {
-                    request.abort(new TimeoutException(
-                            "the upstream sent nothing for " + idleMillis + " ms (limits.upstream-idle-timeout-ms)"));
+                    executor.execute(() -> request.abort(new TimeoutException(
+                            "the upstream sent nothing for " + idleMillis + " ms (limits.upstream-idle-timeout-ms)")));
                 }
             };
         }
@@ -560,12 +564,17 @@ final class Upstream implements AutoCloseable {
                     client.getScheduler().schedule(this::expired, firstByteTimeout.toMillis(), TimeUnit.MILLISECONDS);
         }
 
+        /** On the scheduler's thread: the answer (which cancels the admission) runs on the pool's. */
         private void expired() {
             if (decided.compareAndSet(false, true)) {
-                TimeoutException timeout = new TimeoutException();
-                request.abort(timeout);
-                answer.failed(new Failure(
-                        "The upstream did not answer within " + firstByteTimeout.toMillis() + " ms.", true, timeout));
+                client.getExecutor().execute(() -> {
+                    TimeoutException timeout = new TimeoutException();
+                    request.abort(timeout);
+                    answer.failed(new Failure(
+                            "The upstream did not answer within " + firstByteTimeout.toMillis() + " ms.",
+                            true,
+                            timeout));
+                });
             }
         }
 
@@ -576,8 +585,10 @@ final class Upstream implements AutoCloseable {
                 return;
             }
             firstByte.cancel();
-            Exchange exchange =
-                    new Exchange(request, response, new Body(source, request, client.getScheduler(), idleTimeout));
+            Exchange exchange = new Exchange(
+                    request,
+                    response,
+                    new Body(source, request, client.getScheduler(), client.getExecutor(), idleTimeout));
             if (route != null) {
                 observe(route, exchange);
             }
