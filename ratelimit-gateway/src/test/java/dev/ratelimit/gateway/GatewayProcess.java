@@ -140,7 +140,12 @@ final class GatewayProcess implements AutoCloseable {
 
     /** The port from the banner, once the gateway has printed it. */
     int port() throws Exception {
-        return port.get(120, TimeUnit.SECONDS);
+        try {
+            // generous: ColdStartTest starts it on a machine it keeps busy on purpose
+            return port.get(240, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("the gateway printed no banner within 240 s; its output: " + output(), e);
+        }
     }
 
     /** Where the status page and the metrics are: the management listener from the banner. */
