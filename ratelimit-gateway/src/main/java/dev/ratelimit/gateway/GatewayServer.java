@@ -264,7 +264,8 @@ public final class GatewayServer {
                     Upstream.configured(config, environment, mock == null ? null : mock.baseUrl()),
                     config.limits(),
                     cooldowns,
-                    threads);
+                    threads,
+                    config.server().maxConnections());
             opened.add(0, upstream);
             AtomicBoolean draining = new AtomicBoolean();
             AtomicReference<GatewayConfig> configs = new AtomicReference<>(config);
@@ -456,6 +457,9 @@ public final class GatewayServer {
             .slowCallDurationThreshold(Duration.ofDays(1))
             .build();
 
+    /** The listeners' accept queue: connections the kernel holds before the gateway accepts them. */
+    static final int ACCEPT_QUEUE = 4_096;
+
     private static final String API = "api";
     private static final String MANAGEMENT = "management";
 
@@ -471,6 +475,9 @@ public final class GatewayServer {
         connector.setPort(port);
         // a shutdown must not close a stream that waits for the upstream's next chunk before its deadline
         connector.setShutdownIdleTimeout(config.server().shutdownTimeout().toMillis());
+        // a burst of new connections waits in the kernel's queue rather than being dropped (the JDK's
+        // default is 50; the kernel caps it at net.core.somaxconn)
+        connector.setAcceptQueueSize(ACCEPT_QUEUE);
         server.addConnector(connector);
         return connector;
     }

@@ -174,8 +174,11 @@ final class Upstream implements AutoCloseable {
     /**
      * @param upstreams the upstreams, in the order a pattern is tried; at least one
      * @param executor the threads that run the client's I/O and callbacks (the gateway's one pool)
+     * @param maxConnections the most connections to one upstream, and requests queued for one: the
+     *     API listener's {@code server.max-connections}
      */
-    Upstream(List<UpstreamConfig> upstreams, Limits limits, Cooldowns cooldowns, Executor executor) throws Exception {
+    Upstream(List<UpstreamConfig> upstreams, Limits limits, Cooldowns cooldowns, Executor executor, int maxConnections)
+            throws Exception {
         if (upstreams.isEmpty()) {
             throw new IllegalArgumentException("at least one upstream");
         }
@@ -192,8 +195,10 @@ final class Upstream implements AutoCloseable {
         client.setConnectTimeout(limits.connectTimeout().toMillis());
         client.setIdleTimeout(limits.idleTimeout().toMillis());
         client.setFollowRedirects(false);
-        client.setMaxConnectionsPerDestination(1_024);
-        client.setMaxRequestsQueuedPerDestination(4_096);
+        // one upstream connection per client connection at most (HTTP/1.1 holds one exchange each), so
+        // the API listener's server.max-connections, not a pool of the client's, bounds the streams
+        client.setMaxConnectionsPerDestination(maxConnections);
+        client.setMaxRequestsQueuedPerDestination(maxConnections);
         client.setUserAgentField(null);
         client.start();
         // the gateway answers challenges with nothing: a 401 is relayed (as a 502), not an exception mid-body
