@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.servlet.RateLimitFilter;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -89,10 +91,32 @@ final class AccessLog implements Filter, AutoCloseable {
         long started = System.nanoTime();
         Entry entry = new Entry();
         request.setAttribute(ENTRY, entry);
+        boolean async = false;
         try {
             chain.doFilter(req, res);
+            if (request.isAsyncStarted()) {
+                // answered asynchronously: the line is written once the answer ends (and was settled)
+                request.getAsyncContext().addListener(new AsyncListener() {
+                    @Override
+                    public void onComplete(AsyncEvent event) {
+                        write(line(request, response, entry, time, (System.nanoTime() - started) / 1_000_000));
+                    }
+
+                    @Override
+                    public void onTimeout(AsyncEvent event) {}
+
+                    @Override
+                    public void onError(AsyncEvent event) {}
+
+                    @Override
+                    public void onStartAsync(AsyncEvent event) {}
+                });
+                async = true;
+            }
         } finally {
-            write(line(request, response, entry, time, (System.nanoTime() - started) / 1_000_000));
+            if (!async) {
+                write(line(request, response, entry, time, (System.nanoTime() - started) / 1_000_000));
+            }
         }
     }
 

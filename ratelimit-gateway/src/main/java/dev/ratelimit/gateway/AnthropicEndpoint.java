@@ -106,6 +106,6 @@ final class AnthropicEndpoint implements Endpoint {
 
     @Override
     public SseRelay.Events events(Call call, TokenCounter counter) {
-        return new AnthropicEvents(tokens::text);
+        return new AnthropicEvents(tokens.stream(), tokens::text);
     }
 }

@@ -13,17 +13,19 @@ import org.jspecify.annotations.Nullable;
  */
 final class AnthropicEvents implements SseRelay.Events {
 
-    private final ToLongFunction<String> count;
-    private final StringBuilder produced = new StringBuilder();
+    private final StreamCount produced;
+    private final ToLongFunction<StreamCount> count;
     private @Nullable TokenUsage input; // message_start's input, by kind
     private long output;
     private boolean stopped;
     private boolean error;
 
     /**
-     * @param count counts the text produced, for a stream that ends before its usage is final
+     * @param produced counts the text produced as it passes, for a stream that ends before its usage is final
+     * @param count the tokens of that text, from its count
      */
-    AnthropicEvents(ToLongFunction<String> count) {
+    AnthropicEvents(StreamCount produced, ToLongFunction<StreamCount> count) {
+        this.produced = produced;
         this.count = count;
     }
 
@@ -48,9 +50,9 @@ final class AnthropicEvents implements SseRelay.Events {
             }
             case "content_block_delta" -> {
                 JsonNode delta = event.path("delta");
-                produced.append(delta.path("text").asText(""))
-                        .append(delta.path("partial_json").asText(""))
-                        .append(delta.path("thinking").asText(""));
+                produced.append(delta.path("text").asText(""));
+                produced.append(delta.path("partial_json").asText(""));
+                produced.append(delta.path("thinking").asText(""));
             }
             case "message_delta" -> {
                 JsonNode usage = event.path("usage");
@@ -103,13 +105,13 @@ final class AnthropicEvents implements SseRelay.Events {
     @Override
     public TokenUsage used(long promptTokens) {
         TokenUsage in = input != null ? input : TokenUsage.of(promptTokens, 0);
-        long out = stopped ? output : Math.max(output, count.applyAsLong(produced.toString()));
+        long out = stopped ? output : Math.max(output, count.applyAsLong(produced));
         return new TokenUsage(in.input(), in.cachedInput(), in.cacheWrite(), out);
     }
 
     @Override
     public boolean nothing() {
-        return produced.length() == 0;
+        return produced.isEmpty();
     }
 
     @Override

@@ -39,9 +39,22 @@ final class AnthropicTokens {
         if (text.isEmpty()) {
             return 0;
         }
-        long bpe = cl100k.countTokensOrdinary(text);
+        return conservative(cl100k.countTokensOrdinary(text), text.codePointCount(0, text.length()));
+    }
+
+    /** A count of a stream's text as it passes, to be read by {@link #text(StreamCount)}. */
+    StreamCount stream() {
+        return new StreamCount(cl100k);
+    }
+
+    /** The conservative count of a stream's text so far, as {@link #text(String)} counts the whole. */
+    long text(StreamCount counted) {
+        return counted.isEmpty() ? 0 : conservative(counted.tokens(), counted.codePoints());
+    }
+
+    private static long conservative(long bpe, long codePoints) {
         long byTokens = (bpe * 3 + 1) / 2;
-        long byChars = (text.codePointCount(0, text.length()) + 2) / 3;
+        long byChars = (codePoints + 2) / 3;
         return Math.max(byTokens, byChars);
     }
 

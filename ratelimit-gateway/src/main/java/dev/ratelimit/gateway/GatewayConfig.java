@@ -71,6 +71,9 @@ record GatewayConfig(
     static final String DEFAULT_RESOURCE = "default-gateway.yaml";
     static final int DEFAULT_SHUTDOWN_SECONDS = 30;
 
+    /** What a stream's relay holds for a slow client at most, by default, before it pauses the upstream. */
+    static final int DEFAULT_STREAM_BUFFER_BYTES = 64 * 1024;
+
     /**
      * The {@code models:} entry whose cap applies to every model not listed: one cap that all of
      * them share, as budget {@code model:*}.
@@ -305,7 +308,10 @@ record GatewayConfig(
      * @param defaultMaxCompletionTokens the completion tokens reserved when a request names no maximum
      * @param connectTimeout the upstream connect timeout
      * @param firstByteTimeout the wait for the upstream's response headers
-     * @param idleTimeout the longest silence within an upstream response
+     * @param idleTimeout the longest silence within an upstream response, while the gateway waits for
+     *     its next bytes (a stream paused for a slow client is not silent)
+     * @param streamBufferBytes the most bytes of a response a relay holds for a client that has not
+     *     taken them yet: past it the relay stops reading from the upstream until the client catches up
      * @param slotLease how long an in-flight slot lives without renewal
      * @param storeTimeout how long one store call may take before it counts as failed (read at start)
      * @param failOpen whether requests pass (degraded) while the store cannot be reached, or get 503
@@ -319,6 +325,7 @@ record GatewayConfig(
             Duration connectTimeout,
             Duration firstByteTimeout,
             Duration idleTimeout,
+            int streamBufferBytes,
             Duration slotLease,
             Duration storeTimeout,
             boolean failOpen,
@@ -367,6 +374,11 @@ record GatewayConfig(
      * @param managementPort the management listener's port, or {@code null} for the environment's
      *     or the default
      * @param shutdownTimeout how long a shutdown lets requests in flight finish before it ends them
+     * @param maxThreads the threads of the gateway's one pool: both listeners and the upstream client
+     * @param maxConnections the most connections open on the API listener; a request on a connection
+     *     opened beyond it is answered 503
+     * @param clientIdleTimeout the longest a client may leave its connection silent: between requests,
+     *     while sending one, or while not taking the bytes of an answer
      * @param watchConfig whether a change of the file is reloaded by itself ({@code SIGHUP} always is)
      * @param accessLog where the access log goes ({@code stdout}, {@code off} or a file), or {@code
      *     null} for the environment's or the default
@@ -377,8 +389,17 @@ record GatewayConfig(
             @Nullable String managementHost,
             @Nullable Integer managementPort,
             Duration shutdownTimeout,
+            int maxThreads,
+            int maxConnections,
+            Duration clientIdleTimeout,
             boolean watchConfig,
-            @Nullable String accessLog) {}
+            @Nullable String accessLog) {
+
+        static final int DEFAULT_MAX_THREADS = 200;
+        static final int MIN_THREADS = 8;
+        static final int DEFAULT_MAX_CONNECTIONS = 10_000;
+        static final int DEFAULT_CLIENT_IDLE_TIMEOUT_MS = 30_000;
+    }
 
     /** The file's shape, as Jackson reads it; validated into a {@link GatewayConfig}. */
     record RawConfig(
@@ -419,6 +440,7 @@ record GatewayConfig(
             @Nullable Integer upstreamConnectTimeoutMs,
             @Nullable Integer upstreamFirstByteTimeoutMs,
             @Nullable Integer upstreamIdleTimeoutMs,
+            @Nullable Integer streamBufferBytes,
             @Nullable Integer slotLeaseSeconds,
             @Nullable Integer storeTimeoutMs,
             @Nullable Boolean failOpen,
@@ -429,6 +451,9 @@ record GatewayConfig(
             @Nullable String host,
             @Nullable Integer port,
             @Nullable Integer shutdownTimeoutSeconds,
+            @Nullable Integer maxThreads,
+            @Nullable Integer maxConnections,
+            @Nullable Integer clientIdleTimeoutMs,
             @Nullable Boolean watchConfig,
             @Nullable String accessLog) {}
 
@@ -685,12 +710,13 @@ record GatewayConfig(
                     Duration.ZERO,
                     Duration.ZERO,
                     Duration.ZERO,
+                    1,
                     Duration.ZERO,
                     Duration.ZERO,
                     true,
                     Breaker.DEFAULTS,
                     1),
-            new ServerSettings(null, null, null, null, Duration.ZERO, false, null),
+            new ServerSettings(null, null, null, null, Duration.ZERO, 1, 1, Duration.ZERO, false, null),
             List.of(),
             "discarded",
             List.of(),
@@ -851,7 +877,7 @@ record GatewayConfig(
 
     private static Limits limits(@Nullable RawLimits raw, List<String> errors) {
         RawLimits limits =
-                raw == null ? new RawLimits(null, null, null, null, null, null, null, null, null, null) : raw;
+                raw == null ? new RawLimits(null, null, null, null, null, null, null, null, null, null, null) : raw;
         return new Limits(
                 (int) checked(limits.maxBodyBytes(), 1_048_576, "limits.max-body-bytes", errors),
                 checked(limits.defaultMaxCompletionTokens(), 1_024, "limits.default-max-completion-tokens", errors),
@@ -861,6 +887,8 @@ record GatewayConfig(
                         limits.upstreamFirstByteTimeoutMs(), 60_000, "limits.upstream-first-byte-timeout-ms", errors)),
                 Duration.ofMillis(
                         checked(limits.upstreamIdleTimeoutMs(), 30_000, "limits.upstream-idle-timeout-ms", errors)),
+                (int) checked(
+                        limits.streamBufferBytes(), DEFAULT_STREAM_BUFFER_BYTES, "limits.stream-buffer-bytes", errors),
                 Duration.ofSeconds(checked(limits.slotLeaseSeconds(), 60, "limits.slot-lease-seconds", errors)),
                 Duration.ofMillis(checked(limits.storeTimeoutMs(), 500, "limits.store-timeout-ms", errors)),
                 limits.failOpen() == null || limits.failOpen(),
@@ -945,8 +973,17 @@ record GatewayConfig(
                     managementHost,
                     managementPort,
                     Duration.ofSeconds(DEFAULT_SHUTDOWN_SECONDS),
+                    ServerSettings.DEFAULT_MAX_THREADS,
+                    ServerSettings.DEFAULT_MAX_CONNECTIONS,
+                    Duration.ofMillis(ServerSettings.DEFAULT_CLIENT_IDLE_TIMEOUT_MS),
                     true,
                     null);
+        }
+        int maxThreads = (int) positiveOr(raw.maxThreads(), ServerSettings.DEFAULT_MAX_THREADS, "server.max-threads");
+        if (maxThreads < ServerSettings.MIN_THREADS) {
+            throw new IllegalArgumentException("server.max-threads: must be at least " + ServerSettings.MIN_THREADS
+                    + " (the listeners' acceptors and selectors and the upstream client's take some), was "
+                    + maxThreads);
         }
         return new ServerSettings(
                 address(raw.host(), "server.host"),
@@ -955,6 +992,13 @@ record GatewayConfig(
                 managementPort,
                 Duration.ofSeconds(positiveOr(
                         raw.shutdownTimeoutSeconds(), DEFAULT_SHUTDOWN_SECONDS, "server.shutdown-timeout-seconds")),
+                maxThreads,
+                (int) positiveOr(
+                        raw.maxConnections(), ServerSettings.DEFAULT_MAX_CONNECTIONS, "server.max-connections"),
+                Duration.ofMillis(positiveOr(
+                        raw.clientIdleTimeoutMs(),
+                        ServerSettings.DEFAULT_CLIENT_IDLE_TIMEOUT_MS,
+                        "server.client-idle-timeout-ms")),
                 raw.watchConfig() == null || raw.watchConfig(),
                 raw.accessLog());
     }

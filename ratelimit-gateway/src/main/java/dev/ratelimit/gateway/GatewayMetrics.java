@@ -3,22 +3,89 @@ package dev.ratelimit.gateway;
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The gateway's own meters, beside the limiter's {@code ratelimit_*}: how each admitted request was
- * settled and why, the tokens charged, and the upstream's time to response headers.
+ * settled and why, the tokens charged, the upstream's time to response headers, and the relays of
+ * answers to clients ({@link Relays}).
  */
 final class GatewayMetrics {
 
     private final MeterRegistry registry;
+    private final Relays relays = new Relays();
 
     GatewayMetrics(MeterRegistry registry) {
         this.registry = registry;
+        Gauge.builder("gateway.relays.active", relays.active, AtomicInteger::get)
+                .description("Upstream answers being relayed to clients now, streamed or not")
+                .register(registry);
+        Gauge.builder("gateway.relays.paused", relays.paused, AtomicInteger::get)
+                .description(
+                        "Relays not reading from the upstream now because their client has not taken what they hold")
+                .register(registry);
+        Gauge.builder("gateway.relay.buffer.peak", relays.peak, AtomicLong::get)
+                .description("The most bytes one relay has held for its client since the gateway started")
+                .baseUnit("bytes")
+                .register(registry);
+    }
+
+    /** Registers the gauge of the API listener's open connections, {@code gateway_connections_open}. */
+    void connections(AtomicInteger open) {
+        Gauge.builder("gateway.connections.open", open, AtomicInteger::get)
+                .description("Connections open on the API listener (server.max-connections bounds them)")
+                .register(registry);
+    }
+
+    /** The relays' gauges. */
+    Relays relays() {
+        return relays;
+    }
+
+    /** What the relays count: those running, those paused for a slow client, the most one held. */
+    static final class Relays {
+        private final AtomicInteger active = new AtomicInteger();
+        private final AtomicInteger paused = new AtomicInteger();
+        private final AtomicLong peak = new AtomicLong();
+
+        void started() {
+            active.incrementAndGet();
+        }
+
+        void ended() {
+            active.decrementAndGet();
+        }
+
+        void paused(boolean now) {
+            if (now) {
+                paused.incrementAndGet();
+            } else {
+                paused.decrementAndGet();
+            }
+        }
+
+        void held(long bytes) {
+            peak.accumulateAndGet(bytes, Math::max);
+        }
+
+        int active() {
+            return active.get();
+        }
+
+        int paused() {
+            return paused.get();
+        }
+
+        long peak() {
+            return peak.get();
+        }
     }
 
     /**

@@ -39,6 +39,7 @@ import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.ContextHandlerCollection;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 import sun.misc.Signal;
 import sun.misc.SignalHandler;
@@ -84,6 +85,7 @@ public final class GatewayServer {
     private final @Nullable ConfigReloader reloader;
     private final AccessLog accessLog;
     private final JvmGcMetrics gcMetrics;
+    private final QueuedThreadPool threads;
 
     /** How long the relays get to settle after the upstream exchanges are aborted at the deadline. */
     private static final Duration ABORT_GRACE = Duration.ofSeconds(5);
@@ -100,7 +102,8 @@ public final class GatewayServer {
             boolean limiterDisabled,
             @Nullable ConfigReloader reloader,
             AccessLog accessLog,
-            JvmGcMetrics gcMetrics) {
+            JvmGcMetrics gcMetrics,
+            QueuedThreadPool threads) {
         this.server = server;
         this.host = host;
         this.port = port;
@@ -113,6 +116,7 @@ public final class GatewayServer {
         this.reloader = reloader;
         this.accessLog = accessLog;
         this.gcMetrics = gcMetrics;
+        this.threads = threads;
     }
 
     /**
@@ -237,10 +241,18 @@ public final class GatewayServer {
             }
             Cooldowns cooldowns = new Cooldowns(wallClock, redis, registry);
             opened.add(0, cooldowns);
+            // one pool for both listeners and the upstream client: no request holds a thread while it
+            // waits for a client or an upstream, so its size bounds the work done at once, not the
+            // requests in flight
+            QueuedThreadPool threads = new QueuedThreadPool(config.server().maxThreads());
+            threads.setName("gateway");
+            threads.start();
+            opened.add(threads::stop);
             Upstream upstream = new Upstream(
                     Upstream.configured(config, environment, mock == null ? null : mock.baseUrl()),
                     config.limits(),
-                    cooldowns);
+                    cooldowns,
+                    threads);
             opened.add(0, upstream);
             AtomicBoolean draining = new AtomicBoolean();
             AtomicReference<GatewayConfig> configs = new AtomicReference<>(config);
@@ -271,10 +283,19 @@ public final class GatewayServer {
                             disabled ? "DISABLED (kill switch): every request passes" : "enabled"),
                     cooldowns);
 
-            Server server = new Server();
+            Server server = new Server(threads);
             server.setErrorHandler(new JsonErrors()); // 431, 414, 400 and the like in OpenAI's shape
-            ServerConnector connector = connector(server, API, host, port, config);
-            ServerConnector management = connector(server, MANAGEMENT, managementHost, managementPort, config);
+            int selectors = Math.max(
+                    1,
+                    Math.min(
+                            Math.min(4, Runtime.getRuntime().availableProcessors() / 2),
+                            (config.server().maxThreads() - GatewayConfig.ServerSettings.MIN_THREADS) / 2));
+            ServerConnector connector = connector(server, API, host, port, selectors, config);
+            // an API client silent this long is gone (AsyncClient: not while the gateway waits for the upstream)
+            connector.setIdleTimeout(config.server().clientIdleTimeout().toMillis());
+            ConnectionLimit connections = new ConnectionLimit(config.server().maxConnections(), metrics);
+            connector.addEventListener(connections);
+            ServerConnector management = connector(server, MANAGEMENT, managementHost, managementPort, 1, config);
             String accessTarget = environment.get("ACCESS_LOG");
             AccessLog accessLog = AccessLog.open(
                     accessTarget != null && !accessTarget.isBlank()
@@ -291,6 +312,8 @@ public final class GatewayServer {
                     "/*",
                     EnumSet.of(DispatcherType.REQUEST)); // only the API listener's requests reach it
             context.setErrorHandler(new JsonErrors());
+            // before the key is checked: a connection beyond server.max-connections is refused whoever it is
+            context.addFilter(new FilterHolder(connections), "/v1/*", EnumSet.of(DispatcherType.REQUEST));
             context.addFilter(
                     new FilterHolder(new ApiKeyFilter(gateway::config, metrics)),
                     "/v1/*",
@@ -338,6 +361,13 @@ public final class GatewayServer {
             admin.addServlet(new ServletHolder(new InfoServlets.Metrics(registry)), "/metrics");
             admin.addServlet(new ServletHolder(new InfoServlets.StatusJson(status)), "/status.json");
             admin.addServlet(new ServletHolder(new InfoServlets.StatusPage()), "/");
+            // the metered and pass-through servlets answer asynchronously: every filter before them allows it
+            for (FilterHolder filter : context.getServletHandler().getFilters()) {
+                filter.setAsyncSupported(true);
+            }
+            for (ServletHolder servlet : context.getServletHandler().getServlets()) {
+                servlet.setAsyncSupported(true);
+            }
             server.setHandler(new ContextHandlerCollection(context, admin));
             try {
                 server.start();
@@ -381,7 +411,8 @@ public final class GatewayServer {
                     disabled,
                     reloader,
                     accessLog,
-                    gc);
+                    gc,
+                    threads);
             opened.clear();
             return started;
         } finally {
@@ -409,9 +440,13 @@ public final class GatewayServer {
     private static final String API = "api";
     private static final String MANAGEMENT = "management";
 
-    /** A named listener: the contexts choose their listener by its name. */
-    private static ServerConnector connector(Server server, String name, String host, int port, GatewayConfig config) {
-        ServerConnector connector = new ServerConnector(server);
+    /**
+     * A named listener: the contexts choose their listener by its name. One acceptor and {@code
+     * selectors} selector threads, taken from the pool.
+     */
+    private static ServerConnector connector(
+            Server server, String name, String host, int port, int selectors, GatewayConfig config) {
+        ServerConnector connector = new ServerConnector(server, 1, selectors);
         connector.setName(name);
         connector.setHost(host);
         connector.setPort(port);
@@ -465,6 +500,11 @@ public final class GatewayServer {
 
     Gateway gateway() {
         return gateway;
+    }
+
+    /** The one pool of threads of the listeners and the upstream client, for tests that count them. */
+    QueuedThreadPool threadPool() {
+        return threads;
     }
 
     /** Whether the configuration is the built-in one, whose demo keys the banner may name. */
@@ -596,6 +636,11 @@ public final class GatewayServer {
             store.close();
             accessLog.close();
             gcMetrics.close();
+            try {
+                threads.stop();
+            } catch (Exception e) {
+                // shutting down anyway
+            }
         }
     }
 

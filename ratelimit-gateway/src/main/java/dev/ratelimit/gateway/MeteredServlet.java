@@ -2,12 +2,12 @@ package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.genai.TokenUsage;
-import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One token-metered endpoint ({@link Endpoint}: OpenAI's chat completions, legacy completions,
@@ -17,13 +17,18 @@ import java.time.Duration;
  * endpoint's API. Another method on the endpoint's path is a 404, charged nothing: {@code GET
  * /v1/chat/completions} (stored completions) is neither metered nor relayed.
  *
+ * <p>No thread waits for anything here: the servlet starts an asynchronous answer, the body is read
+ * as it arrives, the upstream is called without waiting ({@link Upstream.Answer}), and the answer is
+ * relayed by a {@link Relay}; only the store calls (admission and settlement, bounded by {@code
+ * limits.store-timeout-ms}) are made on the thread that reached them.
+ *
  * <table>
  *   <caption>How each ending settles</caption>
  *   <tr><th>ending</th><th>settlement</th></tr>
  *   <tr><td>upstream 2xx, plain</td><td>commit the upstream's {@code usage} (or the counted tokens)</td></tr>
  *   <tr><td>stream finished</td><td>commit the usage the stream reported</td></tr>
  *   <tr><td>stream ended by an error event ({@link SseRelay.Events#failed})</td><td>commit what was produced; cancel if nothing was</td></tr>
- *   <tr><td>client disconnects mid-stream</td><td>commit the prompt and the completion tokens relayed so far</td></tr>
+ *   <tr><td>client disconnects mid-stream</td><td>commit the prompt and the completion tokens read so far</td></tr>
  *   <tr><td>stream breaks off (reset, idle timeout)</td><td>commit what was relayed; cancel if nothing was</td></tr>
  *   <tr><td>upstream 429 (or Anthropic's 529)</td><td>cancel; its {@code Retry-After} is passed on</td></tr>
  *   <tr><td>upstream 4xx/5xx, timeout, unreachable</td><td>cancel</td></tr>
@@ -32,6 +37,7 @@ import java.time.Duration;
 final class MeteredServlet extends HttpServlet {
 
     private static final long serialVersionUID = 1L;
+    private static final System.Logger LOG = System.getLogger(MeteredServlet.class.getName());
 
     private final transient Endpoint endpoint;
     private final transient Gateway gateway;
@@ -41,6 +47,10 @@ final class MeteredServlet extends HttpServlet {
         this.gateway = gateway;
     }
 
+    /**
+     * Starts answering asynchronously and returns the thread: the body is read as it arrives, and
+     * each later step runs on the thread of the event that allows it.
+     */
     @Override
     protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
         if (!request.getMethod().equals("POST")) {
@@ -48,17 +58,36 @@ final class MeteredServlet extends HttpServlet {
             PassthroughServlet.unknown(gateway, request, response, request.getServletPath());
             return;
         }
-        ApiKeyFilter.Account account = ApiKeyFilter.account(request);
         GatewayConfig config = gateway.config();
+        AsyncClient client =
+                AsyncClient.start(request, response, config.server().clientIdleTimeout());
+        Requests.readAsync(
+                request,
+                config.limits().maxBodyBytes(),
+                body -> new Metered(client, config).run(() -> received(client, config, body)),
+                failure -> unread(client, failure));
+    }
+
+    /** The request, once its body is in: validate, estimate, route, admit, then forward. */
+    private void received(AsyncClient client, GatewayConfig config, Requests.Body body) throws IOException {
+        HttpServletRequest request = client.request();
+        HttpServletResponse response = client.response();
+        ApiKeyFilter.Account account = ApiKeyFilter.account(request);
         Endpoint.Call call;
         try {
-            ObjectNode body = Requests.read(request, config.limits().maxBodyBytes());
-            if (endpoint.answersItself(request, response, body)) {
+            BadRequest refused = body.refused();
+            if (refused != null) {
+                throw refused;
+            }
+            ObjectNode json = Requests.json(body.bytes());
+            if (endpoint.answersItself(request, response, json)) {
+                client.complete();
                 return; // such as Anthropic's count_tokens: the gateway's estimate, charged nothing
             }
-            call = endpoint.parse(body, config.limits(), gateway.tokens());
+            call = endpoint.parse(json, config.limits(), gateway.tokens());
         } catch (BadRequest e) {
             e.answer(endpoint.protocol(), endpoint.metric(), gateway.metrics(), response);
+            client.complete();
             return;
         }
 
@@ -70,148 +99,272 @@ final class MeteredServlet extends HttpServlet {
         }
         Upstream.Route route = Upstream.open(gateway, response, endpoint.protocol(), call.model(), endpoint.metric());
         if (route == null) {
+            client.complete();
             return; // answered: 404 (no upstream serves the model) or 429 (the upstream's cooldown), uncharged
         }
         Admission.Ticket ticket = gateway.admit(response, endpoint, account, charge, call, logged);
         if (ticket == null) {
+            client.complete();
             return; // answered: 429, 400 or 503
         }
-        try {
-            forward(request, response, call, ticket, route);
-        } finally {
-            ticket.cancel("gateway_error"); // a settled ticket ignores this: it only catches what escaped above
-        }
+        Metered admitted = new Metered(client, config, call, ticket);
+        admitted.run(() -> admitted.forward(route));
     }
 
-    private void forward(
-            HttpServletRequest request,
-            HttpServletResponse response,
-            Endpoint.Call call,
-            Admission.Ticket ticket,
-            Upstream.Route route)
-            throws IOException {
-        long started = System.nanoTime();
-        Upstream.Exchange exchange;
-        try {
-            exchange = route.send(
+    /** The body could not be read: the client went away, or sent nothing for its idle timeout. */
+    private void unread(AsyncClient client, Throwable failure) {
+        HttpServletResponse response = client.response();
+        if (!response.isCommitted()) {
+            try {
+                ApiErrors.write(
+                        endpoint.protocol(),
+                        response,
+                        400,
+                        "invalid_request_error",
+                        "request_body_unread",
+                        null,
+                        "The request body could not be read: " + failure.getMessage());
+            } catch (IOException | RuntimeException e) {
+                // the client is gone: nobody reads the answer
+            }
+        }
+        client.complete(); // nothing was charged
+    }
+
+    /**
+     * One admitted request on its way: forwarded, and settled once by how its answer ended. Each
+     * step runs on the thread that brought it (the upstream client's, or the server's); a step that
+     * throws cancels the admission ({@code gateway_error}) and ends the answer.
+     */
+    private final class Metered {
+        private final AsyncClient client;
+        private final GatewayConfig config;
+        private final Endpoint.@Nullable Call call;
+        private final Admission.@Nullable Ticket ticket;
+        private volatile Upstream.@Nullable Exchange exchange;
+
+        Metered(AsyncClient client, GatewayConfig config) {
+            this(client, config, null, null);
+        }
+
+        Metered(
+                AsyncClient client,
+                GatewayConfig config,
+                Endpoint.@Nullable Call call,
+                Admission.@Nullable Ticket ticket) {
+            this.client = client;
+            this.config = config;
+            this.call = call;
+            this.ticket = ticket;
+        }
+
+        /** Runs one step; what escapes it is caught here, never left to the thread that ran it. */
+        void run(Step step) {
+            try {
+                step.run();
+            } catch (IOException | RuntimeException e) {
+                crashed(e);
+            }
+        }
+
+        /** A step threw: nothing more is relayed, the admission is given back, the answer ended. */
+        void crashed(Throwable failure) {
+            LOG.log(System.Logger.Level.WARNING, "a metered request failed in the gateway; it is cancelled", failure);
+            Upstream.Exchange sent = exchange;
+            if (sent != null) {
+                sent.abort();
+            }
+            if (ticket != null) {
+                ticket.cancel("gateway_error"); // a settled ticket ignores this
+            }
+            HttpServletResponse response = client.response();
+            if (!response.isCommitted()) {
+                try {
+                    response.reset();
+                    ApiErrors.write(
+                            endpoint.protocol(),
+                            response,
+                            500,
+                            "server_error",
+                            "server_error",
+                            null,
+                            "The gateway failed while answering this request.");
+                } catch (IOException | RuntimeException e) {
+                    failure.addSuppressed(e);
+                }
+            }
+            client.complete();
+        }
+
+        void forward(Upstream.Route route) throws IOException {
+            Endpoint.Call forwarded = java.util.Objects.requireNonNull(call, "call");
+            Admission.Ticket admitted = java.util.Objects.requireNonNull(ticket, "ticket");
+            long started = System.nanoTime();
+            byte[] body = OpenAi.JSON.writeValueAsBytes(forwarded.body());
+            client.quiet(); // the upstream's timeouts run now
+            route.send(
                     "POST",
                     endpoint.upstreamPath(),
                     "application/json",
-                    OpenAi.JSON.writeValueAsBytes(call.body()),
-                    endpoint.upstreamHeaders(request));
-        } catch (Upstream.Failure e) {
-            ticket.cancel(e.ending());
-            e.answer(endpoint.protocol(), response);
-            return;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            ticket.cancel("upstream_unreachable");
-            return;
-        }
-        gateway.metrics().upstreamHeaders(endpoint.metric(), Duration.ofNanos(System.nanoTime() - started));
-        int status = exchange.status();
-        AccessLog.Entry logged = AccessLog.entry(request);
-        if (logged != null) {
-            logged.upstreamStatus = status;
-        }
-        if (status < 200 || status > 299) {
-            relayRefusal(response, exchange, ticket);
-        } else if (call.stream() && exchange.isEventStream()) {
-            relayStream(response, exchange, call, ticket);
-        } else {
-            relayPlain(response, exchange, call, ticket);
-        }
-    }
+                    body,
+                    endpoint.upstreamHeaders(client.request()),
+                    new Upstream.Answer() {
+                        @Override
+                        public void headers(Upstream.Exchange answer) {
+                            exchange = answer;
+                            run(() -> answered(answer, forwarded, admitted, started));
+                        }
 
-    /** Any non-2xx answer: the upstream did no billable work, so the admission is given back. */
-    private void relayRefusal(HttpServletResponse response, Upstream.Exchange exchange, Admission.Ticket ticket)
-            throws IOException {
-        int status = exchange.status();
-        ticket.cancel(status == 429 ? "upstream_429" : status == 529 ? "upstream_529" : "upstream_error");
-        byte[] bytes;
-        try {
-            bytes = exchange.readAll();
-        } catch (IOException e) {
-            bytes = new byte[0];
+                        @Override
+                        public void failed(Upstream.Failure failure) {
+                            run(() -> {
+                                admitted.cancel(failure.ending());
+                                failure.answer(endpoint.protocol(), client.response());
+                                client.complete();
+                            });
+                        }
+                    });
         }
-        if (status == 401 || status == 403) {
-            // the gateway's own upstream key was refused: not the client's fault, nor its key
-            ApiErrors.write(
-                    endpoint.protocol(),
-                    response,
-                    502,
-                    "upstream_error",
-                    "upstream_auth_failed",
-                    null,
-                    "The upstream refused the gateway's credentials (HTTP " + status
-                            + "); check UPSTREAM_API_KEY or the upstream's api-key.");
-            return;
-        }
-        exchange.relay(response, bytes);
-    }
 
-    private void relayPlain(
-            HttpServletResponse response, Upstream.Exchange exchange, Endpoint.Call call, Admission.Ticket ticket)
-            throws IOException {
-        byte[] bytes;
-        try {
-            bytes = exchange.readAll();
-        } catch (IOException e) {
-            ticket.cancel("upstream_unreachable");
-            ApiErrors.write(
-                    endpoint.protocol(),
-                    response,
-                    502,
-                    "upstream_error",
-                    "upstream_broken",
-                    null,
-                    "The upstream's response broke off: " + e.getMessage());
-            return;
+        private void answered(Upstream.Exchange answer, Endpoint.Call call, Admission.Ticket ticket, long started)
+                throws IOException {
+            gateway.metrics().upstreamHeaders(endpoint.metric(), Duration.ofNanos(System.nanoTime() - started));
+            int status = answer.status();
+            AccessLog.Entry logged = AccessLog.entry(client.request());
+            if (logged != null) {
+                logged.upstreamStatus = status;
+            }
+            if (status < 200 || status > 299) {
+                relayRefusal(answer, ticket);
+            } else if (call.stream() && answer.isEventStream()) {
+                relayStream(answer, call, ticket);
+            } else {
+                relayPlain(answer, call, ticket);
+            }
         }
-        ticket.commit(plainUsage(bytes, call), "completed");
-        exchange.relay(response, bytes); // a client gone by now was charged all the same: the work is done
-    }
 
-    private void relayStream(
-            HttpServletResponse response, Upstream.Exchange exchange, Endpoint.Call call, Admission.Ticket ticket)
-            throws IOException {
-        response.setStatus(exchange.status());
-        Upstream.copyHeaders(exchange, response);
-        response.setHeader("Cache-Control", "no-cache");
-        response.setHeader("X-Accel-Buffering", "no");
-        SseRelay.Events events = endpoint.events(call, gateway.tokens());
-        SseRelay relay = new SseRelay(events);
-        ServletOutputStream out = response.getOutputStream();
-        SseRelay.Ending ending;
-        try {
-            response.flushBuffer(); // status and headers now, before the first event
-            ending = relay.relay(exchange.body(), out);
-        } catch (IOException e) {
-            ending = SseRelay.Ending.CLIENT_GONE;
+        /** Any non-2xx answer: the upstream did no billable work, so the admission is given back. */
+        private void relayRefusal(Upstream.Exchange answer, Admission.Ticket ticket) {
+            int status = answer.status();
+            ticket.cancel(status == 429 ? "upstream_429" : status == 529 ? "upstream_529" : "upstream_error");
+            answer.readAll((bytes, failure) -> run(() -> {
+                HttpServletResponse response = client.response();
+                if (status == 401 || status == 403) {
+                    // the gateway's own upstream key was refused: not the client's fault, nor its key
+                    ApiErrors.write(
+                            endpoint.protocol(),
+                            response,
+                            502,
+                            "upstream_error",
+                            "upstream_auth_failed",
+                            null,
+                            "The upstream refused the gateway's credentials (HTTP " + status
+                                    + "); check UPSTREAM_API_KEY or the upstream's api-key.");
+                    client.complete();
+                    return;
+                }
+                relayBytes(answer, bytes == null ? new byte[0] : bytes);
+            }));
         }
-        TokenUsage used = events.used(call.promptTokens());
-        switch (ending) {
-            case COMPLETED -> {
-                if (events.failed() && events.nothing()) {
-                    ticket.cancel(events.ending());
-                } else {
-                    ticket.commit(used, events.ending());
+
+        private void relayPlain(Upstream.Exchange answer, Endpoint.Call call, Admission.Ticket ticket) {
+            answer.readAll((bytes, failure) -> run(() -> {
+                if (bytes == null) {
+                    ticket.cancel("upstream_unreachable");
+                    ApiErrors.write(
+                            endpoint.protocol(),
+                            client.response(),
+                            502,
+                            "upstream_error",
+                            "upstream_broken",
+                            null,
+                            "The upstream's response broke off: " + (failure == null ? "" : failure.getMessage()));
+                    client.complete();
+                    return;
+                }
+                ticket.commit(plainUsage(bytes, call), "completed");
+                relayBytes(answer, bytes); // a client gone by now was charged all the same: the work is done
+            }));
+        }
+
+        /** Answers with the upstream's status, the headers the client may see and {@code bytes}. */
+        private void relayBytes(Upstream.Exchange answer, byte[] bytes) {
+            HttpServletResponse response = client.response();
+            response.setStatus(answer.status());
+            Upstream.copyHeaders(answer, response);
+            response.setContentLength(bytes.length);
+            Relay.send(client, bytes, gateway.metrics().relays());
+        }
+
+        private void relayStream(Upstream.Exchange answer, Endpoint.Call call, Admission.Ticket ticket) {
+            HttpServletResponse response = client.response();
+            response.setStatus(answer.status());
+            Upstream.copyHeaders(answer, response);
+            response.setHeader("Cache-Control", "no-cache");
+            response.setHeader("X-Accel-Buffering", "no");
+            SseRelay.Events events = endpoint.events(call, gateway.tokens());
+            SseRelay sse = new SseRelay(events);
+            new Relay(
+                            client,
+                            answer.body(),
+                            sse,
+                            config.limits().streamBufferBytes(),
+                            new Relay.Finish() {
+                                @Override
+                                public byte @Nullable [] ended(Relay.End end, @Nullable Throwable cause) {
+                                    return settle(sse, sse.ending(end), answer, call, ticket);
+                                }
+
+                                @Override
+                                public void crashed(Throwable failure) {
+                                    answer.abort();
+                                    ticket.cancel("gateway_error");
+                                }
+                            },
+                            gateway.metrics().relays())
+                    .start();
+        }
+
+        /** Settles a stream by how it ended; returns the error event a stream that broke off ends with. */
+        private byte @Nullable [] settle(
+                SseRelay sse,
+                SseRelay.Ending ending,
+                Upstream.Exchange answer,
+                Endpoint.Call call,
+                Admission.Ticket ticket) {
+            SseRelay.Events events = sse.events();
+            TokenUsage used = events.used(call.promptTokens());
+            switch (ending) {
+                case COMPLETED -> {
+                    if (events.failed() && events.nothing()) {
+                        ticket.cancel(events.ending());
+                    } else {
+                        ticket.commit(used, events.ending());
+                    }
+                    return null;
+                }
+                case CLIENT_GONE -> {
+                    answer.abort();
+                    ticket.commit(used, "client_disconnected");
+                    return null;
+                }
+                default -> {
+                    answer.abort();
+                    if (events.nothing()) {
+                        ticket.cancel("stream_broken");
+                    } else {
+                        ticket.commit(used, "stream_broken");
+                    }
+                    return sse.brokenNotice();
                 }
             }
-            case CLIENT_GONE -> {
-                exchange.abort();
-                ticket.commit(used, "client_disconnected");
-            }
-            case BROKEN -> {
-                exchange.abort();
-                if (events.nothing()) {
-                    ticket.cancel("stream_broken");
-                } else {
-                    ticket.commit(used, "stream_broken");
-                }
-                relay.writeBrokenNotice(out);
-            }
         }
+    }
+
+    /** A step of a request that may throw. */
+    @FunctionalInterface
+    private interface Step {
+        void run() throws IOException;
     }
 
     /** The upstream's usage, or failing that the prompt estimate plus the answer's counted tokens. */

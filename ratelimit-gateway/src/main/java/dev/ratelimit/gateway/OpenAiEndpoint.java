@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
 import dev.ratelimit.genai.TokenUsage;
-import java.util.function.ToLongFunction;
 
 /**
  * OpenAI's token-metered endpoints: what each validates, how it estimates, and where its usage is.
@@ -126,7 +125,7 @@ enum OpenAiEndpoint implements Endpoint {
 
         @Override
         public SseRelay.Events events(Call call, TokenCounter tokens) {
-            return new SseRelay.ResponseEvents(counter(call, tokens));
+            return new SseRelay.ResponseEvents(new StreamCount(tokens.encodingFor(call.model())));
         }
     };
 
@@ -173,12 +172,7 @@ enum OpenAiEndpoint implements Endpoint {
 
     @Override
     public SseRelay.Events events(Call call, TokenCounter tokens) {
-        return new SseRelay.ChoiceEvents(call.clientWantsUsage(), counter(call, tokens));
-    }
-
-    /** Counts produced text with the model's tokenizer. */
-    private static ToLongFunction<String> counter(Call call, TokenCounter tokens) {
-        return text -> tokens.count(call.model(), text);
+        return new SseRelay.ChoiceEvents(call.clientWantsUsage(), new StreamCount(tokens.encodingFor(call.model())));
     }
 
     /**

@@ -8,14 +8,13 @@ import dev.ratelimit.servlet.RateLimitFilter;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.io.InputStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The pass-through {@code /v1} paths (the configuration's {@code passthrough:} list, by default
@@ -25,7 +24,8 @@ import java.io.InputStream;
  * with {@link #unknown}; the configuration refuses a list entry naming a metered path). The library's {@link RateLimitFilter} guards these paths: it charges the
  * tenant's request windows (no tokens, no concurrency slot) and answers a refusal itself, in
  * OpenAI's error shape; this servlet only relays what it lets through. The response streams back as
- * it arrives.
+ * it arrives, relayed asynchronously ({@link Relay}); the request's body (at most {@code
+ * max-body-bytes}) is read by {@link BodyFirst} before the filter, on the request's thread.
  *
  * <p>Its filters, in order: {@link ApiKeyFilter} (the tenant), {@link BodyFirst} (the body read and
  * bounded, so an oversized one is refused before anything is charged), then {@link RateLimitFilter}.
@@ -92,41 +92,60 @@ final class PassthroughServlet extends HttpServlet {
     }
 
     @Override
-    protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        relay(request, response, (byte[]) request.getAttribute(BODY));
-    }
-
-    private void relay(HttpServletRequest request, HttpServletResponse response, byte[] body) throws IOException {
+    protected void service(HttpServletRequest request, HttpServletResponse response) {
+        byte[] body = (byte[]) request.getAttribute(BODY);
         String path = request.getPathInfo() == null ? "" : request.getPathInfo();
         String query = request.getQueryString() == null ? "" : "?" + request.getQueryString();
-        Upstream.Exchange exchange;
-        try {
-            exchange = gateway.upstream().send(request.getMethod(), path + query, request.getContentType(), body);
-        } catch (Upstream.Failure e) {
-            e.answer(Protocol.OPENAI, response); // relayed paths go to an OpenAI upstream
-            return;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-        }
-        response.setStatus(exchange.status());
-        Upstream.copyHeaders(exchange, response);
-        ServletOutputStream out = response.getOutputStream();
-        byte[] buffer = new byte[8192];
-        try (InputStream in = exchange.body()) {
-            int read;
-            while ((read = in.read(buffer)) != -1) {
-                try {
-                    out.write(buffer, 0, read);
-                    out.flush();
-                } catch (IOException e) {
-                    exchange.abort(); // the client went away
-                    return;
-                }
-            }
-        } catch (IOException e) {
-            exchange.abort(); // the upstream broke off; the client sees a truncated body
-        }
+        AsyncClient client =
+                AsyncClient.start(request, response, gateway.config().server().clientIdleTimeout());
+        client.quiet(); // the upstream's timeouts run now
+        gateway.upstream()
+                .send(request.getMethod(), path + query, request.getContentType(), body, new Upstream.Answer() {
+                    @Override
+                    public void headers(Upstream.Exchange exchange) {
+                        try {
+                            response.setStatus(exchange.status());
+                            Upstream.copyHeaders(exchange, response);
+                            new Relay(
+                                            client,
+                                            exchange.body(),
+                                            Relay.AS_IS,
+                                            gateway.config().limits().streamBufferBytes(),
+                                            new Relay.Finish() {
+                                                @Override
+                                                public byte @Nullable [] ended(
+                                                        Relay.End end, @Nullable Throwable cause) {
+                                                    if (end != Relay.End.FINISHED) {
+                                                        // the client went away, or the upstream broke off (the
+                                                        // client sees a truncated body)
+                                                        exchange.abort();
+                                                    }
+                                                    return null;
+                                                }
+
+                                                @Override
+                                                public void crashed(Throwable failure) {
+                                                    exchange.abort();
+                                                }
+                                            },
+                                            gateway.metrics().relays())
+                                    .start();
+                        } catch (RuntimeException e) {
+                            exchange.abort();
+                            client.complete();
+                        }
+                    }
+
+                    @Override
+                    public void failed(Upstream.Failure failure) {
+                        try {
+                            failure.answer(Protocol.OPENAI, response); // relayed paths go to an OpenAI upstream
+                        } catch (IOException | RuntimeException e) {
+                            // the client is gone
+                        }
+                        client.complete();
+                    }
+                });
     }
 
     /**

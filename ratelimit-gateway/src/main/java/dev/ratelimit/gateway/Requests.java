@@ -4,11 +4,14 @@ import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Locale;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -52,21 +55,142 @@ final class Requests {
      */
     record Responses(ObjectNode body, String model, boolean stream, long maxOutputTokens, boolean serverState) {}
 
-    /** Reads the body: JSON content type (or none), at most {@code maxBytes}, one JSON object. */
-    static ObjectNode read(HttpServletRequest request, int maxBytes) throws BadRequest, IOException {
-        String contentType = contentType(request);
-        if (contentType != null) {
-            String mediaType = contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
-            if (!mediaType.equals("application/json")) {
-                drop(request.getInputStream()); // the connection stays usable (see drain)
-                throw new BadRequest(
-                        415,
-                        "unsupported_content_type",
-                        null,
-                        "Unsupported Content-Type '" + contentType + "': send the body as application/json.");
+    /**
+     * A body read without blocking: its bytes, or the refusal it earned (a content type that is not
+     * JSON, or more than the limit) once what could be read of it was read and dropped.
+     *
+     * @param bytes the body, empty when refused
+     * @param refused the 413 or 415 to answer, or {@code null}
+     * @param ended whether the whole body was read (a refused one may be cut off after {@link
+     *     #DRAIN_BYTES} more: its connection cannot serve another request)
+     */
+    record Body(byte[] bytes, @Nullable BadRequest refused, boolean ended) {}
+
+    /**
+     * Reads a metered request's body with the servlet API's non-blocking input, on whichever of the
+     * server's threads the bytes arrive: a JSON content type (or none; another is 415 once its body
+     * was dropped), at most {@code maxBytes} (413, checked on {@code Content-Length} and while
+     * reading; up to {@link #DRAIN_BYTES} more are read and dropped first, see {@link #bytes}). The
+     * request must be in asynchronous mode.
+     *
+     * @param then gets the body, on the thread that read its end
+     * @param failed gets the failure of a client that went away while sending it
+     */
+    static void readAsync(HttpServletRequest request, int maxBytes, Consumer<Body> then, Consumer<Throwable> failed) {
+        BadRequest refused = null;
+        int keep = maxBytes;
+        try {
+            String contentType = request.getContentType();
+            if (contentType != null) {
+                String mediaType = contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
+                if (!mediaType.equals("application/json")) {
+                    refused = new BadRequest(
+                            415,
+                            "unsupported_content_type",
+                            null,
+                            "Unsupported Content-Type '" + contentType + "': send the body as application/json.");
+                }
+            }
+        } catch (IllegalArgumentException e) { // UnsupportedCharsetException, IllegalCharsetNameException
+            refused = new BadRequest(
+                    415,
+                    "unsupported_content_type",
+                    null,
+                    "Unsupported charset in Content-Type: send the body as application/json in UTF-8.");
+        }
+        long declared = request.getContentLengthLong();
+        if (refused == null && declared > maxBytes) {
+            refused = tooLarge(maxBytes, null);
+            if (declared - maxBytes > DRAIN_BYTES) {
+                then.accept(new Body(new byte[0], refused, false)); // too much to drop: the connection closes
+                return;
             }
         }
-        byte[] bytes = bytes(request, maxBytes);
+        if (refused != null) {
+            keep = 0;
+        }
+        try {
+            ServletInputStream in = request.getInputStream();
+            in.setReadListener(new BodyReader(in, keep, refused, maxBytes, declared, then, failed));
+        } catch (IOException | RuntimeException e) {
+            failed.accept(e);
+        }
+    }
+
+    /** Reads a body as it arrives, keeping up to a limit and dropping up to {@link #DRAIN_BYTES} more. */
+    private static final class BodyReader implements ReadListener {
+        private final ServletInputStream in;
+        private final int keep;
+        private final int maxBytes;
+        private final Consumer<Body> then;
+        private final Consumer<Throwable> failed;
+        private final ByteArrayOutputStream bytes;
+        private final byte[] buffer = new byte[8192];
+        private @Nullable BadRequest refused;
+        private long dropped;
+        private boolean done;
+
+        BodyReader(
+                ServletInputStream in,
+                int keep,
+                @Nullable BadRequest refused,
+                int maxBytes,
+                long declared,
+                Consumer<Body> then,
+                Consumer<Throwable> failed) {
+            this.in = in;
+            this.keep = keep;
+            this.refused = refused;
+            this.maxBytes = maxBytes;
+            this.then = then;
+            this.failed = failed;
+            this.bytes = new ByteArrayOutputStream(declared > 0 && declared <= keep ? (int) declared : 1024);
+        }
+
+        @Override
+        public void onDataAvailable() throws IOException {
+            while (!done && in.isReady() && !in.isFinished()) {
+                int read = in.read(buffer);
+                if (read < 0) {
+                    return; // onAllDataRead follows
+                }
+                if (refused == null && bytes.size() + read <= keep) {
+                    bytes.write(buffer, 0, read);
+                    continue;
+                }
+                if (refused == null) {
+                    refused = tooLarge(maxBytes, null);
+                    bytes.reset();
+                }
+                dropped += read;
+                if (dropped > DRAIN_BYTES) {
+                    done = true; // more than is worth reading: the connection closes after the answer
+                    then.accept(new Body(new byte[0], refused, false));
+                    return;
+                }
+            }
+        }
+
+        @Override
+        public void onAllDataRead() {
+            if (!done) {
+                done = true;
+                BadRequest refusal = refused;
+                then.accept(new Body(refusal == null ? bytes.toByteArray() : new byte[0], refusal, true));
+            }
+        }
+
+        @Override
+        public void onError(Throwable failure) {
+            if (!done) {
+                done = true;
+                failed.accept(failure);
+            }
+        }
+    }
+
+    /** Reads a body's JSON: one JSON object, not empty. */
+    static ObjectNode json(byte[] bytes) throws BadRequest {
         if (bytes.length == 0) {
             throw BadRequest.invalid(null, "The request body is empty: send a JSON object.");
         }
@@ -79,6 +203,8 @@ final class Requests {
                     "invalid_json",
                     null,
                     "We could not parse the JSON body of your request: " + jsonProblem(e) + ". Send one JSON object.");
+        } catch (IOException e) {
+            throw BadRequest.invalid(null, "The request body could not be read.");
         }
         if (!(root instanceof ObjectNode object)) {
             throw BadRequest.invalid(null, "The request body must be a JSON object.");

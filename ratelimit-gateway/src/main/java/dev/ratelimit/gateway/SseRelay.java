@@ -4,25 +4,27 @@ import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.genai.TokenUsage;
-import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Relays an upstream's server-sent events to the client one event at a time, flushing each as it
- * arrives, while an {@link Events} watcher of the endpoint's protocol reads each one: the usage, the
- * text produced so far (to charge a stream that ends early) and whether the stream reached its end.
- * Every protocol's stream is read here (OpenAI's in this class's watchers, Anthropic's in {@link
- * AnthropicEvents}). Not thread-safe: one per response.
+ * Reads an upstream's server-sent events as their bytes arrive, for a {@link Relay} that passes them
+ * on to the client one event at a time, while an {@link Events} watcher of the endpoint's protocol
+ * reads each one: the usage, the text produced so far (counted as it passes, to charge a stream that
+ * ends early) and whether the stream reached its end. Every protocol's stream is read here (OpenAI's
+ * in this class's watchers, Anthropic's in {@link AnthropicEvents}). An event larger than {@value
+ * #MAX_EVENT_BYTES} bytes ends the stream as broken off. Not thread-safe: one per response, used on
+ * its relay's steps.
  */
-final class SseRelay {
+final class SseRelay implements Relay.Transform {
+
+    /** The largest event relayed: a Responses API stream's last event carries the whole response. */
+    static final int MAX_EVENT_BYTES = 4 * 1024 * 1024;
 
     /** How the relay ended. */
     enum Ending {
@@ -57,7 +59,7 @@ final class SseRelay {
 
         /**
          * The tokens to charge for the stream so far, by kind: what the upstream reported, or failing
-         * that the prompt and the text produced so far, counted.
+         * that the prompt and the text produced so far, counted as it passed.
          *
          * @param promptTokens the gateway's count of the prompt
          */
@@ -73,83 +75,105 @@ final class SseRelay {
         String brokenNotice(String message);
     }
 
-    /** Thrown for a failed write to the client, to tell it from a failed read upstream. */
-    private static final class ClientGone extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        ClientGone(IOException cause) {
-            super(cause.getMessage(), cause);
-        }
-    }
-
     private final Events events;
+    private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+    private final List<String> event = new ArrayList<>();
+    private long eventBytes;
+    private boolean afterCarriageReturn;
 
     SseRelay(Events events) {
         this.events = events;
     }
 
-    Ending relay(InputStream upstream, OutputStream client) {
-        BufferedReader reader = new BufferedReader(new InputStreamReader(upstream, StandardCharsets.UTF_8));
-        List<String> event = new ArrayList<>();
-        try {
-            String line;
-            while ((line = reader.readLine()) != null) {
-                if (!line.isEmpty()) {
-                    event.add(line);
-                } else if (!event.isEmpty()) {
-                    forward(event, client);
-                    event.clear();
-                }
-            }
-            if (!event.isEmpty()) {
-                forward(event, client); // the upstream closed without the last blank line
-            }
-        } catch (ClientGone e) {
-            return Ending.CLIENT_GONE;
-        } catch (IOException e) {
-            // the read failed: after the protocol's end nothing was lost, before it the stream broke off
-        }
-        return events.finished() ? Ending.COMPLETED : Ending.BROKEN;
+    /** The events' watcher. */
+    Events events() {
+        return events;
     }
 
-    private void forward(List<String> event, OutputStream client) throws ClientGone {
+    /**
+     * Splits the bytes into lines ({@code \n}, {@code \r\n} or {@code \r} end one) and the lines
+     * into events (a blank line ends one), relaying each event as it completes.
+     */
+    @Override
+    public void onBytes(ByteBuffer bytes, ByteArrayOutputStream out) throws IOException {
+        while (bytes.hasRemaining()) {
+            byte b = bytes.get();
+            if (afterCarriageReturn) {
+                afterCarriageReturn = false;
+                if (b == '\n') {
+                    continue; // the \n of \r\n
+                }
+            }
+            if (b == '\n' || b == '\r') {
+                afterCarriageReturn = b == '\r';
+                endLine(out);
+            } else {
+                line.write(b);
+                if (eventBytes + line.size() > MAX_EVENT_BYTES) {
+                    throw new IOException("the upstream sent an event larger than " + MAX_EVENT_BYTES + " bytes");
+                }
+            }
+        }
+    }
+
+    /** The upstream closed: a last line or event without its blank line is relayed as it is. */
+    @Override
+    public void onEnd(ByteArrayOutputStream out) {
+        if (line.size() > 0) {
+            endLine(out);
+        }
+        if (!event.isEmpty()) {
+            forward(out);
+        }
+    }
+
+    private void endLine(ByteArrayOutputStream out) {
+        // a line break is never inside a UTF-8 sequence: each line decodes alone
+        String text = line.toString(StandardCharsets.UTF_8);
+        line.reset();
+        if (!text.isEmpty()) {
+            event.add(text);
+            eventBytes += text.length() + 1;
+        } else if (!event.isEmpty()) {
+            forward(out);
+        }
+    }
+
+    private void forward(ByteArrayOutputStream out) {
         StringBuilder data = new StringBuilder();
         String type = null;
-        for (String line : event) {
-            if (line.startsWith("data:")) {
+        for (String field : event) {
+            if (field.startsWith("data:")) {
                 if (data.length() > 0) {
                     data.append('\n');
                 }
-                data.append(line, line.startsWith("data: ") ? 6 : 5, line.length());
-            } else if (line.startsWith("event:")) {
-                type = line.substring(6).strip();
+                data.append(field, field.startsWith("data: ") ? 6 : 5, field.length());
+            } else if (field.startsWith("event:")) {
+                type = field.substring(6).strip();
             }
         }
-        if ((data.length() > 0 || type != null) && !events.inspect(type, data.toString())) {
-            return;
+        boolean relayed = (data.length() == 0 && type == null) || events.inspect(type, data.toString());
+        if (relayed) {
+            byte[] bytes = (String.join("\n", event) + "\n\n").getBytes(StandardCharsets.UTF_8);
+            out.write(bytes, 0, bytes.length);
         }
-        write(client, String.join("\n", event) + "\n\n");
+        event.clear();
+        eventBytes = 0;
     }
 
-    /** Sends the protocol's error event after a stream that broke off. */
-    void writeBrokenNotice(OutputStream client) {
-        try {
-            write(
-                    client,
-                    events.brokenNotice(
-                            "The upstream's stream broke off before it finished; the answer is incomplete."));
-        } catch (ClientGone e) {
-            // the client left as well
+    /** How the stream ended, given how its relay ended. */
+    Ending ending(Relay.End end) {
+        if (end == Relay.End.CLIENT_GONE) {
+            return Ending.CLIENT_GONE;
         }
+        // a read that failed after the protocol's end lost nothing; before it the stream broke off
+        return events.finished() ? Ending.COMPLETED : Ending.BROKEN;
     }
 
-    private static void write(OutputStream client, String text) throws ClientGone {
-        try {
-            client.write(text.getBytes(StandardCharsets.UTF_8));
-            client.flush();
-        } catch (IOException e) {
-            throw new ClientGone(e);
-        }
+    /** The protocol's error event sent after a stream that broke off. */
+    byte[] brokenNotice() {
+        return events.brokenNotice("The upstream's stream broke off before it finished; the answer is incomplete.")
+                .getBytes(StandardCharsets.UTF_8);
     }
 
     /** The event's JSON, or {@code null} when it is not JSON (relayed as it came, not ours to judge). */
@@ -162,30 +186,29 @@ final class SseRelay {
     }
 
     /**
-     * What both of OpenAI's stream kinds keep: the text produced so far and the usage reported for
-     * the whole stream, which alone is the figure once it came.
+     * What both of OpenAI's stream kinds keep: the count of the text produced so far and the usage
+     * reported for the whole stream, which alone is the figure once it came.
      */
     private abstract static class Tally implements Events {
 
-        final StringBuilder produced = new StringBuilder();
-        private final ToLongFunction<String> count;
+        final StreamCount produced;
 
         @Nullable
         TokenUsage usage;
 
-        Tally(ToLongFunction<String> count) {
-            this.count = count;
+        Tally(StreamCount produced) {
+            this.produced = produced;
         }
 
         @Override
         public TokenUsage used(long promptTokens) {
             TokenUsage reported = usage;
-            return reported != null ? reported : TokenUsage.of(promptTokens, count.applyAsLong(produced.toString()));
+            return reported != null ? reported : TokenUsage.of(promptTokens, produced.tokens());
         }
 
         @Override
         public boolean nothing() {
-            return usage == null && produced.length() == 0;
+            return usage == null && produced.isEmpty();
         }
 
         @Override
@@ -204,8 +227,8 @@ final class SseRelay {
         private final boolean clientWantsUsage;
         private boolean done;
 
-        ChoiceEvents(boolean clientWantsUsage, ToLongFunction<String> count) {
-            super(count);
+        ChoiceEvents(boolean clientWantsUsage, StreamCount produced) {
+            super(produced);
             this.clientWantsUsage = clientWantsUsage;
         }
 
@@ -263,8 +286,8 @@ final class SseRelay {
         private @Nullable String ending;
         private long sequence;
 
-        ResponseEvents(ToLongFunction<String> count) {
-            super(count);
+        ResponseEvents(StreamCount produced) {
+            super(produced);
         }
 
         @Override

@@ -6,7 +6,6 @@ import dev.ratelimit.http.RetryAfter;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
@@ -19,29 +18,34 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.HttpClient;
-import org.eclipse.jetty.client.InputStreamResponseListener;
 import org.eclipse.jetty.client.ProxyAuthenticationProtocolHandler;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
+import org.eclipse.jetty.client.Result;
 import org.eclipse.jetty.client.WWWAuthenticationProtocolHandler;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.CyclicTimeout;
+import org.eclipse.jetty.util.thread.Scheduler;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The servers behind the gateway, reached with one Jetty HTTP client: each upstream has a base URL,
  * the gateway's own key for it (never the client's), the API it speaks and the models it serves,
- * and a request is routed by its model ({@link #route}). A response comes back as a stream that is
- * read as it arrives.
+ * and a request is routed by its model ({@link #route}). Nothing here holds a thread while it
+ * waits: a request is sent, its response headers reach an {@link Answer} on one of the client's
+ * threads, and its body is a {@link Body} read as it arrives, by demand ({@link Content.Source}).
  *
  * <p>An upstream that answers 429 or 529 with {@code retry-after-ms}/{@code retry-after}, or whose
  * rate-limit headers ({@code x-ratelimit-remaining-*}, {@code anthropic-ratelimit-*-remaining}) say
@@ -120,21 +124,19 @@ final class Upstream implements AutoCloseable {
         }
 
         /**
-         * Sends a request to this route's upstream and waits for the response headers, which may
-         * start or end the model's cooldown.
+         * Sends a request to this route's upstream; its response headers, which may start or end the
+         * model's cooldown, or its failure reach {@code answer}.
          *
          * @param headers headers to send besides the gateway's own (such as {@code anthropic-version})
          */
-        Exchange send(
+        void send(
                 String method,
                 String pathAndQuery,
                 @Nullable String contentType,
                 byte[] body,
-                Map<String, String> headers)
-                throws Failure, InterruptedException {
-            Exchange exchange = Upstream.this.send(target, method, pathAndQuery, contentType, body, headers);
-            observe(this, exchange);
-            return exchange;
+                Map<String, String> headers,
+                Answer answer) {
+            Upstream.this.send(target, method, pathAndQuery, contentType, body, headers, this, answer);
         }
     }
 
@@ -148,6 +150,20 @@ final class Upstream implements AutoCloseable {
 
     record Cooling(String upstream, Duration retryAfter) implements Routing {}
 
+    /**
+     * Where a response goes: its headers, or the failure that came instead. One of the two is called,
+     * once, on one of the client's threads (or the scheduler's, for the first-byte timeout), and
+     * must not block.
+     */
+    interface Answer {
+
+        /** The response's status and headers arrived; its body is read from {@link Exchange#body()}. */
+        void headers(Exchange exchange);
+
+        /** The upstream could not be reached or sent no response headers in time. */
+        void failed(Failure failure);
+    }
+
     private final HttpClient client;
     private final List<Target> targets;
     private final Target fallback;
@@ -157,8 +173,9 @@ final class Upstream implements AutoCloseable {
 
     /**
      * @param upstreams the upstreams, in the order a pattern is tried; at least one
+     * @param executor the threads that run the client's I/O and callbacks (the gateway's one pool)
      */
-    Upstream(List<UpstreamConfig> upstreams, Limits limits, Cooldowns cooldowns) throws Exception {
+    Upstream(List<UpstreamConfig> upstreams, Limits limits, Cooldowns cooldowns, Executor executor) throws Exception {
         if (upstreams.isEmpty()) {
             throw new IllegalArgumentException("at least one upstream");
         }
@@ -170,11 +187,8 @@ final class Upstream implements AutoCloseable {
         this.cooldowns = cooldowns;
         this.firstByteTimeout = limits.firstByteTimeout();
         this.idleTimeout = limits.idleTimeout();
-        QueuedThreadPool threads = new QueuedThreadPool();
-        threads.setName("gateway-upstream");
-        threads.setDaemon(true);
         this.client = new HttpClient();
-        client.setExecutor(threads);
+        client.setExecutor(executor); // started already, so the client never stops it: the pool is the gateway's
         client.setConnectTimeout(limits.connectTimeout().toMillis());
         client.setIdleTimeout(limits.idleTimeout().toMillis());
         client.setFollowRedirects(false);
@@ -312,7 +326,25 @@ final class Upstream implements AutoCloseable {
     }
 
     /** A response whose headers have arrived; its body is read from {@link #body()}. */
-    record Exchange(Request request, Response response, InputStream body) {
+    static final class Exchange {
+        private final Request request;
+        private final Response response;
+        private final Body body;
+
+        Exchange(Request request, Response response, Body body) {
+            this.request = request;
+            this.response = response;
+            this.body = body;
+        }
+
+        Response response() {
+            return response;
+        }
+
+        /** The body, read by demand as it arrives. */
+        Body body() {
+            return body;
+        }
 
         int status() {
             return response.getStatus();
@@ -328,38 +360,121 @@ final class Upstream implements AutoCloseable {
             return type != null && type.toLowerCase(Locale.ROOT).startsWith("text/event-stream");
         }
 
-        /** Reads the whole body, up to {@link #MAX_BODY_BYTES}. */
-        byte[] readAll() throws IOException {
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-            byte[] buffer = new byte[8192];
-            try (InputStream in = body) {
-                int read;
-                while ((read = in.read(buffer)) != -1) {
-                    if (bytes.size() + read > MAX_BODY_BYTES) {
-                        throw new IOException("the upstream's response exceeds " + MAX_BODY_BYTES + " bytes");
+        /**
+         * Reads the whole body, up to {@link #MAX_BODY_BYTES}, as it arrives: {@code then} gets the
+         * bytes, or the failure (a body too large, broken off or silent past the idle timeout).
+         */
+        void readAll(BiConsumer<byte @Nullable [], @Nullable IOException> then) {
+            new Reading(body, then).run();
+        }
+
+        /** Stops the upstream response: its connection is closed and its body fails. */
+        void abort() {
+            body.idle.destroy();
+            request.abort(new IOException("the gateway's client went away"));
+        }
+    }
+
+    /** Reads a whole body without a thread of its own: each demand callback reads what arrived. */
+    private static final class Reading implements Runnable {
+        private final Body body;
+        private final BiConsumer<byte @Nullable [], @Nullable IOException> then;
+        private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+
+        Reading(Body body, BiConsumer<byte @Nullable [], @Nullable IOException> then) {
+            this.body = body;
+            this.then = then;
+        }
+
+        @Override
+        public void run() {
+            while (true) {
+                Content.Chunk chunk = body.read();
+                if (chunk == null) {
+                    body.demand(this);
+                    return;
+                }
+                if (Content.Chunk.isFailure(chunk)) {
+                    Throwable failure = chunk.getFailure();
+                    then.accept(
+                            null,
+                            failure instanceof IOException io
+                                    ? io
+                                    : new IOException(String.valueOf(failure.getMessage()), failure));
+                    return;
+                }
+                try {
+                    int size = chunk.remaining();
+                    if (bytes.size() + size > MAX_BODY_BYTES) {
+                        body.fail(new IOException("too large"));
+                        then.accept(
+                                null, new IOException("the upstream's response exceeds " + MAX_BODY_BYTES + " bytes"));
+                        return;
                     }
-                    bytes.write(buffer, 0, read);
+                    java.nio.ByteBuffer buffer = chunk.getByteBuffer();
+                    byte[] part = new byte[size];
+                    buffer.get(part);
+                    bytes.write(part, 0, size);
+                    if (chunk.isLast()) {
+                        then.accept(bytes.toByteArray(), null);
+                        return;
+                    }
+                } finally {
+                    chunk.release();
                 }
             }
-            return bytes.toByteArray();
+        }
+    }
+
+    /**
+     * An upstream response's body as it arrives: Jetty's content source, read by demand, plus the
+     * idle timeout. The timeout runs only while a demand waits for the upstream, so a relay that
+     * stopped reading because its client is slow is never taken for a silent upstream.
+     */
+    static final class Body implements Content.Source {
+        private final Content.Source source;
+        private final CyclicTimeout idle;
+        private final long idleMillis;
+
+        /**
+         * @param executor runs the abort of a silent upstream, and the relay's step it wakes (which
+         *     settles), off the scheduler's one thread that times everything
+         */
+        Body(Content.Source source, Request request, Scheduler scheduler, Executor executor, Duration idleTimeout) {
+            this.source = source;
+            this.idleMillis = idleTimeout.toMillis();
+            this.idle = new CyclicTimeout(scheduler) {
+                @Override
+                public void onTimeoutExpired() {
+                    executor.execute(() -> request.abort(new TimeoutException(
+                            "the upstream sent nothing for " + idleMillis + " ms (limits.upstream-idle-timeout-ms)")));
+                }
+            };
         }
 
-        /** Answers the client with this response's status, the headers it may see ({@link #copyHeaders}) and {@code bytes}. */
-        void relay(HttpServletResponse client, byte[] bytes) throws IOException {
-            client.setStatus(status());
-            copyHeaders(this, client);
-            client.setContentLength(bytes.length);
-            client.getOutputStream().write(bytes);
-        }
-
-        /** Stops the upstream response; closing its unfinished body aborts it. */
-        void abort() {
-            try {
-                body.close();
-            } catch (IOException e) {
-                // aborting anyway
+        @Override
+        public Content.@Nullable Chunk read() {
+            Content.Chunk chunk = source.read();
+            if (chunk != null) {
+                if (chunk.isLast() || Content.Chunk.isFailure(chunk)) {
+                    idle.destroy();
+                } else {
+                    idle.cancel();
+                }
             }
-            request.abort(new IOException("the gateway's client went away"));
+            return chunk;
+        }
+
+        @Override
+        public void demand(Runnable demandCallback) {
+            idle.schedule(idleMillis, TimeUnit.MILLISECONDS);
+            source.demand(demandCallback);
+        }
+
+        @Override
+        public void fail(Throwable failure) {
+            idle.destroy();
+            source.fail(failure);
         }
     }
 
@@ -392,28 +507,29 @@ final class Upstream implements AutoCloseable {
     }
 
     /**
-     * Sends a request to the first OpenAI-protocol upstream (the only one of a one-upstream gateway)
-     * and waits for the response headers: for paths relayed without a model.
+     * Sends a request to the first OpenAI-protocol upstream (the only one of a one-upstream gateway):
+     * for paths relayed without a model; its response headers or its failure reach {@code answer}.
      *
      * @param pathAndQuery the path below the upstream's base, such as {@code /models}
      */
-    Exchange send(String method, String pathAndQuery, @Nullable String contentType, byte[] body)
-            throws Failure, InterruptedException {
-        return send(fallback, method, pathAndQuery, contentType, body, Map.of());
+    void send(String method, String pathAndQuery, @Nullable String contentType, byte[] body, Answer answer) {
+        send(fallback, method, pathAndQuery, contentType, body, Map.of(), null, answer);
     }
 
-    private Exchange send(
+    private void send(
             Target target,
             String method,
             String pathAndQuery,
             @Nullable String contentType,
             byte[] body,
-            Map<String, String> extra)
-            throws Failure, InterruptedException {
+            Map<String, String> extra,
+            @Nullable Route route,
+            Answer answer) {
         String apiKey = target.config.apiKey();
         Request request = client.newRequest(target.base + pathAndQuery)
                 .method(method)
-                .idleTimeout(idleTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                // silence is timed by Body, only while the gateway waits for the upstream's bytes
+                .idleTimeout(0, TimeUnit.MILLISECONDS)
                 .headers(headers -> {
                     headers.remove(HttpHeader.USER_AGENT);
                     extra.forEach(headers::put);
@@ -429,18 +545,64 @@ final class Upstream implements AutoCloseable {
         if (body.length > 0 || method.equals("POST") || method.equals("PUT") || method.equals("PATCH")) {
             request.body(new BytesRequestContent(contentType == null ? "application/json" : contentType, body));
         }
-        InputStreamResponseListener listener = new InputStreamResponseListener();
-        request.send(listener);
-        try {
-            Response response = listener.get(firstByteTimeout.toMillis(), TimeUnit.MILLISECONDS);
-            return new Exchange(request, response, listener.getInputStream());
-        } catch (TimeoutException e) {
-            request.abort(e);
-            throw new Failure("The upstream did not answer within " + firstByteTimeout.toMillis() + " ms.", true, e);
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause() == null ? e : e.getCause();
-            boolean timeout = cause instanceof TimeoutException;
-            throw new Failure("The upstream could not be reached: " + cause, timeout, cause);
+        request.send(new Waiting(request, route, answer));
+    }
+
+    /** Waits, without a thread, for one request's response headers or its failure, up to the first-byte timeout. */
+    private final class Waiting implements Response.Listener {
+        private final Request request;
+        private final @Nullable Route route;
+        private final Answer answer;
+        private final AtomicBoolean decided = new AtomicBoolean();
+        private final Scheduler.Task firstByte;
+
+        Waiting(Request request, @Nullable Route route, Answer answer) {
+            this.request = request;
+            this.route = route;
+            this.answer = answer;
+            this.firstByte =
+                    client.getScheduler().schedule(this::expired, firstByteTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        }
+
+        /** On the scheduler's thread: the answer (which cancels the admission) runs on the pool's. */
+        private void expired() {
+            if (decided.compareAndSet(false, true)) {
+                client.getExecutor().execute(() -> {
+                    TimeoutException timeout = new TimeoutException();
+                    request.abort(timeout);
+                    answer.failed(new Failure(
+                            "The upstream did not answer within " + firstByteTimeout.toMillis() + " ms.",
+                            true,
+                            timeout));
+                });
+            }
+        }
+
+        @Override
+        public void onContentSource(Response response, Content.Source source) {
+            if (!decided.compareAndSet(false, true)) {
+                source.fail(new TimeoutException("the first-byte timeout passed"));
+                return;
+            }
+            firstByte.cancel();
+            Exchange exchange = new Exchange(
+                    request,
+                    response,
+                    new Body(source, request, client.getScheduler(), client.getExecutor(), idleTimeout));
+            if (route != null) {
+                observe(route, exchange);
+            }
+            answer.headers(exchange);
+        }
+
+        @Override
+        public void onComplete(Result result) {
+            if (result.isFailed() && decided.compareAndSet(false, true)) {
+                firstByte.cancel();
+                Throwable cause = result.getFailure();
+                boolean timeout = cause instanceof TimeoutException;
+                answer.failed(new Failure("The upstream could not be reached: " + cause, timeout, cause));
+            }
         }
     }
 

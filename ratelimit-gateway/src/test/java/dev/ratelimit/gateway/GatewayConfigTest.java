@@ -115,6 +115,29 @@ class GatewayConfigTest {
                 .hasMessageStartingWith("test.yaml: limits.fail-open: ");
     }
 
+    @Test
+    @DisplayName("the relay's settings: defaults, each read, a pool too small to serve refused by name")
+    void relaySettings() throws Exception {
+        GatewayConfig defaults = parse(VALID);
+        assertThat(defaults.limits().streamBufferBytes()).isEqualTo(64 * 1024);
+        assertThat(defaults.server().maxThreads()).isEqualTo(200);
+        assertThat(defaults.server().maxConnections()).isEqualTo(10_000);
+        assertThat(defaults.server().clientIdleTimeout()).isEqualTo(java.time.Duration.ofSeconds(30));
+        GatewayConfig set = parse(VALID
+                + "limits:\n  stream-buffer-bytes: 8192\n"
+                + "server:\n  max-threads: 16\n  max-connections: 500\n  client-idle-timeout-ms: 5000\n");
+        assertThat(set.limits().streamBufferBytes()).isEqualTo(8192);
+        assertThat(set.server().maxThreads()).isEqualTo(16);
+        assertThat(set.server().maxConnections()).isEqualTo(500);
+        assertThat(set.server().clientIdleTimeout()).isEqualTo(java.time.Duration.ofSeconds(5));
+        assertThatThrownBy(() -> parse(VALID + "server:\n  max-threads: 4\n"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("server.max-threads: must be at least 8");
+        assertThatThrownBy(() -> parse(VALID + "limits:\n  stream-buffer-bytes: 0\n"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("limits.stream-buffer-bytes: must be at least 1");
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource(
             delimiter = '|',

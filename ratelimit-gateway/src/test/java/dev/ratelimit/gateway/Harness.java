@@ -85,6 +85,25 @@ final class Harness implements AutoCloseable {
         return Path.of(Harness.class.getResource("gateway-test.yaml").toURI());
     }
 
+    /**
+     * A copy of the test configuration, in a temporary file, with each key of {@code replaced}
+     * replaced by its value and {@code appended} (whole sections the test file does not have) after
+     * it; for {@code GATEWAY_CONFIG} in {@link #start(Store, boolean, Map)}'s {@code extra}.
+     */
+    static Path config(Map<String, String> replaced, String appended) throws Exception {
+        String text = java.nio.file.Files.readString(testConfig());
+        for (Map.Entry<String, String> replacement : replaced.entrySet()) {
+            if (!text.contains(replacement.getKey())) {
+                throw new IllegalArgumentException("the test configuration has no '" + replacement.getKey() + "'");
+            }
+            text = text.replace(replacement.getKey(), replacement.getValue());
+        }
+        Path file = java.nio.file.Files.createTempFile("gateway-test", ".yaml");
+        file.toFile().deleteOnExit();
+        java.nio.file.Files.writeString(file, text + "\n" + appended);
+        return file;
+    }
+
     static Harness start(Store store, boolean withStub) throws Exception {
         return start(store, withStub, Map.of());
     }

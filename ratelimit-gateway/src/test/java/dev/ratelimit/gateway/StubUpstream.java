@@ -19,6 +19,7 @@ import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -53,7 +54,8 @@ final class StubUpstream implements AutoCloseable {
     }
 
     static StubUpstream start() throws Exception {
-        Server server = new Server();
+        // a thread per request, as blocking servlets go: enough for ConcurrentStreamsTest's streams held at once
+        Server server = new Server(new QueuedThreadPool(1_100));
         ServerConnector connector = new ServerConnector(server);
         connector.setHost("127.0.0.1");
         server.addConnector(connector);
@@ -225,6 +227,31 @@ final class StubUpstream implements AutoCloseable {
                 Thread.sleep(pauseMillis);
             }
             finish(body, out);
+        };
+    }
+
+    /**
+     * Streams {@code events} chunks of {@code chars} characters each (a word of {@link #WORD}
+     * repeated) as fast as the gateway takes them, then finishes normally; {@link Integer#MAX_VALUE}
+     * streams until a write fails, that is until the gateway aborts it. {@code written} counts the
+     * chunks sent; {@code ended} counts down when the stub's side is over.
+     */
+    static Behaviour flood(
+            int events, int chars, java.util.concurrent.atomic.AtomicLong written, CountDownLatch ended) {
+        return (body, response) -> {
+            try {
+                ServletOutputStream out = startStream(response);
+                String content = WORD.repeat(Math.max(1, chars / WORD.length()));
+                byte[] event = ("data: " + chunk(content, null) + "\n\n").getBytes(StandardCharsets.UTF_8);
+                for (int i = 0; i < events; i++) {
+                    out.write(event);
+                    out.flush();
+                    written.incrementAndGet();
+                }
+                finish(body, out);
+            } finally {
+                ended.countDown();
+            }
         };
     }
 
