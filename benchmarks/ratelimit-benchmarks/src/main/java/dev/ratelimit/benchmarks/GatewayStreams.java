@@ -158,7 +158,9 @@ public final class GatewayStreams {
             String loadBefore,
             String loadAfter,
             int tooManyOpenFiles,
-            int threadsAtStart) {
+            int threadsAtStart,
+            int inFlightAtPlateau,
+            Map<String, Long> tcp) {
 
         double heapPerStreamKb() {
             return openAtPlateau <= 0 || heapIdle < 0 || heapPlateau < 0
@@ -292,6 +294,7 @@ public final class GatewayStreams {
             log("idle: heap after GC " + heapIdle / 1024 + " KB, " + idle.threads + " threads, RSS " + idle.rssKb
                     + " KB");
 
+            Map<String, Long> tcpBefore = tcpCounters();
             Sampler sampler = new Sampler(client, pid, management, stubUrls.get(0), options.samples(), count);
             Load load = new Load(
                     client,
@@ -325,8 +328,10 @@ public final class GatewayStreams {
             }
             long heapPlateau = heapAfterGc(pid);
             int openAtPlateau = stubStats(client, stubUrls.get(0), false)[0];
+            int inFlightAtPlateau = load.unfinished();
             log("plateau at " + (System.nanoTime() - started) / 1_000_000 + " ms: " + openAtPlateau
-                    + " open at the upstream, " + load.waiting() + " sent without an answer yet, heap after GC "
+                    + " open at the upstream, " + inFlightAtPlateau + " through the gateway unfinished, "
+                    + load.waiting() + " sent without an answer yet, heap after GC "
                     + heapPlateau / 1024 + " KB");
 
             if (!load.latch.await(options.deadlineSeconds(), TimeUnit.SECONDS)) {
@@ -334,6 +339,8 @@ public final class GatewayStreams {
                         + " s");
             }
             double wall = (load.lastEnd() - started) / 1e9;
+            Map<String, Long> tcp = new LinkedHashMap<>();
+            tcpCounters().forEach((name, value) -> tcp.put(name, value - tcpBefore.getOrDefault(name, value)));
             sampler.stop();
             ProcStatus end = ProcStatus.read(pid);
             int[] stub = stubStats(client, stubUrls.get(0), false);
@@ -360,7 +367,9 @@ public final class GatewayStreams {
                     loadBefore,
                     load(),
                     output.tooManyOpenFiles.get(),
-                    fresh.threads);
+                    fresh.threads,
+                    inFlightAtPlateau,
+                    tcp);
             log(count + " streams: " + result.completed() + " completed, failures " + result.failures()
                     + ", peak open at the upstream " + result.peakOpenUpstream() + ", wall "
                     + String.format(Locale.ROOT, "%.1f s", wall) + ", threads " + result.threadsIdle() + " → "
@@ -483,6 +492,12 @@ public final class GatewayStreams {
 
         int completed() {
             return completed(streams);
+        }
+
+        /** Streams through the gateway not ended yet. */
+        int unfinished() {
+            return (int)
+                    Arrays.stream(streams).filter(stream -> stream.end == 0).count();
         }
 
         static int completed(StreamCall[] streams) {
@@ -755,6 +770,33 @@ public final class GatewayStreams {
         }
     }
 
+    /**
+     * The kernel's counters of connections refused at a full listen queue and of SYN cookies sent,
+     * from {@code /proc/net/netstat}: for the whole network namespace, so for every listener on it.
+     */
+    private static Map<String, Long> tcpCounters() {
+        Map<String, Long> counters = new LinkedHashMap<>();
+        try {
+            List<String> lines = Files.readAllLines(Path.of("/proc/net/netstat"));
+            for (int i = 0; i + 1 < lines.size(); i++) {
+                if (lines.get(i).startsWith("TcpExt:") && lines.get(i + 1).startsWith("TcpExt:")) {
+                    String[] names = lines.get(i).split("\\s+");
+                    String[] values = lines.get(i + 1).split("\\s+");
+                    for (int k = 1; k < names.length && k < values.length; k++) {
+                        if (List.of("ListenOverflows", "ListenDrops", "SyncookiesSent")
+                                .contains(names[k])) {
+                            counters.put(names[k], Long.parseLong(values[k]));
+                        }
+                    }
+                    break;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux: no counters
+        }
+        return counters;
+    }
+
     /** The soft limit of open files of a process, from {@code /proc/<pid>/limits}. */
     private static long fdLimit(long pid) {
         try {
@@ -987,7 +1029,8 @@ public final class GatewayStreams {
             out.append(String.format(
                     Locale.ROOT,
                     "- %,d streams: gateway threads %d when it started listening, %d after the warm-up;"
-                            + " heap after a full GC %,d KB idle, %,d KB with %,d open at the upstream;"
+                            + " heap after a full GC %,d KB idle, %,d KB with %,d open at the upstream"
+                            + " (%,d through the gateway unfinished);"
                             + " heap in use sampled at most %,d MB; RSS idle %,d MB; straight to the upstream %d of %d"
                             + " completed, TTFB p50 %s, p99 %s; load after %s",
                     r.streams(),
@@ -996,6 +1039,7 @@ public final class GatewayStreams {
                     r.heapIdle() / 1024,
                     r.heapPlateau() / 1024,
                     r.openAtPlateau(),
+                    r.inFlightAtPlateau(),
                     r.heapSampledPeak() / 1024 / 1024,
                     r.rssIdleKb() / 1024,
                     r.directCompleted(),
@@ -1008,6 +1052,11 @@ public final class GatewayStreams {
                 List<String> parts = new ArrayList<>();
                 r.failures().forEach((why, n) -> parts.add(String.format(Locale.ROOT, "%,d %s", n, why)));
                 out.append(String.join(", ", parts));
+            }
+            if (!r.tcp().isEmpty()) {
+                List<String> parts = new ArrayList<>();
+                r.tcp().forEach((name, n) -> parts.add(name + " +" + n));
+                out.append("; kernel TCP counters during the run: ").append(String.join(", ", parts));
             }
             if (r.tooManyOpenFiles() > 0) {
                 out.append("; the gateway logged \"Too many open files\" ")
