@@ -50,7 +50,7 @@ public final class GatewayOverhead {
 
     private static final Pattern LISTENING = Pattern.compile("listening on (http://127\\.0\\.0\\.1:\\d+)");
     private static final int CHUNKS = 20;
-    private static final String PLAIN = "{\"model\":\"gpt-4o-mini\",\"max_tokens\":64,"
+    static final String PLAIN = "{\"model\":\"gpt-4o-mini\",\"max_tokens\":64,"
             + "\"messages\":[{\"role\":\"user\",\"content\":\"Say hello to the benchmark.\"}]}";
     private static final String STREAM = PLAIN.replace("{\"model\"", "{\"stream\":true,\"model\"");
     private static final int CLIENTS = 8;
@@ -84,17 +84,7 @@ public final class GatewayOverhead {
         List<Result> results = new ArrayList<>();
         Server upstream = stubUpstream();
         String direct = "http://127.0.0.1:" + ((ServerConnector) upstream.getConnectors()[0]).getLocalPort();
-        Path config = Files.createTempFile("gateway-bench", ".yaml");
-        Files.writeString(config, """
-                keys:
-                  - { key: bench-key, tenant: bench, tier: unlimited }
-                tiers:
-                  unlimited:
-                    max-concurrent: 10000
-                    windows: { minute: 1000000000/1m, day: 1000000000/1d }
-                models:
-                  gpt-4o-mini: { rpm: 1000000000, tpm: 1000000000 }
-                """);
+        Path config = benchConfig();
         HttpClient client =
                 HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
         try (RedisServer redis = RedisServer.start()) {
@@ -224,8 +214,28 @@ public final class GatewayOverhead {
         return true;
     }
 
+    /**
+     * Writes the gateway configuration every benchmark uses to a temporary file: one key
+     * ({@code bench-key}) on a tier whose budgets never run out, so every request is admitted and
+     * counted but none is refused.
+     */
+    static Path benchConfig() throws IOException {
+        Path config = Files.createTempFile("gateway-bench", ".yaml");
+        Files.writeString(config, """
+                keys:
+                  - { key: bench-key, tenant: bench, tier: unlimited }
+                tiers:
+                  unlimited:
+                    max-concurrent: 10000
+                    windows: { minute: 1000000000/1m, day: 1000000000/1d }
+                models:
+                  gpt-4o-mini: { rpm: 1000000000, tpm: 1000000000 }
+                """);
+        return config;
+    }
+
     /** A stub upstream as cheap as it gets: fixed bytes, no parsing beyond spotting a stream request. */
-    private static Server stubUpstream() throws Exception {
+    static Server stubUpstream() throws Exception {
         StringBuilder events = new StringBuilder();
         for (int i = 0; i < CHUNKS; i++) {
             events.append("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-4o-mini\","
@@ -269,9 +279,34 @@ public final class GatewayOverhead {
     }
 
     private static Process gateway(String upstream, Path config, @Nullable String redisUrl) throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder builder = new ProcessBuilder(
-                java, "-Xmx1g", "-cp", System.getProperty("java.class.path"), "dev.ratelimit.gateway.GatewayServer");
+        return gateway(upstream, config, redisUrl, List.of());
+    }
+
+    /**
+     * A child JVM on this JVM's class path running {@code mainClass}, with the heap every benchmark
+     * process gets ({@code -Xmx1g}) and {@code options} before the class name.
+     */
+    static ProcessBuilder jvm(List<String> options, String mainClass, String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-Xmx1g");
+        command.addAll(options);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass));
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).redirectErrorStream(true);
+    }
+
+    /** Starts a child process that a benchmark stopped from outside does not leave running. */
+    static Process startReaped(ProcessBuilder builder) throws IOException {
+        Process process = builder.start();
+        Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "child-reaper"));
+        return process;
+    }
+
+    /** The gateway in a child JVM with extra JVM {@code options} (a profiler's, say). */
+    static Process gateway(String upstream, Path config, @Nullable String redisUrl, List<String> options)
+            throws IOException {
+        ProcessBuilder builder = jvm(options, "dev.ratelimit.gateway.GatewayServer");
         builder.environment().put("PORT", "0");
         builder.environment().put("MANAGEMENT_PORT", "0"); // never the default 8081, which may be taken
         builder.environment().put("ACCESS_LOG", "off"); // a line per request would be measured as overhead
@@ -283,14 +318,11 @@ public final class GatewayOverhead {
         } else {
             builder.environment().put("REDIS_URL", redisUrl);
         }
-        builder.redirectErrorStream(true);
-        Process process = builder.start();
-        // a benchmark stopped from outside must not leave its gateways running
-        Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "gateway-reaper"));
-        return process;
+        return startReaped(builder);
     }
 
-    private static String listening(Process process) throws Exception {
+    /** Waits for a child's "listening on http://127.0.0.1:PORT" line and returns that URL; drains the rest. */
+    static String listening(Process process) throws Exception {
         CompletableFuture<String> url = new CompletableFuture<>();
         Thread reader = new Thread(() -> {
             try (BufferedReader lines =
@@ -312,7 +344,7 @@ public final class GatewayOverhead {
         return url.get(120, TimeUnit.SECONDS);
     }
 
-    private static void stop(Process process) throws InterruptedException {
+    static void stop(Process process) throws InterruptedException {
         process.destroy();
         if (!process.waitFor(20, TimeUnit.SECONDS)) {
             process.destroyForcibly();
