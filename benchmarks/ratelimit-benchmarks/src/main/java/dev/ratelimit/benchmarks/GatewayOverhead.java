@@ -373,21 +373,7 @@ public final class GatewayOverhead {
         out.append(
                 "```bash\n./mvnw -q -B -pl benchmarks/ratelimit-benchmarks -am package -DskipTests && "
                         + "java -cp benchmarks/ratelimit-benchmarks/target/benchmarks.jar dev.ratelimit.benchmarks.GatewayOverhead\n```\n\n");
-        out.append("**Machine**: ")
-                .append(machine.cores())
-                .append(" cores, shared with the client, the stub and the gateway; ")
-                .append(machine.javaVersion())
-                .append("; load ")
-                .append(machine.loadBefore())
-                .append(" before, ")
-                .append(machine.loadAfter())
-                .append(" after; ")
-                .append(machine.otherJvms())
-                .append(" other JVMs running; started ")
-                .append(machine.startedAt())
-                .append(" (commit ")
-                .append(Report.commit())
-                .append(")")
+        out.append(machine.line("the client, the stub and the gateway"))
                 .append(machine.quick() ? "; **quick run: short phases, rough figures**" : "")
                 .append(".\n\n");
         out.append("Latency: one client, one request at a time, ")

@@ -258,7 +258,7 @@ public final class GatewayStreams {
         Path config = options.samples().resolve("gateway-" + count + ".yaml");
         Files.writeString(config, config(options, stubUrls));
         Path gatewayLog = options.samples().resolve("gateway-" + count + ".log");
-        String loadBefore = load();
+        String loadBefore = Machine.load();
         log(count + " streams: load " + loadBefore + "; starting the gateway");
         Process gateway = child(
                 List.of(
@@ -365,7 +365,7 @@ public final class GatewayStreams {
                     Load.completed(load.direct),
                     load.direct.length,
                     loadBefore,
-                    load(),
+                    Machine.load(),
                     output.tooManyOpenFiles.get(),
                     fresh.threads,
                     inFlightAtPlateau,
@@ -942,34 +942,9 @@ public final class GatewayStreams {
         }
     }
 
-    private static String load() {
-        try {
-            String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
-            return fields[0] + " / " + fields[1] + " / " + fields[2];
-        } catch (IOException | RuntimeException e) {
-            return "unknown";
-        }
-    }
-
     static String report(Options options, Machine machine, String ports, long selfFds, List<Measured> results) {
         StringBuilder out = new StringBuilder();
-        out.append("**Machine**: ")
-                .append(machine.cores())
-                .append(" cores (")
-                .append(machine.cpuModel())
-                .append("), shared with the client, the upstream and the gateway; ")
-                .append(machine.javaVersion())
-                .append("; load ")
-                .append(machine.loadBefore())
-                .append(" before, ")
-                .append(machine.loadAfter())
-                .append(" after; ")
-                .append(machine.otherJvms())
-                .append(" other JVMs running; started ")
-                .append(machine.startedAt())
-                .append(" (commit ")
-                .append(Report.commit())
-                .append(").\n\n");
+        out.append(machine.line("the client, the upstream and the gateway")).append(".\n\n");
         out.append("Streams of ")
                 .append(options.seconds())
                 .append(" s, ")

@@ -46,6 +46,16 @@ record Machine(
         return new Machine(cores, cpuModel, javaVersion, redisVersion, loadBefore, load(), otherJvms, quick, startedAt);
     }
 
+    /**
+     * The report's machine line, up to the commit: cores, what shares them, the JVM, the load before
+     * and after, the other JVMs, the start time and the commit.
+     */
+    String line(String sharedWith) {
+        return "**Machine**: " + cores + " cores (" + cpuModel + "), shared with " + sharedWith + "; " + javaVersion
+                + "; load " + loadBefore + " before, " + loadAfter + " after; " + otherJvms
+                + " other JVMs running; started " + startedAt + " (commit " + Report.commit() + ")";
+    }
+
     String describe() {
         return cores + " cores (" + cpuModel + "), " + javaVersion + ", load average " + loadBefore
                 + ", other JVMs running: " + otherJvms;
@@ -63,7 +73,8 @@ record Machine(
         }
     }
 
-    private static String load() {
+    /** The load averages over 1, 5 and 15 minutes, as {@code a / b / c}, or {@code unknown}. */
+    static String load() {
         try {
             String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
             return fields[0] + " / " + fields[1] + " / " + fields[2];
