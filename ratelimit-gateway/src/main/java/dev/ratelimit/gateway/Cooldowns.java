@@ -481,7 +481,7 @@ final class Cooldowns implements AutoCloseable {
             subscribed.close();
         }
         if (client != null) {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            GatewayStore.shutdown(client);
         }
     }
 }

@@ -4,6 +4,7 @@ import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.inmemory.InMemoryWindowStore;
 import dev.ratelimit.redis.lettuce.LettuceWindowStore;
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -93,7 +94,7 @@ final class GatewayStore implements AutoCloseable {
                     try {
                         store.close();
                     } finally {
-                        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                        shutdown(client);
                     }
                 },
                 redis,
@@ -112,7 +113,7 @@ final class GatewayStore implements AutoCloseable {
         try {
             store = LettuceWindowStore.builder(client).commandTimeout(timeout).build();
         } catch (RuntimeException e) {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            shutdown(client);
             throw e;
         }
         Masters masters = new Masters(client);
@@ -131,7 +132,7 @@ final class GatewayStore implements AutoCloseable {
                         store.close();
                         masters.close();
                     } finally {
-                        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                        shutdown(client);
                     }
                 },
                 redis,
@@ -270,6 +271,22 @@ final class GatewayStore implements AutoCloseable {
             if (opening != null) {
                 opening.thenAccept(StatefulRedisClusterConnection::close);
             }
+        }
+    }
+
+    /**
+     * Shuts a client of the gateway's own down, waiting at most 5 s: Lettuce's own {@code shutdown}
+     * waits without a bound, and was seen never to return once its event loops had ended (a test's
+     * gateway closed after its Redis stopped), which hung the gateway's stop.
+     */
+    static void shutdown(AbstractRedisClient client) {
+        try {
+            client.shutdownAsync(0, 2, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            System.getLogger(GatewayStore.class.getName())
+                    .log(System.Logger.Level.WARNING, "the Redis client did not shut down within 5 s; going on", e);
         }
     }
 }
