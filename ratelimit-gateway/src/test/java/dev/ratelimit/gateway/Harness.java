@@ -10,13 +10,11 @@ import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.testkit.MutableClock;
 import dev.ratelimit.testsupport.redis.RedisCluster;
 import dev.ratelimit.testsupport.redis.RedisServer;
-import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -270,13 +268,7 @@ final class Harness implements AutoCloseable {
     Socket openStream(String path, String key, String body) throws Exception {
         Socket socket = new Socket("127.0.0.1", server.port());
         socket.setSoTimeout(20_000);
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        OutputStream out = socket.getOutputStream();
-        out.write(("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + key
-                        + "\r\nContent-Type: application/json\r\nContent-Length: " + bytes.length + "\r\n\r\n")
-                .getBytes(StandardCharsets.US_ASCII));
-        out.write(bytes);
-        out.flush();
+        RawHttp.post(socket, path, key, body);
         return socket;
     }
 
