@@ -28,13 +28,20 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.eclipse.jetty.client.BytesRequestContent;
 import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.client.MultiplexConnectionPool;
 import org.eclipse.jetty.client.ProxyAuthenticationProtocolHandler;
 import org.eclipse.jetty.client.Request;
 import org.eclipse.jetty.client.Response;
 import org.eclipse.jetty.client.Result;
 import org.eclipse.jetty.client.WWWAuthenticationProtocolHandler;
+import org.eclipse.jetty.client.transport.HttpClientConnectionFactory;
+import org.eclipse.jetty.client.transport.HttpClientTransportDynamic;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpVersion;
+import org.eclipse.jetty.http2.client.HTTP2Client;
+import org.eclipse.jetty.http2.client.transport.ClientConnectionFactoryOverHTTP2;
+import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.io.CyclicTimeout;
 import org.eclipse.jetty.util.thread.Scheduler;
@@ -54,6 +61,9 @@ import org.jspecify.annotations.Nullable;
  * it early.
  */
 final class Upstream implements AutoCloseable {
+
+    /** The streams an h2c connection is expected to carry until its peer's SETTINGS say. */
+    private static final int H2C_INITIAL_STREAMS = 100;
 
     /** The largest non-streamed upstream body the gateway reads into memory. */
     static final int MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -82,9 +92,11 @@ final class Upstream implements AutoCloseable {
     static final class Target {
         private final UpstreamConfig config;
         private final String base;
+        private final boolean secure;
 
         Target(UpstreamConfig config) {
             this.config = config;
+            this.secure = "https".equals(config.url().getScheme());
             String text = config.url().toString();
             this.base = text.endsWith("/") ? text.substring(0, text.length() - 1) : text;
         }
@@ -98,7 +110,8 @@ final class Upstream implements AutoCloseable {
         }
 
         String describe() {
-            return config.name() + " (" + config.protocol().id() + ", " + base + ", models "
+            return config.name() + " (" + config.protocol().id() + ", " + base + (config.http2() ? ", HTTP/2" : "")
+                    + ", models "
                     + String.join(" ", config.models()) + ")";
         }
     }
@@ -165,6 +178,9 @@ final class Upstream implements AutoCloseable {
     }
 
     private final HttpClient client;
+    /** The client of the upstreams that speak HTTP/2, when one does. */
+    private final @Nullable HttpClient client2;
+
     private final List<Target> targets;
     private final Target fallback;
     private final Cooldowns cooldowns;
@@ -190,7 +206,40 @@ final class Upstream implements AutoCloseable {
         this.cooldowns = cooldowns;
         this.firstByteTimeout = limits.firstByteTimeout();
         this.idleTimeout = limits.idleTimeout();
-        this.client = new HttpClient();
+        this.client = start(new HttpClient(), executor, limits, maxConnections);
+        this.client2 = upstreams.stream().anyMatch(UpstreamConfig::http2)
+                ? start(new HttpClient(http2(limits)), executor, limits, maxConnections)
+                : null;
+    }
+
+    /**
+     * The transport of the upstreams that speak HTTP/2 ({@code http-version: 2}): {@code h2} offered
+     * before {@code http/1.1} by ALPN over TLS, {@code h2c} with prior knowledge in clear. A stream's
+     * receive window is the relay's buffer ({@code limits.stream-buffer-bytes}), so a client that
+     * reads slowly stops its stream's upstream at the same bound as over HTTP/1.1, without stopping
+     * the other streams of the connection.
+     */
+    private static HttpClientTransportDynamic http2(Limits limits) {
+        ClientConnector connector = new ClientConnector();
+        HTTP2Client h2 = new HTTP2Client(connector);
+        int window = Math.max(limits.streamBufferBytes(), 16 * 1024); // at least one frame of the default size
+        h2.setInitialStreamRecvWindow(window);
+        h2.setInitialSessionRecvWindow(Math.max(16 * 1024 * 1024, window));
+        HttpClientTransportDynamic transport = new HttpClientTransportDynamic(
+                connector, new ClientConnectionFactoryOverHTTP2.HTTP2(h2), HttpClientConnectionFactory.HTTP11);
+        // In clear text the connection is h2c from its first byte, so while it opens the streams that
+        // arrive meanwhile count on it carrying 100 (the least RFC 9113 asks a server to allow; its
+        // SETTINGS then give the real number) rather than each opening a connection of its own. Over
+        // TLS, ALPN may settle on HTTP/1.1, whose connection carries one exchange: Jetty's default.
+        transport.setConnectionPoolFactory(destination -> new MultiplexConnectionPool(
+                destination,
+                destination.getHttpClient().getMaxConnectionsPerDestination(),
+                destination.getOrigin().isSecure() ? 1 : H2C_INITIAL_STREAMS));
+        return transport;
+    }
+
+    private static HttpClient start(HttpClient client, Executor executor, Limits limits, int maxConnections)
+            throws Exception {
         client.setExecutor(executor); // started already, so the client never stops it: the pool is the gateway's
         client.setConnectTimeout(limits.connectTimeout().toMillis());
         client.setIdleTimeout(limits.idleTimeout().toMillis());
@@ -204,11 +253,13 @@ final class Upstream implements AutoCloseable {
         // the gateway answers challenges with nothing: a 401 is relayed (as a 502), not an exception mid-body
         client.getProtocolHandlers().remove(WWWAuthenticationProtocolHandler.NAME);
         client.getProtocolHandlers().remove(ProxyAuthenticationProtocolHandler.NAME);
+        return client;
     }
 
     /**
      * The upstreams a gateway starts with: the file's {@code upstreams:}; else {@code UPSTREAM_URL}
-     * (with {@code UPSTREAM_API_KEY}, and {@code UPSTREAM_PROTOCOL}, default {@code openai}) serving
+     * (with {@code UPSTREAM_API_KEY}, {@code UPSTREAM_PROTOCOL}, default {@code openai}, and {@code
+     * UPSTREAM_HTTP_VERSION}, default {@code 1.1}) serving
      * every model; else the built-in mock model, speaking both protocols.
      */
     static List<UpstreamConfig> configured(GatewayConfig config, Map<String, String> environment, @Nullable URI mock) {
@@ -237,7 +288,8 @@ final class Upstream implements AutoCloseable {
                     environment.get("UPSTREAM_API_KEY"),
                     parsed,
                     List.of("*"),
-                    probe));
+                    probe,
+                    UpstreamConfig.http2(environment.get("UPSTREAM_HTTP_VERSION"), "UPSTREAM_HTTP_VERSION")));
         }
         if (mock == null) {
             throw new IllegalArgumentException("no upstream: set UPSTREAM_URL or the file's upstreams:");
@@ -531,7 +583,8 @@ final class Upstream implements AutoCloseable {
             @Nullable Route route,
             Answer answer) {
         String apiKey = target.config.apiKey();
-        Request request = client.newRequest(target.base + pathAndQuery)
+        HttpClient via = target.config.http2() && client2 != null ? client2 : client;
+        Request request = via.newRequest(target.base + pathAndQuery)
                 .method(method)
                 // silence is timed by Body, only while the gateway waits for the upstream's bytes
                 .idleTimeout(0, TimeUnit.MILLISECONDS)
@@ -550,18 +603,23 @@ final class Upstream implements AutoCloseable {
         if (body.length > 0 || method.equals("POST") || method.equals("PUT") || method.equals("PATCH")) {
             request.body(new BytesRequestContent(contentType == null ? "application/json" : contentType, body));
         }
-        request.send(new Waiting(request, route, answer));
+        if (via == client2 && !target.secure) {
+            request.version(HttpVersion.HTTP_2); // h2c with prior knowledge; over TLS, ALPN decides
+        }
+        request.send(new Waiting(via, request, route, answer));
     }
 
     /** Waits, without a thread, for one request's response headers or its failure, up to the first-byte timeout. */
     private final class Waiting implements Response.Listener {
+        private final HttpClient client;
         private final Request request;
         private final @Nullable Route route;
         private final Answer answer;
         private final AtomicBoolean decided = new AtomicBoolean();
         private final Scheduler.Task firstByte;
 
-        Waiting(Request request, @Nullable Route route, Answer answer) {
+        Waiting(HttpClient client, Request request, @Nullable Route route, Answer answer) {
+            this.client = client;
             this.request = request;
             this.route = route;
             this.answer = answer;
@@ -758,10 +816,14 @@ final class Upstream implements AutoCloseable {
 
     @Override
     public void close() {
-        try {
-            client.stop();
-        } catch (Exception e) {
-            // shutting down anyway
+        for (HttpClient each : new HttpClient[] {client, client2}) {
+            try {
+                if (each != null) {
+                    each.stop();
+                }
+            } catch (Exception e) {
+                // shutting down anyway
+            }
         }
         cooldowns.close();
     }

@@ -26,6 +26,7 @@ import org.jspecify.annotations.Nullable;
  *     api-key: ${ANTHROPIC_API_KEY}
  *     protocol: anthropic
  *     models: ["claude-*"]
+ *     http-version: 2   # optional, default "1.1"
  * }</pre>
  *
  * @param name the upstream's name, as metrics and the status page show it
@@ -36,12 +37,32 @@ import org.jspecify.annotations.Nullable;
  * @param models exact model names and patterns where {@code *} stands for any characters
  * @param probeInterval while a model of this upstream cools down, one request per interval is let
  *     through as a probe
+ * @param http2 whether the gateway speaks HTTP/2 to it ({@code http-version: 2}): over {@code https}
+ *     it offers {@code h2} before {@code http/1.1} by ALPN and takes what the upstream picks; over
+ *     {@code http} it speaks {@code h2c} with prior knowledge. Many streams then share a few
+ *     connections instead of holding one each. Otherwise HTTP/1.1, a connection per exchange.
  */
 record UpstreamConfig(
-        String name, URI url, @Nullable String apiKey, Protocol protocol, List<String> models, Duration probeInterval) {
+        String name,
+        URI url,
+        @Nullable String apiKey,
+        Protocol protocol,
+        List<String> models,
+        Duration probeInterval,
+        boolean http2) {
 
     /** The probe interval when an upstream sets none. */
     static final Duration DEFAULT_PROBE_INTERVAL = Duration.ofSeconds(5);
+
+    UpstreamConfig(
+            String name,
+            URI url,
+            @Nullable String apiKey,
+            Protocol protocol,
+            List<String> models,
+            Duration probeInterval) {
+        this(name, url, apiKey, protocol, models, probeInterval, false);
+    }
 
     /** The APIs the gateway relays. */
     enum Protocol {
@@ -62,7 +83,8 @@ record UpstreamConfig(
             @Nullable String apiKey,
             @Nullable String protocol,
             @Nullable List<String> models,
-            @Nullable Integer probeIntervalSeconds) {}
+            @Nullable Integer probeIntervalSeconds,
+            @Nullable String httpVersion) {}
 
     /** Whether this upstream serves {@code model} by name exactly. */
     boolean servesExactly(String model) {
@@ -160,7 +182,20 @@ record UpstreamConfig(
                 key,
                 protocol,
                 List.copyOf(models),
-                probe == null ? DEFAULT_PROBE_INTERVAL : Duration.ofSeconds(probe));
+                probe == null ? DEFAULT_PROBE_INTERVAL : Duration.ofSeconds(probe),
+                http2(raw.httpVersion(), at + ".http-version"));
+    }
+
+    /**
+     * Whether an {@code http-version} setting asks for HTTP/2: {@code "2"}, or {@code "1.1"} (the
+     * default, when {@code null}) for HTTP/1.1; {@code at} names the setting in the message.
+     */
+    static boolean http2(@Nullable String value, String at) {
+        String version = value == null ? "1.1" : value.trim();
+        if (!version.equals("1.1") && !version.equals("2")) {
+            throw new IllegalArgumentException(at + ": must be \"1.1\" or \"2\", was '" + value + "'");
+        }
+        return version.equals("2");
     }
 
     /** An http(s) URL with a host; {@code at} names the setting in the message. */
@@ -182,6 +217,7 @@ record UpstreamConfig(
 
     @Override
     public String toString() { // never the key
-        return "UpstreamConfig[" + name + ", " + url + ", " + protocol.id() + ", " + models + "]";
+        return "UpstreamConfig[" + name + ", " + url + ", " + protocol.id() + ", " + models + (http2 ? ", HTTP/2" : "")
+                + "]";
     }
 }

@@ -12,12 +12,15 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A client that reads slowly pauses the upstream: the stream's relay holds at most {@code
  * limits.stream-buffer-bytes} (here 16 KiB) plus one read of the upstream, stops reading from the
  * upstream while it does, and resumes when the client reads; the answer arrives whole and settles
- * as usual. A client that takes nothing for {@code server.client-idle-timeout-ms} is gone.
+ * as usual, over HTTP/1.1 and HTTP/2 to the upstream alike (there the stream's receive window is the
+ * bound too). A client that takes nothing for {@code server.client-idle-timeout-ms} is gone.
  */
 class BackpressureTest {
 
@@ -40,6 +43,10 @@ class BackpressureTest {
     }
 
     private Harness start(String server) throws Exception {
+        return start(server, "1.1");
+    }
+
+    private Harness start(String server, String httpVersion) throws Exception {
         Path config = Harness.config(
                 Map.of(
                         "limits:\n",
@@ -48,15 +55,19 @@ class BackpressureTest {
                         "upstream-idle-timeout-ms: 1500",
                         "upstream-idle-timeout-ms: 30000"),
                 server);
-        harness = Harness.start(Harness.Store.MEMORY, true, Map.of("GATEWAY_CONFIG", config.toString()));
+        harness = Harness.start(
+                Harness.Store.MEMORY,
+                true,
+                Map.of("GATEWAY_CONFIG", config.toString(), "UPSTREAM_HTTP_VERSION", httpVersion));
         return harness;
     }
 
-    @Test
+    @ParameterizedTest(name = "HTTP/{0} upstream")
+    @ValueSource(strings = {"1.1", "2"})
     @DisplayName("a client that stops reading pauses the upstream with a bounded buffer; reading again resumes it,"
             + " and the whole answer arrives and settles")
-    void slowClientPausesTheUpstream() throws Exception {
-        start("");
+    void slowClientPausesTheUpstream(String httpVersion) throws Exception {
+        start("", httpVersion);
         GatewayMetrics.Relays relays = harness.server.gateway().metrics().relays();
         AtomicLong written = new AtomicLong();
         CountDownLatch ended = new CountDownLatch(1);
@@ -76,9 +87,9 @@ class BackpressureTest {
                     .isEqualTo(1);
             assertThat(written.get()).as("chunks the upstream got out").isLessThan(EVENTS);
             System.out.printf(
-                    "BackpressureTest: paused holding at most %d bytes (bound %d); the upstream had got %d of %d"
-                            + " chunks out%n",
-                    relays.peak(), BOUND, written.get(), EVENTS);
+                    "BackpressureTest[HTTP/%s]: paused holding at most %d bytes (bound %d); the upstream had got %d of"
+                            + " %d chunks out%n",
+                    httpVersion, relays.peak(), BOUND, written.get(), EVENTS);
 
             Events events = new Events();
             RawHttp.Answer answer = RawHttp.read(new BufferedInputStream(socket.getInputStream()), events);

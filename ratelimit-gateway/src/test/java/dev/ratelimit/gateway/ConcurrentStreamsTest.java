@@ -15,24 +15,33 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The relay needs no thread per stream: 500 streams are held open through a gateway whose one pool
  * has 16 threads ({@code server.max-threads: 16}), all at once, and each completes with its usage
  * and settles exactly. A relay that read the upstream on a thread of its own could hold a dozen.
+ * Over HTTP/1.1 each stream holds an upstream connection; with {@code UPSTREAM_HTTP_VERSION=2} (h2c)
+ * the 500 share a few (the stub allows 128 streams per connection).
  */
 @ParameterizedClass
-@EnumSource(
-        value = Harness.Store.class,
-        names = {"MEMORY", "REDIS"})
+@MethodSource("cases")
 class ConcurrentStreamsTest {
+
+    static Stream<Arguments> cases() {
+        return Stream.of(
+                Arguments.of(Harness.Store.MEMORY, "1.1"),
+                Arguments.of(Harness.Store.REDIS, "1.1"),
+                Arguments.of(Harness.Store.REDIS, "2"));
+    }
 
     private static final int STREAMS = 500;
     private static final int THREADS = 16;
@@ -41,8 +50,11 @@ class ConcurrentStreamsTest {
             + "\"stream_options\":{\"include_usage\":true},\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
     private static final String USAGE = "\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":7,\"total_tokens\":18}";
 
-    @Parameter
+    @Parameter(0)
     Harness.Store store;
+
+    @Parameter(1)
+    String httpVersion;
 
     private Harness harness;
 
@@ -70,7 +82,8 @@ class ConcurrentStreamsTest {
                         "upstream-idle-timeout-ms: 1500",
                         "upstream-idle-timeout-ms: 120000"),
                 "server:\n  max-threads: " + THREADS + "\n");
-        harness = Harness.start(store, true, Map.of("GATEWAY_CONFIG", config.toString()));
+        harness = Harness.start(
+                store, true, Map.of("GATEWAY_CONFIG", config.toString(), "UPSTREAM_HTTP_VERSION", httpVersion));
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch ended = new CountDownLatch(STREAMS);
         for (int i = 0; i < STREAMS; i++) {
@@ -119,6 +132,14 @@ class ConcurrentStreamsTest {
                                 .toList());
             }
             long held = System.nanoTime();
+            int upstreamConnections = harness.stub().connections();
+            if (httpVersion.equals("2")) {
+                assertThat(upstreamConnections)
+                        .as("500 streams multiplexed on HTTP/2 connections")
+                        .isBetween(1, 16);
+            } else {
+                assertThat(upstreamConnections).as("a connection per stream").isGreaterThanOrEqualTo(STREAMS);
+            }
             int admitted = harness.server.gateway().admission().open();
             int threads = pool.getThreads();
             int busy = pool.getBusyThreads();
@@ -150,13 +171,16 @@ class ConcurrentStreamsTest {
             assertThat(harness.tokens(TENANT)).isEqualTo((double) STREAMS * total);
             await("every slot free", () -> harness.inFlight(TENANT) == 0);
             System.out.printf(
-                    "ConcurrentStreamsTest[%s]: %d streams held at once by a pool of %d threads (%d started, %d busy);"
+                    "ConcurrentStreamsTest[%s, HTTP/%s upstream]: %d streams held at once by a pool of %d threads"
+                            + " (%d started, %d busy) on %d upstream connections;"
                             + " all open after %d ms, all answered %d ms after their release%n",
                     store,
+                    httpVersion,
                     STREAMS,
                     pool.getMaxThreads(),
                     threads,
                     busy,
+                    upstreamConnections,
                     (held - started) / 1_000_000,
                     (done - held) / 1_000_000);
         } finally {

@@ -17,6 +17,9 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -48,6 +51,13 @@ final class StubUpstream implements AutoCloseable {
     private volatile Behaviour fallback = ok();
     private final List<Received> received = new CopyOnWriteArrayList<>();
 
+    /** The connections open to the stub now. */
+    int connections() {
+        return ((ServerConnector) server.getConnectors()[0])
+                .getConnectedEndPoints()
+                .size();
+    }
+
     private StubUpstream(Server server, int port) {
         this.server = server;
         this.port = port;
@@ -56,7 +66,10 @@ final class StubUpstream implements AutoCloseable {
     static StubUpstream start() throws Exception {
         // a thread per request, as blocking servlets go: enough for ConcurrentStreamsTest's streams held at once
         Server server = new Server(new QueuedThreadPool(1_100));
-        ServerConnector connector = new ServerConnector(server);
+        // HTTP/1.1, and h2c with prior knowledge on the same port (for upstreams with http-version: 2)
+        HttpConfiguration http = new HttpConfiguration();
+        ServerConnector connector =
+                new ServerConnector(server, new HttpConnectionFactory(http), new HTTP2CServerConnectionFactory(http));
         connector.setHost("127.0.0.1");
         server.addConnector(connector);
         ServletContextHandler context = new ServletContextHandler();

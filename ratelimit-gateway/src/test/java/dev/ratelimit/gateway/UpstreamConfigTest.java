@@ -46,6 +46,7 @@ class UpstreamConfigTest {
                     protocol: OpenAI
                     models: [llama-3, "meta-llama/*"]
                     probe-interval-seconds: 2
+                    http-version: 2
                 """, Map.of("ANTHROPIC_API_KEY", "sk-ant-secret"));
 
         assertThat(config.upstreams()).extracting(UpstreamConfig::name).containsExactly("anthropic", "local");
@@ -53,11 +54,13 @@ class UpstreamConfigTest {
         assertThat(anthropic.apiKey()).isEqualTo("sk-ant-secret");
         assertThat(anthropic.protocol()).isEqualTo(Protocol.ANTHROPIC);
         assertThat(anthropic.probeInterval()).isEqualTo(UpstreamConfig.DEFAULT_PROBE_INTERVAL);
+        assertThat(anthropic.http2()).as("HTTP/1.1 unless asked").isFalse();
         assertThat(anthropic.toString()).doesNotContain("sk-ant-secret");
         UpstreamConfig local = config.upstreams().get(1);
         assertThat(local.apiKey()).isNull();
         assertThat(local.protocol()).isEqualTo(Protocol.OPENAI);
         assertThat(local.probeInterval()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(local.http2()).isTrue();
         assertThat(local.servesExactly("llama-3")).isTrue();
         assertThat(local.servesByPattern("meta-llama/Llama-3.1-8B")).isTrue();
         assertThat(local.servesByPattern("llama-3")).isFalse();
@@ -84,12 +87,18 @@ class UpstreamConfigTest {
                             protocol: openai
                             models: [x]
                             probe-interval-seconds: 0
+                          e:
+                            url: https://example.com/v1
+                            protocol: openai
+                            models: [x]
+                            http-version: 3
                         """, Map.of()))
-                .hasMessageContaining("4 errors")
+                .hasMessageContaining("5 errors")
                 .hasMessageContaining("upstreams.a.url: must be an http(s) URL")
                 .hasMessageContaining("upstreams.b.protocol: must be openai or anthropic, was 'gemini'")
                 .hasMessageContaining("upstreams.c.models: list the models it serves")
-                .hasMessageContaining("upstreams.d.probe-interval-seconds: must be at least 1");
+                .hasMessageContaining("upstreams.d.probe-interval-seconds: must be at least 1")
+                .hasMessageContaining("upstreams.e.http-version: must be \"1.1\" or \"2\", was '3'");
     }
 
     @Test
@@ -101,7 +110,18 @@ class UpstreamConfigTest {
         assertThat(one).singleElement().satisfies(upstream -> {
             assertThat(upstream.protocol()).isEqualTo(Protocol.ANTHROPIC);
             assertThat(upstream.models()).containsExactly("*");
+            assertThat(upstream.http2()).isFalse();
         });
+        assertThat(Upstream.configured(
+                                none,
+                                Map.of("UPSTREAM_URL", "http://127.0.0.1:1/v1", "UPSTREAM_HTTP_VERSION", "2"),
+                                null)
+                        .get(0)
+                        .http2())
+                .isTrue();
+        assertThatThrownBy(() -> Upstream.configured(
+                        none, Map.of("UPSTREAM_URL", "http://127.0.0.1:1/v1", "UPSTREAM_HTTP_VERSION", "2.0"), null))
+                .hasMessage("UPSTREAM_HTTP_VERSION: must be \"1.1\" or \"2\", was '2.0'");
         assertThat(Upstream.configured(none, Map.of(), URI.create("http://127.0.0.1:1/v1")))
                 .extracting(UpstreamConfig::protocol)
                 .containsExactly(Protocol.OPENAI, Protocol.ANTHROPIC);
