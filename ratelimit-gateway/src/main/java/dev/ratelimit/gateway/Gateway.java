@@ -203,7 +203,7 @@ record Gateway(
         if (level != null) {
             return "The budget is " + level.description() + ".";
         }
-        return "The budget is the own budget of tenant '" + account.tenant() + "' (tier "
+        return "The budget is that of tenant '" + account.tenant() + "' alone (tier "
                 + account.tier().name() + ").";
     }
 

@@ -45,16 +45,18 @@ import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
 /**
- * The gateway server: an OpenAI-compatible API on embedded Jetty 12 that authenticates API keys,
- * keeps every tenant within its request and token budgets and concurrency cap, and forwards to an
- * OpenAI-compatible upstream, or to a built-in mock model when none is configured.
+ * The gateway server: OpenAI's and Anthropic's APIs on embedded Jetty 12. It authenticates API
+ * keys; keeps every tenant, team and organisation within its request, token and dollar budgets,
+ * every model within its upstream cap and every tenant within its concurrency cap; and forwards by
+ * model to the configured upstreams (OpenAI- or Anthropic-protocol), or to a built-in mock model
+ * that speaks both when none is configured.
  *
  * <p>Environment: {@code HOST} (the address to listen on; default the configuration's {@code
  * server.host}, else 127.0.0.1; {@code 0.0.0.0} listens on every interface), {@code PORT} (default
  * the configuration's {@code server.port}, else 8080; 0 picks a free port), {@code GATEWAY_CONFIG} (a YAML
  * configuration file; the built-in default otherwise), {@code UPSTREAM_URL} and {@code
  * UPSTREAM_API_KEY} (the upstream's base URL, such as {@code https://api.openai.com/v1}, and the key
- * the gateway sends it), {@code REDIS_URL} (budgets and slots in Redis through Lettuce instead of
+ * the gateway sends it; with {@code UPSTREAM_PROTOCOL} and {@code UPSTREAM_HTTP_VERSION}), {@code REDIS_URL} (budgets and slots in Redis through Lettuce instead of
  * this process's memory), {@code REDIS_CLUSTER_URL} (the same in a Redis Cluster, named by one or
  * more of its nodes, comma-separated; not with {@code REDIS_URL}), {@code RATE_LIMIT_DISABLED=true}
  * (the kill switch), {@code

@@ -29,8 +29,8 @@ import org.jspecify.annotations.Nullable;
  * server on a private loopback port that answers chat completions and legacy completions (plain and
  * streamed, one chunk per word, with {@code usage} when asked), the Responses API (plain and streamed
  * as typed events, ending {@code response.completed}, or {@code response.incomplete} when {@code
- * max_output_tokens} cuts the reply short), embeddings and the model list, deterministically and
- * with real token counts. The gateway reaches it over HTTP like any upstream, so the Quickstart runs
+ * max_output_tokens} cuts the reply short), embeddings and the model list, and Anthropic's Messages
+ * API ({@link AnthropicMock}, plain and streamed), deterministically and with real token counts. The gateway reaches it over HTTP like any upstream, so the Quickstart runs
  * the same code path as a real deployment.
  */
 final class MockModel implements AutoCloseable {

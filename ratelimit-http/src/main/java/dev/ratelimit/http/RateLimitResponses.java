@@ -474,7 +474,6 @@ public final class RateLimitResponses {
                 + unavailableRetryAfterSeconds + "s}";
     }
 
-    /** One window as the headers report it. */
     /** The units of a tier's windows, requests first, then tokens, then the others by name. */
     private static java.util.SortedSet<Window.Unit> units(Tier tier) {
         java.util.SortedSet<Window.Unit> units = new java.util.TreeSet<>();
