@@ -51,7 +51,8 @@ import org.jspecify.annotations.Nullable;
  * listeners, each a destination of its own for the gateway's client, reached through one model
  * each), {@code --max-threads}, {@code --max-connections}, {@code --client-idle-timeout-ms} (the
  * gateway's {@code server.*} settings, written only when given: a gateway without them refuses
- * them), {@code --gateway-jar}, {@code --gateway-xmx} (2g), {@code --warmup} (200), {@code
+ * them), {@code --upstream-http} ({@code 1.1}, or {@code 2}: the upstream's {@code http-version},
+ * h2c, so the streams share a few upstream connections), {@code --gateway-jar}, {@code --gateway-xmx} (2g), {@code --warmup} (200), {@code
  * --deadline-seconds} (1200), {@code --label}, {@code --out FILE} (the markdown, also printed),
  * {@code --samples DIR} (the CSV of the samples and the gateway's output). Children start under
  * {@code ulimit -n 1048576}, or the hard limit when that is lower.
@@ -82,6 +83,7 @@ public final class GatewayStreams {
             @Nullable Integer maxThreads,
             @Nullable Integer maxConnections,
             @Nullable Integer clientIdleTimeoutMs,
+            String upstreamHttp,
             Path gatewayJar,
             String gatewayXmx,
             int warmup,
@@ -110,6 +112,7 @@ public final class GatewayStreams {
                     optionalInt(given, "max-threads"),
                     optionalInt(given, "max-connections"),
                     optionalInt(given, "client-idle-timeout-ms"),
+                    option(given, "upstream-http", "1.1"),
                     Path.of(option(given, "gateway-jar", "ratelimit-gateway/target/ratelimit-gateway.jar")),
                     option(given, "gateway-xmx", "2g"),
                     Integer.parseInt(option(given, "warmup", "200")),
@@ -401,7 +404,9 @@ public final class GatewayStreams {
                     .append(stubUrls.get(i))
                     .append("/v1, protocol: openai, models: [\"")
                     .append(model(i, stubUrls.size()))
-                    .append("\"] }\n");
+                    .append("\"]")
+                    .append(options.upstreamHttp().equals("1.1") ? "" : ", http-version: " + options.upstreamHttp())
+                    .append(" }\n");
         }
         if (options.maxThreads() != null || options.maxConnections() != null || options.clientIdleTimeoutMs() != null) {
             yaml.append("server:\n");
@@ -1053,6 +1058,9 @@ public final class GatewayStreams {
         }
         if (options.clientIdleTimeoutMs() != null) {
             parts.add("`server.client-idle-timeout-ms: " + options.clientIdleTimeoutMs() + "`");
+        }
+        if (!options.upstreamHttp().equals("1.1")) {
+            parts.add("`http-version: " + options.upstreamHttp() + "` to the upstream");
         }
         return parts.isEmpty() ? "no `server.*` settings (the gateway's defaults)" : String.join(", ", parts);
     }

@@ -13,8 +13,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
@@ -70,7 +73,11 @@ final class StreamStub {
         threads.setName("stub");
         Server server = new Server(threads);
         for (int i = 0; i < destinations; i++) {
-            ServerConnector connector = new ServerConnector(server);
+            // HTTP/1.1, and h2c with prior knowledge on the same port (the gateway's http-version: 2)
+            HttpConfiguration http = new HttpConfiguration();
+            HTTP2CServerConnectionFactory h2c = new HTTP2CServerConnectionFactory(http);
+            h2c.setMaxConcurrentStreams(1_000);
+            ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http), h2c);
             connector.setHost("127.0.0.1");
             connector.setAcceptQueueSize(4096); // the opening burst: SYNs beyond the backlog would wait for retries
             connector.setIdleTimeout(TimeUnit.MINUTES.toMillis(10));
