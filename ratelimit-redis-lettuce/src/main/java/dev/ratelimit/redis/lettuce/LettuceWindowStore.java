@@ -18,6 +18,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -287,10 +290,25 @@ public final class LettuceWindowStore {
                     RedisClusterClient.create(Objects.requireNonNull(resources), Objects.requireNonNull(seeds));
             owned.setOptions(clusterClientOptions());
             try {
-                return clusterStore(owned, () -> owned.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
+                return clusterStore(owned, () -> shutdown(owned));
             } catch (RuntimeException e) {
-                owned.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                shutdown(owned);
                 throw e;
+            }
+        }
+
+        /**
+         * Shuts down a client of the store's own within a bound: Lettuce's {@code shutdown} waits
+         * without one, and a client whose server went away mid-close has been seen never to return.
+         */
+        private static void shutdown(RedisClusterClient owned) {
+            try {
+                owned.shutdownAsync(0, 2, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                System.getLogger(LettuceWindowStore.class.getName())
+                        .log(System.Logger.Level.WARNING, "the store's Redis client did not shut down within 5 s", e);
             }
         }
 
