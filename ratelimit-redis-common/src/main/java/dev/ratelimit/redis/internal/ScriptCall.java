@@ -82,6 +82,7 @@ public final class ScriptCall<T> {
                 null,
                 lease,
                 space,
+                request.nowMillis(),
                 head,
                 window -> window.countsRequests() ? "" : Long.toString(request.weightIn(window)),
                 null,
@@ -114,7 +115,8 @@ public final class ScriptCall<T> {
                 window -> window.countsRequests() ? "" : Long.toString(settlement.targetIn(window));
         StoreRequest.Lease lease = settlement.lease();
         if (space.layout() != KeyLayout.CLUSTER || settlement.scopes().size() == 1) {
-            return List.of(settleCall(settlement.scopes(), lease, space, head, marked, estimate, target));
+            return List.of(settleCall(
+                    settlement.scopes(), lease, space, settlement.nowMillis(), head, marked, estimate, target));
         }
         List<ScriptCall<Boolean>> calls = new ArrayList<>();
         for (StoreRequest.Scope scope : settlement.scopes()) {
@@ -123,6 +125,7 @@ public final class ScriptCall<T> {
                     List.of(scope),
                     lease != null && lease.isIn(scope) ? lease : null,
                     space,
+                    settlement.nowMillis(),
                     head,
                     marked,
                     estimate,
@@ -140,6 +143,7 @@ public final class ScriptCall<T> {
             List<StoreRequest.Scope> scopes,
             StoreRequest.@Nullable Lease lease,
             KeySpace space,
+            long nowMillis,
             String[] head,
             String marked,
             Function<Window, String> estimate,
@@ -153,11 +157,11 @@ public final class ScriptCall<T> {
             }
         }
         if (mark == null) {
-            return build(scopes, null, lease, space, head, estimate, target, ScriptReply::settled);
+            return build(scopes, null, lease, space, nowMillis, head, estimate, target, ScriptReply::settled);
         }
         String[] markedHead = head.clone();
         markedHead[markedHead.length - 1] = marked;
-        return build(scopes, mark, lease, space, markedHead, estimate, target, ScriptReply::settled);
+        return build(scopes, mark, lease, space, nowMillis, markedHead, estimate, target, ScriptReply::settled);
     }
 
     /**
@@ -188,6 +192,27 @@ public final class ScriptCall<T> {
         return new ScriptCall<>(new String[] {space.leaseKey(lease)}, args, ScriptReply::count);
     }
 
+    /**
+     * The precision argument of a window: its step in ms, or for a calendar window {@code
+     * c<start>:<end>}, the period that holds {@code nowMillis} in the window's zone, which the script
+     * cannot compute (it knows no time zones).
+     *
+     * @throws UnsupportedOperationException for a calendar window without a time: the period is
+     *     computed from the limiter's clock, so a limiter with calendar windows over Redis needs one
+     */
+    private static String alignment(Window window, long nowMillis) {
+        Window.Calendar calendar = window.calendar();
+        if (calendar == null) {
+            return Long.toString(window.precisionMillis());
+        }
+        if (nowMillis == StoreRequest.STORE_TIME) {
+            throw new UnsupportedOperationException("calendar window '" + window.name()
+                    + "' needs the request's time on Redis: build the limiter with a clock"
+                    + " (SlidingWindowRateLimiter.builder(store).clock(Clock.systemUTC()))");
+        }
+        return "c" + calendar.startMillis(nowMillis) + ":" + calendar.endMillis(nowMillis);
+    }
+
     private static String time(long nowMillis) {
         return nowMillis == StoreRequest.STORE_TIME ? "" : Long.toString(nowMillis);
     }
@@ -197,6 +222,7 @@ public final class ScriptCall<T> {
             @Nullable String settledKey,
             StoreRequest.@Nullable Lease lease,
             KeySpace space,
+            long nowMillis,
             String[] head,
             Function<Window, String> amount,
             @Nullable Function<Window, String> settled,
@@ -212,7 +238,7 @@ public final class ScriptCall<T> {
                 args.add(Long.toString(window.lengthMillis()));
                 args.add(Long.toString(window.limit()));
                 args.add(amount.apply(window));
-                args.add(Long.toString(window.precisionMillis()));
+                args.add(alignment(window, nowMillis));
                 if (settled != null) {
                     args.add(settled.apply(window));
                 }
