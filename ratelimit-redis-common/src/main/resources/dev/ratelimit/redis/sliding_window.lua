@@ -27,12 +27,16 @@ ARGV[5]       reserve and renew: the lease in ms, '' for none; settle: '1' to ca
               changes nothing
 ARGV[6 + s(i-1)] ..
               window i, s = 4 arguments each (5 to settle): length in ms, limit, amount, precision
-              in ms (0 exact) or, for a calendar window, 'c<start>:<end>' (the epoch ms bounds of
-              the calendar period that holds now, computed by the client in the window's zone),
-              and to settle the amount it settles to. amount is '' in a request
+              (see below), and to settle the amount it settles to. amount is '' in a request
               window (each request counts 1) and in any other window the amount of its unit (tokens,
               micro-dollars...) the request reserves; '' again for the settled amount of a request
-              window
+              window. precision is the step in ms (0 exact) or, for a calendar window,
+              'c<t0>:<t1>[:<t2>...]': ascending epoch ms starts of consecutive calendar periods,
+              computed by the client in the window's zone (the script knows no zones); the period
+              counted is the [t(j), t(j+1)) that holds now, an error when none does. With a time in
+              ARGV[2] the client sends that period's two bounds; without one, the periods before,
+              around and after its own clock's now, and the server's TIME picks among them (exact
+              while the two clocks differ by less than a period: about a day at the shortest)
 
 Reserve replies integers: {status, now, index, retry_ms, used_1, reset_1, ..., used_n, reset_n}
   status      1 allowed: recorded in every window (index -1, retry_ms 0);
@@ -243,12 +247,22 @@ for i = 1, n do
   local step = tonumber(ARGV[a + 4])
   local cal, start, stop = false, 0, 0
   if step == nil then
-    start, stop = string.match(ARGV[a + 4], '^c(%d+):(%d+)$')
-    start, stop = tonumber(start), tonumber(stop)
-    if start == nil or stop == nil or now < start or now >= stop then
-      return redis.error_reply('ERR sliding_window: the calendar period of window ' .. i .. ' does not hold now')
+    -- a calendar window: 'c' and ascending period starts; the period counted is the one holding now
+    local spec, from, to = ARGV[a + 4], nil, nil
+    if string.sub(spec, 1, 1) == 'c' then
+      local previous = nil
+      for bound in string.gmatch(spec, '%d+') do
+        bound = tonumber(bound)
+        if previous and previous <= now and now < bound then
+          from, to = previous, bound
+        end
+        previous = bound
+      end
     end
-    cal, step = true, 0
+    if not from then
+      return redis.error_reply('ERR sliding_window: no calendar period of window ' .. i .. ' holds now')
+    end
+    cal, step, start, stop = true, 0, from, to
   end
   local text = ARGV[a + 3]
   local counts = text ~= ''

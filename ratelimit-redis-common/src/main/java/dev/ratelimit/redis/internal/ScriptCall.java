@@ -4,6 +4,7 @@ import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -24,6 +25,7 @@ public final class ScriptCall<T> {
     private static final String PEEK = "p";
     private static final String RENEW = "l";
     private static final String COUNT = "c";
+    private static final Clock WALL_CLOCK = Clock.systemUTC();
 
     private final String[] keys;
     private final String[] args;
@@ -194,23 +196,26 @@ public final class ScriptCall<T> {
 
     /**
      * The precision argument of a window: its step in ms, or for a calendar window {@code
-     * c<start>:<end>}, the period that holds {@code nowMillis} in the window's zone, which the script
-     * cannot compute (it knows no time zones).
-     *
-     * @throws UnsupportedOperationException for a calendar window without a time: the period is
-     *     computed from the limiter's clock, so a limiter with calendar windows over Redis needs one
+     * c<start>:<end>...}, starts of consecutive periods in the window's zone, which the script cannot
+     * compute (it knows no time zones) and among which it counts the one that holds its {@code now}.
+     * With the limiter's time that is the period holding it; on the server's time ({@link
+     * StoreRequest#STORE_TIME}) the period holding this process's wall clock and its two neighbours,
+     * so the server's {@code TIME} decides which one counts: exact while the clocks differ by less
+     * than a period, about a day at the shortest.
      */
     private static String alignment(Window window, long nowMillis) {
         Window.Calendar calendar = window.calendar();
         if (calendar == null) {
             return Long.toString(window.precisionMillis());
         }
-        if (nowMillis == StoreRequest.STORE_TIME) {
-            throw new UnsupportedOperationException("calendar window '" + window.name()
-                    + "' needs the request's time on Redis: build the limiter with a clock"
-                    + " (SlidingWindowRateLimiter.builder(store).clock(Clock.systemUTC()))");
+        if (nowMillis != StoreRequest.STORE_TIME) {
+            return "c" + calendar.startMillis(nowMillis) + ":" + calendar.endMillis(nowMillis);
         }
-        return "c" + calendar.startMillis(nowMillis) + ":" + calendar.endMillis(nowMillis);
+        // not the decision's time (the server's is): it only names the periods the server chooses from
+        long wall = WALL_CLOCK.millis();
+        long start = calendar.startMillis(wall);
+        long end = calendar.endMillis(wall);
+        return "c" + calendar.startMillis(start - 1) + ":" + start + ":" + end + ":" + calendar.endMillis(end);
     }
 
     private static String time(long nowMillis) {
