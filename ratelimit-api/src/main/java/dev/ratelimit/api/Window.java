@@ -384,6 +384,29 @@ public record Window(
     }
 
     /**
+     * Returns the time at or before which an entry has left this window at {@code nowMillis}: one
+     * length back, or for a calendar window the millisecond before the start of the period that
+     * holds {@code nowMillis}. Stores trim at it.
+     *
+     * @param nowMillis the time of the decision in epoch milliseconds
+     * @return the cutoff in epoch milliseconds
+     */
+    public long cutoffMillis(long nowMillis) {
+        return calendar == null ? nowMillis - lengthMillis() : calendar.startMillis(nowMillis) - 1;
+    }
+
+    /**
+     * Returns when an entry recorded at {@code recordedAtMillis} leaves this exact window: one length
+     * later, or for a calendar window at the end of the period that holds it.
+     *
+     * @param recordedAtMillis the entry's time in epoch milliseconds
+     * @return when it leaves, in epoch milliseconds
+     */
+    public long leavesAtMillis(long recordedAtMillis) {
+        return calendar == null ? recordedAtMillis + lengthMillis() : calendar.endMillis(recordedAtMillis);
+    }
+
+    /**
      * Tells whether this window is aligned to calendar periods rather than sliding.
      *
      * @return {@code true} for a calendar window

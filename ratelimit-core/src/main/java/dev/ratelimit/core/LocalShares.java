@@ -103,18 +103,20 @@ final class LocalShares {
 
     /** Entries of one scope window: times (epoch ms for a calendar window) and weights, oldest first. */
     private static final class Log {
+        private final Window window;
         private final long lengthMillis;
         private final Window.@Nullable Calendar calendar;
         private final ArrayDeque<long[]> entries = new ArrayDeque<>();
         private long used;
 
         Log(Window window) {
+            this.window = window;
             this.lengthMillis = window.lengthMillis();
             this.calendar = window.calendar();
         }
 
         void trim(long now) {
-            long cutoff = calendar == null ? now - lengthMillis : calendar.startMillis(now) - 1;
+            long cutoff = window.cutoffMillis(now);
             long[] oldest;
             while ((oldest = entries.peekFirst()) != null && oldest[0] <= cutoff) {
                 entries.pollFirst();

@@ -97,7 +97,7 @@ public final class InMemoryWindowStore implements WindowStore {
                 long excess = loaded.used[i] + Math.max(1, weight) - window.limit();
                 if (excess > 0) {
                     loaded.leaveAloneAfter(request, i);
-                    long leaves = leavesAt(window, loaded.windows[i].timeFreeing(excess), now);
+                    long leaves = window.leavesAtMillis(loaded.windows[i].timeFreeing(excess));
                     return Evaluation.rejected(now, i, Math.max(1, leaves - now), loaded.used, loaded.reset);
                 }
             }
@@ -114,7 +114,7 @@ public final class InMemoryWindowStore implements WindowStore {
                 long weight = request.weightIn(window);
                 if (weight > 0) {
                     loaded.windows[i].add(now, weight, request.entryId());
-                    loaded.owners[i].recorded(leavesAt(window, loaded.windows[i].lastTime(), now));
+                    loaded.owners[i].recorded(window.leavesAtMillis(loaded.windows[i].lastTime()));
                 }
                 loaded.used[i] = loaded.windows[i].sum();
                 loaded.reset[i] = resetAfter(window, loaded.windows[i], now);
@@ -155,7 +155,7 @@ public final class InMemoryWindowStore implements WindowStore {
             loaded.scopes[s] = log;
             for (Window window : scope.windows()) {
                 WindowLog windowLog = log.windowFor(window);
-                windowLog.trim(cutoff(window, now));
+                windowLog.trim(window.cutoffMillis(now));
                 loaded.windows[index] = windowLog;
                 loaded.owners[index] = log;
                 loaded.used[index] = windowLog.sum();
@@ -223,14 +223,14 @@ public final class InMemoryWindowStore implements WindowStore {
                     if (target < estimate) {
                         windowLog.reduce(reservedAt, settlement.entryId(), estimate - target);
                     } else if (target > estimate && !window.isCalendar()) {
-                        windowLog.trim(cutoff(window, now));
+                        windowLog.trim(window.cutoffMillis(now));
                         windowLog.add(now, target - estimate, settlement.entryId() + "+");
                         log.recorded(windowLog.lastTime() + window.lengthMillis());
-                    } else if (target > estimate && reservedAt > cutoff(window, now)) {
+                    } else if (target > estimate && reservedAt > window.cutoffMillis(now)) {
                         // a calendar window charges the overrun in the reservation's period, while it lasts
-                        windowLog.trim(cutoff(window, now));
+                        windowLog.trim(window.cutoffMillis(now));
                         windowLog.add(reservedAt, target - estimate, settlement.entryId() + "+");
-                        log.recorded(leavesAt(window, reservedAt, now));
+                        log.recorded(window.leavesAtMillis(reservedAt));
                     }
                 }
                 StoreRequest.Lease lease = settlement.lease();
@@ -242,21 +242,6 @@ public final class InMemoryWindowStore implements WindowStore {
         } finally {
             unlock(held);
         }
-    }
-
-    /**
-     * The time at or before which an entry has left {@code window} at {@code now}: one length back,
-     * or for a calendar window the millisecond before its period's start.
-     */
-    private static long cutoff(Window window, long now) {
-        Window.Calendar calendar = window.calendar();
-        return calendar == null ? now - window.lengthMillis() : calendar.startMillis(now) - 1;
-    }
-
-    /** When an entry recorded at {@code time} leaves {@code window}: one length later, or at its period's end. */
-    private static long leavesAt(Window window, long time, long now) {
-        Window.Calendar calendar = window.calendar();
-        return calendar == null ? time + window.lengthMillis() : calendar.endMillis(now);
     }
 
     /** Milliseconds until the oldest entry of {@code log} leaves {@code window}, 0 when it is empty. */

@@ -42,7 +42,7 @@ public final class ExampleStore implements WindowStore {
             long excess = used[i] + Math.max(request.weightIn(window), 1) - window.limit();
             if (excess > 0) {
                 leaveAloneAfter(request, i, used, reset);
-                long leaves = leavesAt(window, leavesAfterFreeing(windowLogs.get(i), excess), now);
+                long leaves = window.leavesAtMillis(leavesAfterFreeing(windowLogs.get(i), excess));
                 return Evaluation.rejected(now, i, Math.max(leaves - now, 1), used, reset);
             }
         }
@@ -82,7 +82,7 @@ public final class ExampleStore implements WindowStore {
                     log.removeIf(entry -> entry.weight() == 0);
                 } else if (target > estimate && !window.isCalendar()) { // an overrun, charged now, never rejected
                     log.add(new Entry(at(window, now), settlement.entryId(), target - estimate));
-                } else if (target > estimate && settlement.reservedAtMillis() > cutoff(window, now)) {
+                } else if (target > estimate && settlement.reservedAtMillis() > window.cutoffMillis(now)) {
                     // a calendar window charges it in the reservation's period, while that period lasts
                     log.add(new Entry(settlement.reservedAtMillis(), settlement.entryId(), target - estimate));
                 }
@@ -119,20 +119,8 @@ public final class ExampleStore implements WindowStore {
                 window.precision(),
                 window.isCalendar());
         List<Entry> log = logs.computeIfAbsent(key, k -> new ArrayList<>());
-        log.removeIf(entry -> entry.time() <= cutoff(window, now));
+        log.removeIf(entry -> entry.time() <= window.cutoffMillis(now));
         return log;
-    }
-
-    /** Returns the time at or before which entries have left: a length ago, or just before the calendar period. */
-    private static long cutoff(Window window, long now) {
-        Window.Calendar calendar = window.calendar();
-        return calendar == null ? now - window.lengthMillis() : calendar.startMillis(now) - 1;
-    }
-
-    /** Returns when an entry recorded at {@code time} leaves: a length later, or at the calendar period's end. */
-    private static long leavesAt(Window window, long time, long now) {
-        Window.Calendar calendar = window.calendar();
-        return calendar == null ? time + window.lengthMillis() : calendar.endMillis(now);
     }
 
     private static long[] used(List<List<Entry>> windowLogs) {
@@ -146,7 +134,7 @@ public final class ExampleStore implements WindowStore {
         for (int i = 0; i < reset.length; i++) {
             Window window = windows.get(i);
             reset[i] = windowLogs.get(i).stream()
-                    .mapToLong(entry -> leavesAt(window, entry.time(), now) - now)
+                    .mapToLong(entry -> window.leavesAtMillis(entry.time()) - now)
                     .min()
                     .orElse(0);
         }
