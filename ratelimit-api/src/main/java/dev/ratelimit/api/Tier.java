@@ -11,7 +11,7 @@ import java.util.Set;
  *
  * @param name the tier's name, for example {@code "free"}
  * @param windows the windows of the tier: not empty, no two counting the same unit over the same
- *     length, no two of the same name; kept in the order given (checks evaluate them shortest first
+ *     length (a calendar window and a sliding one of the same length may), no two of the same name; kept in the order given (checks evaluate them shortest first
  *     regardless)
  */
 public record Tier(String name, List<Window> windows) {
@@ -50,10 +50,12 @@ public record Tier(String name, List<Window> windows) {
         Set<String> names = new HashSet<>();
         for (Window window : windows) {
             Checks.notNull(window, argument + " element");
-            if (!lengths.add(window.unit() + "/" + window.lengthSeconds())) {
+            Window.Calendar calendar = window.calendar();
+            if (!lengths.add(window.unit() + "/" + window.lengthSeconds() + (calendar != null ? "/calendar" : ""))) {
                 throw new IllegalArgumentException(argument + " must not hold two windows counting "
                         + window.unit().name().toLowerCase(java.util.Locale.ROOT) + " over the same length, found "
-                        + window.length() + " twice");
+                        + (calendar != null ? "a calendar " + calendar.period() : window.length())
+                        + " twice");
             }
             if (!names.add(window.name())) {
                 throw new IllegalArgumentException(

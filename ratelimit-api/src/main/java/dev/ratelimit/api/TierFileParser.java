@@ -1,6 +1,9 @@
 package dev.ratelimit.api;
 
+import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -17,7 +20,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * The tier-file syntax: {@code tier.<tier>.<window> = <limit>[ <unit>]/<length>[@<step>][ fail-<policy>]}
  * (or {@code $<dollars>/<length>[@<step>]} for a spend window in micro-dollars; {@code fail-open},
- * {@code fail-closed} or {@code fail-local} sets the window's {@link FailurePolicy}) entries and
+ * {@code fail-closed} or {@code fail-local} sets the window's {@link FailurePolicy}; a length of
+ * {@code month} or {@code year}, or {@code day} or {@code week} followed by {@code @calendar}, is a
+ * calendar window, in UTC or in the zone named by {@code @calendar(<zone>)}) entries and
  * an optional {@code default-tier}, from a properties file or a map, into a {@link TierPolicy}. Every
  * error names the entry it is about.
  */
@@ -26,7 +31,10 @@ final class TierFileParser {
     private static final String DEFAULT_TIER = "default-tier";
     private static final String EXPECTED_VALUE =
             "'<limit>[ <unit>]/<length>[@<step>]' or '$<dollars>/<length>[@<step>]',"
-                    + " optionally followed by ' fail-open', ' fail-closed' or ' fail-local'";
+                    + " where <length> may be day, week, month or year and @calendar or @calendar(<zone>)"
+                    + " aligns it to the calendar, optionally followed by ' fail-open', ' fail-closed' or"
+                    + " ' fail-local'";
+    private static final Pattern CALENDAR = Pattern.compile("calendar(?:\\((.+)\\))?", Pattern.CASE_INSENSITIVE);
     private static final Pattern WINDOW_VALUE = Pattern.compile(
             "\\s*(?:\\$\\s*(\\d+(?:\\.\\d{1,6})?)|(\\d+)\\s*([a-z][a-z0-9_]*)?)"
                     + "\\s*(?:/|per)\\s*([^@\\s]+)\\s*(?:@\\s*(\\S+)\\s*)?(?:\\s+fail-(\\S+)\\s*)?",
@@ -147,17 +155,56 @@ final class TierFileParser {
             throw new IllegalArgumentException(
                     "Tier policy entry '" + key + "' = '" + value + "': limit is too large", e);
         }
-        Duration length = length(key, value, matcher.group(4));
         @Nullable String step = matcher.group(5);
-        Duration precision = step == null ? Duration.ZERO : length(key, value, step);
         @Nullable String policy = matcher.group(6);
+        Window.Calendar calendar = calendar(key, value, matcher.group(4), step);
+        Duration length = calendar != null ? calendar.period().nominalLength() : length(key, value, matcher.group(4));
+        Duration precision = step == null || calendar != null ? Duration.ZERO : length(key, value, step);
         try {
-            Window window = new Window(windowName, limit, length, unit, precision);
+            Window window = calendar != null
+                    ? Window.calendar(windowName, limit, unit, calendar.period(), calendar.zone())
+                    : new Window(windowName, limit, length, unit, precision);
             return policy == null ? window : window.withFailurePolicy(FailurePolicy.of(policy));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
                     "Tier policy entry '" + key + "' = '" + value + "': " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The calendar of a window value, or {@code null} for a sliding window: {@code month} and {@code
+     * year} are always calendar periods; {@code day} and {@code week} are when {@code @calendar}
+     * follows (without it they are sliding, 1d and 7d); {@code @calendar(<zone>)} names the zone.
+     */
+    private static Window.@Nullable Calendar calendar(String key, String value, String length, @Nullable String step) {
+        String word = length.toLowerCase(Locale.ROOT);
+        boolean periodWord = word.equals("day") || word.equals("week") || word.equals("month") || word.equals("year");
+        Matcher aligned = step == null ? null : CALENDAR.matcher(step);
+        boolean calendar = aligned != null && aligned.matches();
+        if (calendar && !periodWord) {
+            throw new IllegalArgumentException("Tier policy entry '" + key + "' = '" + value + "': @" + step
+                    + " needs a length of day, week, month or year, was '" + length + "'");
+        }
+        if (!periodWord || (!calendar && (word.equals("day") || word.equals("week")))) {
+            return null;
+        }
+        if (step != null && !calendar) {
+            throw new IllegalArgumentException("Tier policy entry '" + key + "' = '" + value + "': a calendar " + word
+                    + " takes no precision step, only @calendar or @calendar(<zone>), was '@" + step + "'");
+        }
+        ZoneId zone = ZoneOffset.UTC;
+        @Nullable String zoneName = aligned == null ? null : aligned.group(1);
+        if (zoneName != null) {
+            try {
+                zone = ZoneId.of(zoneName.trim());
+            } catch (DateTimeException e) {
+                throw new IllegalArgumentException(
+                        "Tier policy entry '" + key + "' = '" + value + "': time zone '" + zoneName.trim()
+                                + "' is not known (use a region such as America/New_York, or UTC)",
+                        e);
+            }
+        }
+        return new Window.Calendar(CalendarPeriod.of(word), zone);
     }
 
     /** The unit a window value names after its limit: requests when none. */
@@ -184,6 +231,12 @@ final class TierFileParser {
         try {
             if (lower.startsWith("p")) {
                 return Duration.parse(text);
+            }
+            if (lower.equals("day")) {
+                return Duration.ofDays(1);
+            }
+            if (lower.equals("week")) {
+                return Duration.ofDays(7);
             }
             if (lower.chars().allMatch(Character::isDigit)) {
                 return Duration.ofSeconds(Long.parseLong(lower));

@@ -1,6 +1,8 @@
 package dev.ratelimit.api;
 
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -16,6 +18,13 @@ import org.jspecify.annotations.Nullable;
  * precision step are kept as one, recorded as if at the end of the step, so the window never admits
  * more than its limit and gives capacity back at most one step late.
  *
+ * <p>A {@linkplain #calendar calendar window} is aligned to calendar periods instead (a day, a week
+ * starting Monday, a month, a year, in a time zone): it counts everything recorded since the current
+ * period started, and all of it leaves at the next period's start, where retries point. Like any
+ * fixed window it lets up to twice its limit through around a boundary (the limit just before the
+ * period ends, the limit again just after); choose it when the budget is an accounting one ("$500 a
+ * month", reset on the 1st), and a sliding window when the point is to cap the rate over any span.
+ *
  * @param name a short label used in headers, metrics and messages (for example {@code "minute"})
  * @param limit the amount of the window's unit allowed within the window, at least 1 (up to {@code
  *     Long.MAX_VALUE}; stores keep sums exact up to 2<sup>53</sup>)
@@ -26,6 +35,9 @@ import org.jspecify.annotations.Nullable;
  *     #MAX_STEPS} steps per window
  * @param failurePolicy what the window does while the store cannot decide, or {@code null} to follow
  *     the limiter's choice for its unit (see {@link FailurePolicy})
+ * @param calendar the calendar period and zone the window is aligned to, or {@code null} for a
+ *     sliding window; a calendar window is exact ({@code precision} zero) and its {@code length} is
+ *     its period's {@linkplain CalendarPeriod#nominalLength() nominal length}
  */
 public record Window(
         String name,
@@ -33,7 +45,8 @@ public record Window(
         Duration length,
         Unit unit,
         Duration precision,
-        @Nullable FailurePolicy failurePolicy) {
+        @Nullable FailurePolicy failurePolicy,
+        @Nullable Calendar calendar) {
 
     /** The most precision steps a window may be divided into; bounds its memory. */
     public static final int MAX_STEPS = 100_000;
@@ -126,13 +139,59 @@ public record Window(
     }
 
     /**
+     * The calendar a window is aligned to: its periods and the time zone whose midnights start them.
+     *
+     * @param period the period: day, week (from Monday), month or year
+     * @param zone the time zone, such as {@code America/New_York}; {@link ZoneOffset#UTC} by default
+     */
+    public record Calendar(CalendarPeriod period, ZoneId zone) {
+
+        /**
+         * Validates the components.
+         *
+         * @throws NullPointerException if an argument is {@code null}
+         */
+        public Calendar {
+            Checks.notNull(period, "period");
+            Checks.notNull(zone, "zone");
+        }
+
+        /**
+         * Returns the start of the period that holds {@code epochMillis}.
+         *
+         * @param epochMillis a time in epoch milliseconds
+         * @return the period's start in epoch milliseconds
+         */
+        public long startMillis(long epochMillis) {
+            return period.startMillis(epochMillis, zone);
+        }
+
+        /**
+         * Returns the start of the next period: when what the period holding {@code epochMillis}
+         * counted leaves.
+         *
+         * @param epochMillis a time in epoch milliseconds
+         * @return the next period's start in epoch milliseconds
+         */
+        public long endMillis(long epochMillis) {
+            return period.endMillis(epochMillis, zone);
+        }
+
+        @Override
+        public String toString() {
+            return period + "@" + zone.getId();
+        }
+    }
+
+    /**
      * Validates the components.
      *
      * @throws NullPointerException if an argument is {@code null}
      * @throws IllegalArgumentException if {@code name} is blank, {@code limit} is below 1, {@code
      *     length} is not a positive whole number of seconds, or {@code precision} is not zero or a
      *     whole number of seconds shorter than {@code length} dividing it into at most {@value
-     *     #MAX_STEPS} steps
+     *     #MAX_STEPS} steps, or a calendar window has a precision or a length other than its
+     *     period's nominal length
      */
     public Window {
         Checks.notBlank(name, "name");
@@ -151,6 +210,37 @@ public record Window(
                         "precision " + precision + " divides " + length + " into more than " + MAX_STEPS + " steps");
             }
         }
+        if (calendar != null) {
+            if (!precision.isZero()) {
+                throw new IllegalArgumentException(
+                        "precision must be zero in a calendar window (" + calendar + "), was " + precision);
+            }
+            if (!length.equals(calendar.period().nominalLength())) {
+                throw new IllegalArgumentException("length of a calendar " + calendar.period() + " window must be "
+                        + calendar.period().nominalLength() + ", was " + length);
+            }
+        }
+    }
+
+    /**
+     * Creates a sliding window.
+     *
+     * @param name a short label used in headers, metrics and messages
+     * @param limit the amount of the window's unit allowed within the window, at least 1
+     * @param length the window length, a whole number of seconds
+     * @param unit what the window counts
+     * @param precision {@link Duration#ZERO} for an exact window, otherwise the step entries are
+     *     grouped by
+     * @param failurePolicy what the window does while the store cannot decide, or {@code null}
+     */
+    public Window(
+            String name,
+            long limit,
+            Duration length,
+            Unit unit,
+            Duration precision,
+            @Nullable FailurePolicy failurePolicy) {
+        this(name, limit, length, unit, precision, failurePolicy, null);
     }
 
     /**
@@ -164,7 +254,7 @@ public record Window(
      *     grouped by
      */
     public Window(String name, long limit, Duration length, Unit unit, Duration precision) {
-        this(name, limit, length, unit, precision, null);
+        this(name, limit, length, unit, precision, null, null);
     }
 
     /**
@@ -234,6 +324,41 @@ public record Window(
     }
 
     /**
+     * Creates a window aligned to calendar periods in {@code zone}: it counts everything recorded
+     * since the current period's start, and all of it leaves at the next period's start (local
+     * midnight; daylight-saving changes and month lengths as the zone's rules have them). Retries and
+     * resets point at that start. Around a boundary it admits up to twice its limit in a short span,
+     * as every fixed window does.
+     *
+     * @param name a short label for headers, metrics and messages, for example {@code "spend-month"}
+     * @param limit the amount allowed within one period, at least 1
+     * @param unit what the window counts
+     * @param period the calendar period: day, week (from Monday), month or year
+     * @param zone the time zone whose midnights start the periods
+     * @return the window
+     * @throws NullPointerException if an argument is {@code null}
+     * @throws IllegalArgumentException if {@code name} is blank or {@code limit} below 1
+     */
+    public static Window calendar(String name, long limit, Unit unit, CalendarPeriod period, ZoneId zone) {
+        Calendar calendar = new Calendar(period, zone);
+        return new Window(name, limit, period.nominalLength(), unit, Duration.ZERO, null, calendar);
+    }
+
+    /**
+     * Creates a window aligned to calendar periods in UTC; see {@link #calendar(String, long, Unit,
+     * CalendarPeriod, ZoneId)}.
+     *
+     * @param name a short label for headers, metrics and messages
+     * @param limit the amount allowed within one period, at least 1
+     * @param unit what the window counts
+     * @param period the calendar period
+     * @return the window
+     */
+    public static Window calendar(String name, long limit, Unit unit, CalendarPeriod period) {
+        return calendar(name, limit, unit, period, ZoneOffset.UTC);
+    }
+
+    /**
      * Returns this window with entries grouped into steps of {@code step}: memory stays bounded
      * however many requests arrive, the window never admits more than its limit, and capacity comes
      * back at most one step later than in the exact window.
@@ -243,7 +368,7 @@ public record Window(
      * @return the window with that precision
      */
     public Window withPrecision(Duration step) {
-        return new Window(name, limit, length, unit, step, failurePolicy);
+        return new Window(name, limit, length, unit, step, failurePolicy, calendar);
     }
 
     /**
@@ -255,7 +380,39 @@ public record Window(
      * @return the window with that policy
      */
     public Window withFailurePolicy(FailurePolicy policy) {
-        return new Window(name, limit, length, unit, precision, Checks.notNull(policy, "policy"));
+        return new Window(name, limit, length, unit, precision, Checks.notNull(policy, "policy"), calendar);
+    }
+
+    /**
+     * Returns the time at or before which an entry has left this window at {@code nowMillis}: one
+     * length back, or for a calendar window the millisecond before the start of the period that
+     * holds {@code nowMillis}. Stores trim at it.
+     *
+     * @param nowMillis the time of the decision in epoch milliseconds
+     * @return the cutoff in epoch milliseconds
+     */
+    public long cutoffMillis(long nowMillis) {
+        return calendar == null ? nowMillis - lengthMillis() : calendar.startMillis(nowMillis) - 1;
+    }
+
+    /**
+     * Returns when an entry recorded at {@code recordedAtMillis} leaves this exact window: one length
+     * later, or for a calendar window at the end of the period that holds it.
+     *
+     * @param recordedAtMillis the entry's time in epoch milliseconds
+     * @return when it leaves, in epoch milliseconds
+     */
+    public long leavesAtMillis(long recordedAtMillis) {
+        return calendar == null ? recordedAtMillis + lengthMillis() : calendar.endMillis(recordedAtMillis);
+    }
+
+    /**
+     * Tells whether this window is aligned to calendar periods rather than sliding.
+     *
+     * @return {@code true} for a calendar window
+     */
+    public boolean isCalendar() {
+        return calendar != null;
     }
 
     /**

@@ -146,9 +146,12 @@ final class Plan {
         sorted.sort(StoreRequest.WINDOW_ORDER);
         for (int i = 1; i < sorted.size(); i++) {
             if (StoreRequest.WINDOW_ORDER.compare(sorted.get(i - 1), sorted.get(i)) == 0) {
+                Window twice = sorted.get(i);
+                Window.Calendar calendar = twice.calendar();
                 throw new IllegalArgumentException(argument + " must not hold two windows counting "
-                        + sorted.get(i).unit().name().toLowerCase(Locale.ROOT)
-                        + " over the same length, found " + sorted.get(i).length() + " twice");
+                        + twice.unit().name().toLowerCase(Locale.ROOT)
+                        + " over the same length, found "
+                        + (calendar != null ? "a calendar " + calendar.period() : twice.length()) + " twice");
             }
         }
         return List.copyOf(sorted);

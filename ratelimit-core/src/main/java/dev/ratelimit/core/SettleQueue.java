@@ -1,6 +1,7 @@
 package dev.ratelimit.core;
 
 import dev.ratelimit.api.Window;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -40,6 +41,7 @@ final class SettleQueue {
     /** A retry stops this long before the store's proof of an earlier attempt lapses. */
     private static final long GUARD_MARGIN_MILLIS = 1_000;
 
+    private static final Clock WALL_CLOCK = Clock.systemUTC();
     private static final System.Logger LOG = System.getLogger(SlidingWindowRateLimiter.class.getName());
 
     private final WindowStore store;
@@ -86,6 +88,8 @@ final class SettleQueue {
      * How long retrying a settlement can change what it should, once, from when it is queued: until
      * its reservation has left every window it touches and its lease has passed; for one that
      * touches a window of an amount, no longer than the store keeps the proof of an earlier attempt.
+     * A calendar window holds a reservation until its period ends, which may be later than its
+     * nominal length (a 25-hour day), so that end is what counts for it.
      */
     static long horizonMillis(Settlement settlement) {
         long guard = settlement.repeatGuardMillis();
@@ -95,11 +99,30 @@ final class SettleQueue {
         long longest = 0;
         for (StoreRequest.Scope scope : settlement.scopes()) {
             for (Window window : scope.windows()) {
-                longest = Math.max(longest, window.lengthMillis());
+                longest = Math.max(longest, heldMillis(window, settlement));
             }
         }
         StoreRequest.Lease lease = settlement.lease();
         return lease == null ? longest : Math.max(longest, lease.ttlMillis());
+    }
+
+    /**
+     * How long, at most, a window holds the settlement's reservation from when the settlement is
+     * queued: its length, or until the end of the calendar period the reservation was made in. For a
+     * cancel in doubt the reservation's time is unknown (the store may run it late), so until the
+     * end of the period after the one holding this process's wall clock.
+     */
+    private static long heldMillis(Window window, Settlement settlement) {
+        Window.Calendar calendar = window.calendar();
+        if (calendar == null) {
+            return window.lengthMillis();
+        }
+        if (!settlement.isInDoubt()) {
+            long reservedAt = settlement.reservedAtMillis();
+            return calendar.endMillis(reservedAt) - reservedAt;
+        }
+        long now = WALL_CLOCK.millis();
+        return calendar.endMillis(calendar.endMillis(now)) - now;
     }
 
     /** Returns the settlements waiting or being retried. */

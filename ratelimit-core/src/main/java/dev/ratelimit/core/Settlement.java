@@ -139,7 +139,10 @@ public record Settlement(
      * Returns how long a store keeps the proof that it applied this settlement: {@link
      * #REPEAT_GUARD}, or the longest window of an amount when shorter (once the reservation has left
      * it, a repeated refund finds nothing to give back); 0 when the settlement touches no window of
-     * an amount, whose settlement is idempotent as it is.
+     * an amount, whose settlement is idempotent as it is. A calendar window's length here is its
+     * nominal one: its periods (a day less a clock change at the shortest) all outlast {@link #REPEAT_GUARD}, so the
+     * guard is {@link #REPEAT_GUARD} whatever the period's real length (a reservation that leaves
+     * sooner, made just before a period's end, is only guarded longer than it needs).
      *
      * @return the time in milliseconds
      */

@@ -7,6 +7,7 @@ import dev.ratelimit.api.Window;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,6 +28,7 @@ final class StoreGuard {
 
     private static final System.Logger LOG = System.getLogger(SlidingWindowRateLimiter.class.getName());
     private static final Duration WARN_INTERVAL = Duration.ofSeconds(10);
+    private static final Clock WALL_CLOCK = Clock.systemUTC();
 
     private final WindowStore store;
     private final String name;
@@ -250,7 +252,8 @@ final class StoreGuard {
      * that were not checked.
      *
      * @param nowMillis the limiter's time, or {@link StoreRequest#STORE_TIME}: the local shares then
-     *     count on the monotonic clock (they only measure how long their entries have been held)
+     *     count sliding windows on the monotonic clock (they only measure how long their entries
+     *     have been held) and calendar windows on the wall clock (whose dates name the periods)
      */
     Decision onUnavailable(StoreRequest request, Unavailable failure, long nowMillis) {
         List<Window> unchecked = new ArrayList<>();
@@ -269,15 +272,19 @@ final class StoreGuard {
                                         + '\u0000'
                                         + window.lengthMillis()
                                         + '\u0000'
-                                        + window.unit().name(),
+                                        + window.unit().name()
+                                        + (window.isCalendar() ? "\u0000" + window.calendar() : ""),
                                 window,
                                 request.weightIn(window)));
                 }
             }
         }
         if (!local.isEmpty()) {
+            boolean storeTime = nowMillis == StoreRequest.STORE_TIME;
             LocalShares.Outcome outcome = shares.reserve(
-                    local, nowMillis == StoreRequest.STORE_TIME ? System.nanoTime() / 1_000_000 : nowMillis);
+                    local,
+                    storeTime ? System.nanoTime() / 1_000_000 : nowMillis,
+                    storeTime ? WALL_CLOCK.millis() : nowMillis);
             Window refused = outcome.refused();
             if (refused != null) {
                 return Decision.reject(refused, outcome.retryAfter());

@@ -45,12 +45,13 @@ public record StoreRequest(
     public static final long STORE_TIME = Long.MIN_VALUE;
 
     /**
-     * The order of windows within a scope: by length, and at equal length by {@linkplain
-     * Window.Unit#compareTo unit} (requests, then tokens, then other units by name). Each position
-     * holds one log, so no two windows of a scope may compare equal.
+     * The order of windows within a scope: by length (a calendar window's is its period's nominal
+     * length), at equal length by {@linkplain Window.Unit#compareTo unit} (requests, then tokens, then
+     * other units by name), and at equal length and unit the sliding window before the calendar one.
+     * Each position holds one log, so no two windows of a scope may compare equal.
      */
     public static final Comparator<Window> WINDOW_ORDER =
-            Comparator.comparing(Window::length).thenComparing(Window::unit);
+            Comparator.comparing(Window::length).thenComparing(Window::unit).thenComparing(Window::isCalendar);
 
     /**
      * Validates the invariants stores rely on.

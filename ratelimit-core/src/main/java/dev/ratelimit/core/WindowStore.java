@@ -31,8 +31,19 @@ import java.util.concurrent.CompletionStage;
  * entries of one step as one: it never admits more than the exact window would and gives capacity
  * back at most one step late.
  *
+ * <p>A {@linkplain dev.ratelimit.api.Window#isCalendar() calendar window} is exact and counts the
+ * entries of the calendar period that holds {@code now}: from {@code start =
+ * window.calendar().startMillis(now)} to {@code end = window.calendar().endMillis(now)}, both
+ * computed in Java ({@code java.time} with the window's zone). In step 1 it drops the entries
+ * recorded before {@code start} (instead of at or before {@code now - length}); every entry it holds
+ * leaves at {@code end}, which is where its retry delay and the time until its oldest entry leaves
+ * point, and its state is kept until one second after {@code end}. A settlement counts in the
+ * period of its reservation: its time is the reservation's ({@link Settlement#reservedAtMillis()}),
+ * an overrun included, so a reservation of an earlier period changes nothing once that period has
+ * ended.
+ *
  * <p>Each window's log belongs to its scope (a user, or a shared budget: never the same log even
- * for equal names), its length, its unit and its precision: two requests that name the same scope
+ * for equal names), its length, its unit, its precision and whether it is a calendar window: two requests that name the same scope
  * and such a window share that log, whatever the limit. A store that cannot evaluate several
  * scopes in one atomic step (Redis Cluster: their keys lie in different hash slots) says so through
  * {@link #atomicAcrossScopes()}; the limiter then sends it one scope at a time and compensates.

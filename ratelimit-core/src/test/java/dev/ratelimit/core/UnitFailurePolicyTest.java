@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.api.Amounts;
+import dev.ratelimit.api.CalendarPeriod;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.FailurePolicy;
 import dev.ratelimit.api.RateLimiter;
@@ -14,6 +15,8 @@ import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneId;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -137,6 +140,35 @@ class UnitFailurePolicyTest {
             }
         }
         assertThat(admitted).as("3 instances x floor(10 / 3)").isEqualTo(9);
+    }
+
+    @Test
+    @DisplayName("local calendar day: the 25-hour day of a daylight-saving change in New York holds one share"
+            + " until local midnight, where the retry points")
+    void localCalendarShares() {
+        ZoneId newYork = ZoneId.of("America/New_York");
+        // 2026-11-01 is 25 hours long in New York: clocks go back from 2:00 to 1:00
+        Instant midnight = LocalDate.of(2026, 11, 1).atStartOfDay(newYork).toInstant();
+        Instant nextMidnight = LocalDate.of(2026, 11, 2).atStartOfDay(newYork).toInstant();
+        assertThat(Duration.between(midnight, nextMidnight)).isEqualTo(Duration.ofHours(25));
+        MutableClock clock = MutableClock.of(midnight, java.time.ZoneOffset.UTC);
+        Window day = Window.calendar("day", 4, Window.Unit.REQUESTS, CalendarPeriod.DAY, newYork)
+                .withFailurePolicy(FailurePolicy.LOCAL);
+        Tier tier = Tier.of("t", day);
+        RateLimiter limiter = SlidingWindowRateLimiter.builder(new DownStore())
+                .clock(clock)
+                .expectedInstances(2)
+                .build();
+        assertThat(limiter.check("u", tier).allowed()).isTrue();
+        assertThat(limiter.check("u", tier).allowed()).isTrue();
+        clock.add(Duration.ofHours(24).plusMinutes(30)); // 23:30 local, a nominal day later
+        Decision refused = limiter.check("u", tier);
+        assertThat(refused.allowed())
+                .as("this instance's share of 2 holds for the whole local day")
+                .isFalse();
+        assertThat(refused.retryAfter()).as("local midnight").isEqualTo(Duration.ofMinutes(30));
+        clock.add(Duration.ofMinutes(30));
+        assertThat(limiter.check("u", tier).allowed()).as("a new local day").isTrue();
     }
 
     @Test

@@ -603,7 +603,9 @@ public final class GatewayServer {
                 .map(tier -> tier.name() + ": "
                         + tier.tier().windows().stream()
                                 .map(w -> w.limit() + (w.isTokens() ? " tokens" : "") + "/"
-                                        + Window.of(1, w.length()).name())
+                                        + (w.isCalendar()
+                                                ? w.calendar()
+                                                : Window.of(1, w.length()).name()))
                                 .collect(Collectors.joining(" "))
                         + ", " + tier.maxConcurrent() + " concurrent")
                 .collect(Collectors.joining("; "));

@@ -107,6 +107,16 @@ final class Harness implements AutoCloseable {
     }
 
     static Harness start(Store store, boolean withStub, Map<String, String> extra) throws Exception {
+        return start(store, withStub, extra, true);
+    }
+
+    /**
+     * Starts a gateway as {@link #start(Store, boolean, Map)} does, on the mutable clock or, without
+     * {@code injectClock}, on the store's time as in production (Redis {@code TIME}); the harness's
+     * {@link #clock} then only serves the test's own readers.
+     */
+    static Harness start(Store store, boolean withStub, Map<String, String> extra, boolean injectClock)
+            throws Exception {
         Map<String, String> environment = new HashMap<>();
         environment.put("PORT", "0");
         environment.put("MANAGEMENT_PORT", "0");
@@ -127,7 +137,7 @@ final class Harness implements AutoCloseable {
         }
         environment.putAll(extra);
         MutableClock clock = MutableClock.at(Instant.parse("2030-01-01T00:00:00Z"));
-        return new Harness(clock, GatewayServer.start(environment, clock), stub);
+        return new Harness(clock, GatewayServer.start(environment, injectClock ? clock : null), stub);
     }
 
     String base() {

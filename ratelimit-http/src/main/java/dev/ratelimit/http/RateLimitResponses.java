@@ -6,6 +6,7 @@ import dev.ratelimit.api.Window;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -297,7 +298,7 @@ public final class RateLimitResponses {
                                 .setScale(2, java.math.RoundingMode.DOWN)
                                 .toPlainString()
                 : window.limit() + " " + ErrorBodies.unit(window);
-        String what = " of " + limit + " per " + describe(window.lengthSeconds()) + " (window '" + window.name() + "')"
+        String what = " of " + limit + " per " + describe(window) + " (window '" + window.name() + "')"
                 + (decision.budget() == null ? "" : " of the shared budget '" + decision.budget() + "'");
         if (decision.tooLarge()) {
             return "This request alone asks for more " + (money ? "spend" : ErrorBodies.unit(window))
@@ -450,6 +451,21 @@ public final class RateLimitResponses {
             }
         }
         return reported;
+    }
+
+    /**
+     * Names a window's span for a sentence: "calendar month in America/New_York" or "calendar day
+     * (UTC)" for a calendar window (its nominal length would be untrue), else its length.
+     */
+    private static String describe(Window window) {
+        Window.Calendar calendar = window.calendar();
+        if (calendar == null) {
+            return describe(window.lengthSeconds());
+        }
+        String zone = calendar.zone().normalized().equals(ZoneOffset.UTC)
+                ? " (UTC)"
+                : " in " + calendar.zone().getId();
+        return "calendar " + calendar.period() + zone;
     }
 
     /** Names a window length for a sentence: "minute", "day", "30 days", "6 hours" or "90 seconds". */

@@ -97,7 +97,7 @@ public final class InMemoryWindowStore implements WindowStore {
                 long excess = loaded.used[i] + Math.max(1, weight) - window.limit();
                 if (excess > 0) {
                     loaded.leaveAloneAfter(request, i);
-                    long leaves = loaded.windows[i].timeFreeing(excess) + window.lengthMillis();
+                    long leaves = window.leavesAtMillis(loaded.windows[i].timeFreeing(excess));
                     return Evaluation.rejected(now, i, Math.max(1, leaves - now), loaded.used, loaded.reset);
                 }
             }
@@ -114,10 +114,10 @@ public final class InMemoryWindowStore implements WindowStore {
                 long weight = request.weightIn(window);
                 if (weight > 0) {
                     loaded.windows[i].add(now, weight, request.entryId());
-                    loaded.owners[i].recorded(loaded.windows[i].lastTime() + window.lengthMillis());
+                    loaded.owners[i].recorded(window.leavesAtMillis(loaded.windows[i].lastTime()));
                 }
                 loaded.used[i] = loaded.windows[i].sum();
-                loaded.reset[i] = loaded.windows[i].resetAfter(now, window.lengthMillis());
+                loaded.reset[i] = resetAfter(window, loaded.windows[i], now);
             }
             if (lease != null && leaseLog != null) {
                 leaseLog.hold(request.entryId(), now + lease.ttlMillis());
@@ -155,11 +155,11 @@ public final class InMemoryWindowStore implements WindowStore {
             loaded.scopes[s] = log;
             for (Window window : scope.windows()) {
                 WindowLog windowLog = log.windowFor(window);
-                windowLog.trim(now - window.lengthMillis());
+                windowLog.trim(window.cutoffMillis(now));
                 loaded.windows[index] = windowLog;
                 loaded.owners[index] = log;
                 loaded.used[index] = windowLog.sum();
-                loaded.reset[index] = windowLog.resetAfter(now, window.lengthMillis());
+                loaded.reset[index] = resetAfter(window, windowLog, now);
                 index++;
             }
         }
@@ -222,10 +222,15 @@ public final class InMemoryWindowStore implements WindowStore {
                     WindowLog windowLog = log.windowFor(window);
                     if (target < estimate) {
                         windowLog.reduce(reservedAt, settlement.entryId(), estimate - target);
-                    } else if (target > estimate) {
-                        windowLog.trim(now - window.lengthMillis());
+                    } else if (target > estimate && !window.isCalendar()) {
+                        windowLog.trim(window.cutoffMillis(now));
                         windowLog.add(now, target - estimate, settlement.entryId() + "+");
                         log.recorded(windowLog.lastTime() + window.lengthMillis());
+                    } else if (target > estimate && reservedAt > window.cutoffMillis(now)) {
+                        // a calendar window charges the overrun in the reservation's period, while it lasts
+                        windowLog.trim(window.cutoffMillis(now));
+                        windowLog.add(reservedAt, target - estimate, settlement.entryId() + "+");
+                        log.recorded(window.leavesAtMillis(reservedAt));
                     }
                 }
                 StoreRequest.Lease lease = settlement.lease();
@@ -237,6 +242,14 @@ public final class InMemoryWindowStore implements WindowStore {
         } finally {
             unlock(held);
         }
+    }
+
+    /** Milliseconds until the oldest entry of {@code log} leaves {@code window}, 0 when it is empty. */
+    private static long resetAfter(Window window, WindowLog log, long now) {
+        Window.Calendar calendar = window.calendar();
+        return calendar == null
+                ? log.resetAfter(now, window.lengthMillis())
+                : log.sum() == 0 ? 0 : calendar.endMillis(now) - now;
     }
 
     /**
@@ -457,7 +470,8 @@ public final class InMemoryWindowStore implements WindowStore {
                 Window shape = shapes.get(i);
                 if (shape.length().equals(window.length())
                         && shape.unit().equals(window.unit())
-                        && shape.precision().equals(window.precision())) {
+                        && shape.precision().equals(window.precision())
+                        && shape.isCalendar() == window.isCalendar()) {
                     return windows.get(i);
                 }
             }

@@ -27,10 +27,16 @@ ARGV[5]       reserve and renew: the lease in ms, '' for none; settle: '1' to ca
               changes nothing
 ARGV[6 + s(i-1)] ..
               window i, s = 4 arguments each (5 to settle): length in ms, limit, amount, precision
-              in ms (0 exact), and to settle the amount it settles to. amount is '' in a request
+              (see below), and to settle the amount it settles to. amount is '' in a request
               window (each request counts 1) and in any other window the amount of its unit (tokens,
               micro-dollars...) the request reserves; '' again for the settled amount of a request
-              window
+              window. precision is the step in ms (0 exact) or, for a calendar window,
+              'c<t0>:<t1>[:<t2>...]': ascending epoch ms starts of consecutive calendar periods,
+              computed by the client in the window's zone (the script knows no zones); the period
+              counted is the [t(j), t(j+1)) that holds now, an error when none does. With a time in
+              ARGV[2] the client sends that period's two bounds; without one, the periods before,
+              around and after its own clock's now, and the server's TIME picks among them (exact
+              while the two clocks differ by less than a period: about a day at the shortest)
 
 Reserve replies integers: {status, now, index, retry_ms, used_1, reset_1, ..., used_n, reset_n}
   status      1 allowed: recorded in every window (index -1, retry_ms 0);
@@ -46,6 +52,14 @@ Reserve replies integers: {status, now, index, retry_ms, used_1, reset_1, ..., u
 Peek replies {1, now, -1, 0, used_1, reset_1, ...}. Settle replies {1}. Renew replies {1} when the
 lease was held and is renewed, {0} otherwise; count replies {the leases held}.
 ]]
+
+-- A calendar window is an exact window (kinds 0 and 1 below) whose entries count from its period's
+-- start instead of for a length: an entry recorded before the start has left (trimmed like one at or
+-- before now - length), and every entry leaves at the period's end, where retries, resets and the
+-- key's expiry point. One log per window, trimmed at the period start: the key is the same in every
+-- period, so a call that takes the server's TIME names it before the time is known. A settlement
+-- counts in its reservation's period: an overrun is scored at the reservation's time, and none is
+-- charged once that period has ended.
 
 -- What the calls do beyond their replies:
 -- * Once a window rejects, a later window longer than it is left alone (no command runs on its keys)
@@ -231,6 +245,25 @@ local last_text, last_amount = '', 1
 for i = 1, n do
   local a = 5 + stride * (i - 1)
   local step = tonumber(ARGV[a + 4])
+  local cal, start, stop = false, 0, 0
+  if step == nil then
+    -- a calendar window: 'c' and ascending period starts; the period counted is the one holding now
+    local spec, from, to = ARGV[a + 4], nil, nil
+    if string.sub(spec, 1, 1) == 'c' then
+      local previous = nil
+      for bound in string.gmatch(spec, '%d+') do
+        bound = tonumber(bound)
+        if previous and previous <= now and now < bound then
+          from, to = previous, bound
+        end
+        previous = bound
+      end
+    end
+    if not from then
+      return redis.error_reply('ERR sliding_window: no calendar period of window ' .. i .. ' holds now')
+    end
+    cal, step, start, stop = true, 0, from, to
+  end
   local text = ARGV[a + 3]
   local counts = text ~= ''
   local amount = 1
@@ -247,7 +280,14 @@ for i = 1, n do
   local w = {
     key = KEYS[k], length = tonumber(ARGV[a + 1]), limit = tonumber(ARGV[a + 2]), counts = counts,
     amount = amount, step = step, kind = 0, used = 0, oldest = false, sumkey = false,
+    cal = cal, start = start, stop = stop,
   }
+  -- entries at or before the cutoff have left the window
+  if cal then
+    w.cutoff = start - 1
+  else
+    w.cutoff = now - w.length
+  end
   if stride == 5 then
     local settled = 1
     if counts then
@@ -305,7 +345,7 @@ if weighted then
       w.used = 0
       return
     end
-    local cutoff = now - w.length
+    local cutoff = w.cutoff
     local sum = tonumber(redis.call('GET', w.sumkey) or '0')
     local oldest = tonumber(first[2])
     if oldest <= cutoff then
@@ -478,7 +518,7 @@ end
 local function trim(w)
   local kind = w.kind
   if kind == 0 then
-    redis.call('ZREMRANGEBYSCORE', w.key, '-inf', fmt('%d', now - w.length))
+    redis.call('ZREMRANGEBYSCORE', w.key, '-inf', fmt('%d', w.cutoff))
     local used = redis.call('ZCARD', w.key)
     w.used = used
     if used > 0 then
@@ -514,6 +554,8 @@ local function state(status, index, retry)
     elseif used > 0 then
       if w.kind == 2 then
         reset = (w.lo + 1) * w.step + w.length - now
+      elseif w.cal then
+        reset = w.stop - now
       elseif w.oldest then
         reset = math.max(0, w.oldest + w.length - now)
       end
@@ -555,7 +597,9 @@ if op == 'r' then
           -- room returns when enough weight has left: the entry that frees the excess leaves
           local excess = w.used + need - w.limit
           local leaves
-          if w.kind == 0 then
+          if w.cal then
+            leaves = w.stop -- every entry of the period leaves at its end
+          elseif w.kind == 0 then
             if excess == 1 then
               leaves = w.oldest + w.length
             else
@@ -600,17 +644,19 @@ if op == 'r' then
   for i = 1, n do
     local w = windows[i]
     local kind = w.kind
+    -- the entry leaves at now + length, or at the calendar period's end
+    local leaves = w.cal and w.stop or now + w.length
     if kind == 0 then
       -- an entry id names one entry: recording it again changes nothing
       w.used = w.used + redis.call('ZADD', w.key, 'NX', score, id)
-      redis.call('EXPIRE', w.key, fmt('%d', math.ceil(w.length / 1000) + 1)) -- leaves at now + length
+      redis.call('EXPIRE', w.key, fmt('%d', math.ceil((leaves - now) / 1000) + 1))
       if not w.oldest then
         w.oldest = now
       end
     elseif kind == 1 then
       local amount = w.amount
       if amount > 0 and redis.call('ZADD', w.key, 'NX', score, fmt('%d', amount) .. ':' .. id) == 1 then
-        local seconds = fmt('%d', math.ceil(w.length / 1000) + 1) -- leaves at now + length
+        local seconds = fmt('%d', math.ceil((leaves - now) / 1000) + 1)
         w.used = w.used + amount
         redis.call('EXPIRE', w.key, seconds)
         redis.call('SET', w.sumkey, fmt('%d', w.used), 'EX', seconds)
@@ -702,9 +748,16 @@ for i = 1, n do
           redis.call('DEL', w.sumkey)
         end
       end
-    elseif target > estimate then
+    elseif target > estimate and not w.cal then
       local seconds = fmt('%d', math.ceil(w.length / 1000) + 1)
       redis.call('ZADD', w.key, fmt('%d', now), fmt('%d', target - estimate) .. ':' .. id .. '+')
+      redis.call('INCRBY', w.sumkey, fmt('%d', target - estimate))
+      redis.call('EXPIRE', w.key, seconds)
+      redis.call('EXPIRE', w.sumkey, seconds)
+    elseif target > estimate and reserved >= w.start then
+      -- a calendar window charges the overrun in the reservation's period, while it lasts
+      local seconds = fmt('%d', math.ceil((w.stop - now) / 1000) + 1)
+      redis.call('ZADD', w.key, fmt('%d', reserved), fmt('%d', target - estimate) .. ':' .. id .. '+')
       redis.call('INCRBY', w.sumkey, fmt('%d', target - estimate))
       redis.call('EXPIRE', w.key, seconds)
       redis.call('EXPIRE', w.sumkey, seconds)

@@ -17,7 +17,8 @@ import java.util.Map;
 public final class ExampleStore implements WindowStore {
 
     /** Names a log: the scope (a user's and a shared budget's never mix) and the window's shape, not its limit. */
-    private record Key(String subject, boolean shared, Duration length, Window.Unit unit, Duration precision) {}
+    private record Key(
+            String subject, boolean shared, Duration length, Window.Unit unit, Duration precision, boolean calendar) {}
 
     private record Entry(long time, String id, long weight) {}
 
@@ -41,7 +42,7 @@ public final class ExampleStore implements WindowStore {
             long excess = used[i] + Math.max(request.weightIn(window), 1) - window.limit();
             if (excess > 0) {
                 leaveAloneAfter(request, i, used, reset);
-                long leaves = leavesAfterFreeing(windowLogs.get(i), excess) + window.lengthMillis();
+                long leaves = window.leavesAtMillis(leavesAfterFreeing(windowLogs.get(i), excess));
                 return Evaluation.rejected(now, i, Math.max(leaves - now, 1), used, reset);
             }
         }
@@ -79,8 +80,11 @@ public final class ExampleStore implements WindowStore {
                             ? new Entry(entry.time(), entry.id(), entry.weight() - (estimate - target))
                             : entry);
                     log.removeIf(entry -> entry.weight() == 0);
-                } else if (target > estimate) { // an overrun, charged now and never rejected
+                } else if (target > estimate && !window.isCalendar()) { // an overrun, charged now, never rejected
                     log.add(new Entry(at(window, now), settlement.entryId(), target - estimate));
+                } else if (target > estimate && settlement.reservedAtMillis() > window.cutoffMillis(now)) {
+                    // a calendar window charges it in the reservation's period, while that period lasts
+                    log.add(new Entry(settlement.reservedAtMillis(), settlement.entryId(), target - estimate));
                 }
             }
         }
@@ -107,9 +111,15 @@ public final class ExampleStore implements WindowStore {
 
     /** Returns a window's log without the entries that have left it. */
     private List<Entry> log(StoreRequest.Scope scope, Window window, long now) {
-        Key key = new Key(scope.subject(), scope.shared(), window.length(), window.unit(), window.precision());
+        Key key = new Key(
+                scope.subject(),
+                scope.shared(),
+                window.length(),
+                window.unit(),
+                window.precision(),
+                window.isCalendar());
         List<Entry> log = logs.computeIfAbsent(key, k -> new ArrayList<>());
-        log.removeIf(entry -> entry.time() <= now - window.lengthMillis());
+        log.removeIf(entry -> entry.time() <= window.cutoffMillis(now));
         return log;
     }
 
@@ -122,9 +132,9 @@ public final class ExampleStore implements WindowStore {
     private static long[] resetAfter(List<List<Entry>> windowLogs, List<Window> windows, long now) {
         long[] reset = new long[windows.size()];
         for (int i = 0; i < reset.length; i++) {
-            long length = windows.get(i).lengthMillis();
+            Window window = windows.get(i);
             reset[i] = windowLogs.get(i).stream()
-                    .mapToLong(entry -> entry.time() + length - now)
+                    .mapToLong(entry -> window.leavesAtMillis(entry.time()) - now)
                     .min()
                     .orElse(0);
         }

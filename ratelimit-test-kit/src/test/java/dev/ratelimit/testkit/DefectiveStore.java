@@ -151,7 +151,8 @@ final class DefectiveStore implements WindowStore {
         for (StoreRequest.Scope scope : request.scopes()) {
             List<Window> windows = scope.windows().stream()
                     .limit(Math.max(0, left))
-                    .map(w -> new Window(w.name(), Long.MAX_VALUE, w.length(), w.unit(), w.precision()))
+                    .map(w -> new Window(
+                            w.name(), Long.MAX_VALUE, w.length(), w.unit(), w.precision(), null, w.calendar()))
                     .toList();
             left -= scope.windows().size();
             if (!windows.isEmpty()) {

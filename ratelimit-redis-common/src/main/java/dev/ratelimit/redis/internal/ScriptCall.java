@@ -4,6 +4,7 @@ import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -24,6 +25,7 @@ public final class ScriptCall<T> {
     private static final String PEEK = "p";
     private static final String RENEW = "l";
     private static final String COUNT = "c";
+    private static final Clock WALL_CLOCK = Clock.systemUTC();
 
     private final String[] keys;
     private final String[] args;
@@ -82,6 +84,7 @@ public final class ScriptCall<T> {
                 null,
                 lease,
                 space,
+                request.nowMillis(),
                 head,
                 window -> window.countsRequests() ? "" : Long.toString(request.weightIn(window)),
                 null,
@@ -114,7 +117,8 @@ public final class ScriptCall<T> {
                 window -> window.countsRequests() ? "" : Long.toString(settlement.targetIn(window));
         StoreRequest.Lease lease = settlement.lease();
         if (space.layout() != KeyLayout.CLUSTER || settlement.scopes().size() == 1) {
-            return List.of(settleCall(settlement.scopes(), lease, space, head, marked, estimate, target));
+            return List.of(settleCall(
+                    settlement.scopes(), lease, space, settlement.nowMillis(), head, marked, estimate, target));
         }
         List<ScriptCall<Boolean>> calls = new ArrayList<>();
         for (StoreRequest.Scope scope : settlement.scopes()) {
@@ -123,6 +127,7 @@ public final class ScriptCall<T> {
                     List.of(scope),
                     lease != null && lease.isIn(scope) ? lease : null,
                     space,
+                    settlement.nowMillis(),
                     head,
                     marked,
                     estimate,
@@ -140,6 +145,7 @@ public final class ScriptCall<T> {
             List<StoreRequest.Scope> scopes,
             StoreRequest.@Nullable Lease lease,
             KeySpace space,
+            long nowMillis,
             String[] head,
             String marked,
             Function<Window, String> estimate,
@@ -153,11 +159,11 @@ public final class ScriptCall<T> {
             }
         }
         if (mark == null) {
-            return build(scopes, null, lease, space, head, estimate, target, ScriptReply::settled);
+            return build(scopes, null, lease, space, nowMillis, head, estimate, target, ScriptReply::settled);
         }
         String[] markedHead = head.clone();
         markedHead[markedHead.length - 1] = marked;
-        return build(scopes, mark, lease, space, markedHead, estimate, target, ScriptReply::settled);
+        return build(scopes, mark, lease, space, nowMillis, markedHead, estimate, target, ScriptReply::settled);
     }
 
     /**
@@ -188,6 +194,30 @@ public final class ScriptCall<T> {
         return new ScriptCall<>(new String[] {space.leaseKey(lease)}, args, ScriptReply::count);
     }
 
+    /**
+     * The precision argument of a window: its step in ms, or for a calendar window {@code
+     * c<start>:<end>...}, starts of consecutive periods in the window's zone, which the script cannot
+     * compute (it knows no time zones) and among which it counts the one that holds its {@code now}.
+     * With the limiter's time that is the period holding it; on the server's time ({@link
+     * StoreRequest#STORE_TIME}) the period holding this process's wall clock and its two neighbours,
+     * so the server's {@code TIME} decides which one counts: exact while the clocks differ by less
+     * than a period, about a day at the shortest.
+     */
+    private static String alignment(Window window, long nowMillis) {
+        Window.Calendar calendar = window.calendar();
+        if (calendar == null) {
+            return Long.toString(window.precisionMillis());
+        }
+        if (nowMillis != StoreRequest.STORE_TIME) {
+            return "c" + calendar.startMillis(nowMillis) + ":" + calendar.endMillis(nowMillis);
+        }
+        // not the decision's time (the server's is): it only names the periods the server chooses from
+        long wall = WALL_CLOCK.millis();
+        long start = calendar.startMillis(wall);
+        long end = calendar.endMillis(wall);
+        return "c" + calendar.startMillis(start - 1) + ":" + start + ":" + end + ":" + calendar.endMillis(end);
+    }
+
     private static String time(long nowMillis) {
         return nowMillis == StoreRequest.STORE_TIME ? "" : Long.toString(nowMillis);
     }
@@ -197,6 +227,7 @@ public final class ScriptCall<T> {
             @Nullable String settledKey,
             StoreRequest.@Nullable Lease lease,
             KeySpace space,
+            long nowMillis,
             String[] head,
             Function<Window, String> amount,
             @Nullable Function<Window, String> settled,
@@ -212,7 +243,7 @@ public final class ScriptCall<T> {
                 args.add(Long.toString(window.lengthMillis()));
                 args.add(Long.toString(window.limit()));
                 args.add(amount.apply(window));
-                args.add(Long.toString(window.precisionMillis()));
+                args.add(alignment(window, nowMillis));
                 if (settled != null) {
                     args.add(settled.apply(window));
                 }

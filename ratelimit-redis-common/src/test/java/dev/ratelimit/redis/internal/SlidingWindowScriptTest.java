@@ -3,6 +3,7 @@ package dev.ratelimit.redis.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ratelimit.api.CalendarPeriod;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
@@ -194,6 +195,50 @@ class SlidingWindowScriptTest {
         assertThat(evaluation.nowMillis()).isBetween(serverMillis - 5_000, serverMillis + 5_000);
         List<?> entry = (List<?>) raw.call("ZRANGE", key(user, minute), "0", "0", "WITHSCORES");
         assertThat(Long.parseLong((String) entry.get(1))).isEqualTo(evaluation.nowMillis());
+    }
+
+    @Test
+    void onTheServersTimeTheCalendarPeriodHoldingItCounts() {
+        String user = user();
+        long now = serverMillis();
+        // four period starts around the server's now: the middle period holds it and is the one counted
+        String bounds =
+                "c" + (now - 7_200_000) + ":" + (now - 3_600_000) + ":" + (now + 3_600_000) + ":" + (now + 7_200_000);
+        Evaluation first = evaluate("r", user, bounds);
+        assertThat(first.isAllowed()).isTrue();
+        assertThat(first.resetAfterMillis(0)).isEqualTo(now + 3_600_000 - first.nowMillis());
+        Evaluation full = evaluate("r", user, bounds);
+        assertThat(full.isAllowed()).isFalse();
+        assertThat(full.retryAfterMillis()).isEqualTo(now + 3_600_000 - full.nowMillis());
+        assertThatThrownBy(() -> evaluate("r", user, "c" + (now + 3_600_000) + ":" + (now + 7_200_000)))
+                .isInstanceOf(RespException.class)
+                .hasMessageContaining("no calendar period of window 1 holds now");
+    }
+
+    /** Runs the script on a one-request calendar day in UTC with the period starts given, on the server's time. */
+    private static Evaluation evaluate(String op, String user, String bounds) {
+        Window day = Window.calendar("day", 1, Window.Unit.REQUESTS, CalendarPeriod.DAY);
+        return ScriptReply.evaluation(
+                raw.call(
+                        "EVAL",
+                        SlidingWindowScript.source(),
+                        "1",
+                        key(user, day),
+                        op,
+                        "",
+                        UUID.randomUUID().toString(),
+                        "",
+                        "",
+                        Long.toString(day.lengthMillis()),
+                        "1",
+                        "",
+                        bounds),
+                1);
+    }
+
+    private static long serverMillis() {
+        List<?> time = (List<?>) raw.call("TIME");
+        return Long.parseLong((String) time.get(0)) * 1000 + Long.parseLong((String) time.get(1)) / 1000;
     }
 
     @Test

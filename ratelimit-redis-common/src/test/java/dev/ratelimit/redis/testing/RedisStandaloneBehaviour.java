@@ -3,10 +3,14 @@ package dev.ratelimit.redis.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.ratelimit.api.Amounts;
+import dev.ratelimit.api.CalendarPeriod;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.Reservation;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Evaluation;
@@ -381,6 +385,41 @@ public abstract class RedisStandaloneBehaviour {
                 Duration.ofSeconds(10),
                 () -> assertThatThrownBy(() -> store.evaluate(request))
                         .isInstanceOf(RateLimiterUnavailableException.class));
+    }
+
+    @Test
+    @DisplayName("RB11 without a clock a calendar window counts the period holding the server's TIME, retries"
+            + " point at its end, and an overrun settled later counts in it")
+    void calendarWindowOnTheServersTime() {
+        WindowStore store = store();
+        RateLimiter limiter =
+                SlidingWindowRateLimiter.builder(store).failOpen(false).build();
+        Window day = Window.calendar("spend-day", 10, Window.Unit.USD_MICROS, CalendarPeriod.DAY);
+        Tier tier = Tier.of("rb11", day);
+        String user = user("calendar");
+        long before = serverMillis();
+        Reservation reservation = limiter.reserve(user, tier, Amounts.of(Window.Unit.USD_MICROS, 6), List.of());
+        assertThat(reservation.decision().allowed()).isTrue();
+        reservation
+                .commit(Amounts.of(Window.Unit.USD_MICROS, 9))
+                .toCompletableFuture()
+                .join();
+        Decision full = limiter.reserve(user, tier, Amounts.of(Window.Unit.USD_MICROS, 2), List.of())
+                .decision();
+        long after = serverMillis();
+        long end = day.calendar().endMillis(before);
+        assumeTrue(end == day.calendar().endMillis(after), "the test ran across midnight UTC");
+        assertThat(full.allowed())
+                .as("the $9 settled counts in the day it was reserved in")
+                .isFalse();
+        assertThat(full.retryAfter().toMillis())
+                .as("the retry points at the next midnight UTC on the server's clock")
+                .isBetween(end - after, end - before);
+    }
+
+    private static long serverMillis() {
+        List<?> time = (List<?>) redis.get().call("TIME");
+        return Long.parseLong((String) time.get(0)) * 1000 + Long.parseLong((String) time.get(1)) / 1000;
     }
 
     @Test

@@ -1,7 +1,10 @@
 package dev.ratelimit.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.ratelimit.api.Amounts;
+import dev.ratelimit.api.CalendarPeriod;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
@@ -20,6 +23,8 @@ import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -299,6 +304,51 @@ class RateLimitAutoConfigurationTest {
                 .run(context -> assertThat(
                                 context.getBean(TierPolicy.class).defaultTier().name())
                         .isEqualTo("pro"));
+    }
+
+    @Test
+    void calendarWindowsComeFromPropertiesAndCountTheRedisServersMonth() {
+        withRedis()
+                .withPropertyValues(
+                        "ratelimit.tiers.finance.minute=100/1m",
+                        "ratelimit.tiers.finance.spend-month=$500/month",
+                        "ratelimit.tiers.finance.tokens-day=1000000 tokens/day@calendar(Europe/Paris)")
+                .run(context -> {
+                    Tier finance = context.getBean(TierPolicy.class).tiers().get("finance");
+                    Window month =
+                            Window.calendar("spend-month", 500_000_000, Window.Unit.USD_MICROS, CalendarPeriod.MONTH);
+                    assertThat(finance.windows())
+                            .containsExactlyInAnyOrder(
+                                    new Window("minute", 100, Duration.ofMinutes(1)),
+                                    month,
+                                    Window.calendar(
+                                            "tokens-day",
+                                            1_000_000,
+                                            Window.Unit.TOKENS,
+                                            CalendarPeriod.DAY,
+                                            ZoneId.of("Europe/Paris")));
+                    allowsOnce(context);
+                    // the auto-configured limiter has no clock: Redis's TIME picks the month
+                    RateLimiter limiter = context.getBean(RateLimiter.class);
+                    String user = java.util.UUID.randomUUID().toString();
+                    long before = System.currentTimeMillis();
+                    assertThat(limiter.reserve(
+                                            user, finance, Amounts.of(Window.Unit.USD_MICROS, 500_000_000), List.of())
+                                    .decision()
+                                    .allowed())
+                            .isTrue();
+                    Decision spent = limiter.reserve(user, finance, Amounts.of(Window.Unit.USD_MICROS, 1), List.of())
+                            .decision();
+                    long after = System.currentTimeMillis();
+                    long end = CalendarPeriod.MONTH.endMillis(before, ZoneOffset.UTC);
+                    assumeTrue(
+                            end == CalendarPeriod.MONTH.endMillis(after, ZoneOffset.UTC), "ran across a month's end");
+                    assertThat(spent.allowed()).isFalse();
+                    assertThat(spent.window()).isEqualTo(month);
+                    assertThat(spent.retryAfter().toMillis())
+                            .as("the next 1st, midnight UTC (the test's redis-server shares this machine's clock)")
+                            .isBetween(end - after, end - before);
+                });
     }
 
     @Test
