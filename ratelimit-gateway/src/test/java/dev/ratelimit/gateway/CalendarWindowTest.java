@@ -1,7 +1,6 @@
 package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.ratelimit.api.CalendarPeriod;
 import dev.ratelimit.api.SharedBudget;
@@ -127,20 +126,26 @@ class CalendarWindowTest {
     }
 
     @Test
-    @DisplayName("on Redis's own TIME (no injected clock) a daily request window counts the server's UTC day"
-            + " and Retry-After points at its end")
+    @DisplayName("without an injected clock (Redis's own TIME; the system clock in memory) a daily request window"
+            + " counts the current UTC day and Retry-After points at its end")
     void serverTime() throws Exception {
-        assumeTrue(store != Harness.Store.MEMORY, "the in-memory store has no server time");
         start(false);
-        long before = System.currentTimeMillis();
-        assertThat(harness.chat("bob-key", body(10)).statusCode()).isEqualTo(200);
-        assertThat(harness.chat("bob-key", body(10)).statusCode()).isEqualTo(200);
-        HttpResponse<String> refused = harness.chat("bob-key", body(10));
-        long after = System.currentTimeMillis();
-        long end = CalendarPeriod.DAY.endMillis(before, ZoneOffset.UTC);
-        assumeTrue(end == CalendarPeriod.DAY.endMillis(after, ZoneOffset.UTC), "the test ran across midnight UTC");
-        assertThat(refused.statusCode()).isEqualTo(429);
-        // the test's redis-server runs on this machine: its clock is this one
-        assertThat(Long.parseLong(retryAfter(refused))).isBetween((end - after) / 1000, (end - before + 999) / 1000);
+        // a run that crosses midnight UTC meets a fresh day halfway: the second attempt cannot cross again
+        for (int attempt = 0; ; attempt++) {
+            long before = System.currentTimeMillis();
+            assertThat(harness.chat("bob-key", body(10)).statusCode()).isEqualTo(200);
+            assertThat(harness.chat("bob-key", body(10)).statusCode()).isEqualTo(200);
+            HttpResponse<String> refused = harness.chat("bob-key", body(10));
+            long after = System.currentTimeMillis();
+            long end = CalendarPeriod.DAY.endMillis(before, ZoneOffset.UTC);
+            if (end != CalendarPeriod.DAY.endMillis(after, ZoneOffset.UTC) && attempt == 0) {
+                continue;
+            }
+            assertThat(refused.statusCode()).isEqualTo(429);
+            // the test's redis-server runs on this machine: its clock is this one
+            assertThat(Long.parseLong(retryAfter(refused)))
+                    .isBetween((end - after) / 1000, (end - before + 999) / 1000);
+            return;
+        }
     }
 }
