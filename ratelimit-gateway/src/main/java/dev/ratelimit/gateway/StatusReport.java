@@ -201,12 +201,14 @@ final class StatusReport {
     /**
      * Lists windows, requests first, then tokens, then other units (money), each shortest first,
      * with what the store holds: {@code used} and {@code resetSeconds} are null when it cannot tell
-     * (the limiter is disabled, or the store is unreachable, which {@code error} then says).
+     * (the limiter is disabled, or the store is unreachable, which {@code error} then says). A
+     * calendar window also names its calendar ({@code month@America/New_York}) and {@code resetsAt},
+     * the next period's start on the gateway's clock, when all it holds leaves.
      *
      * @return what the store holds, empty when it could not be read
      */
-    private static List<Decision.Usage> windows(
-            ObjectNode node, List<Window> windows, Supplier<List<Decision.Usage>> read) {
+    private List<Decision.Usage> windows(ObjectNode node, List<Window> windows, Supplier<List<Decision.Usage>> read) {
+        long now = cooldowns.clock().millis();
         List<Decision.Usage> usage;
         try {
             usage = read.get();
@@ -224,6 +226,14 @@ final class StatusReport {
                             .put("unit", window.unit().name())
                             .put("limit", window.limit())
                             .put("seconds", window.lengthSeconds());
+                    Window.Calendar calendar = window.calendar();
+                    if (calendar != null) { // everything it holds leaves at the next period's start
+                        w.put("calendar", calendar.toString())
+                                .put(
+                                        "resetsAt",
+                                        Instant.ofEpochMilli(calendar.endMillis(now))
+                                                .toString());
+                    }
                     Decision.Usage state = known.stream()
                             .filter(candidate -> candidate.window().equals(window))
                             .findFirst()

@@ -2,6 +2,8 @@ package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ratelimit.api.CalendarPeriod;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Window;
@@ -105,6 +107,20 @@ class CalendarWindowTest {
         assertThat(spent.statusCode()).isEqualTo(429);
         assertThat(spent.body()).contains("spend-month");
         assertThat(retryAfter(spent)).as("6 hours to local midnight").isEqualTo("21600");
+        JsonNode window = new ObjectMapper()
+                .readTree(harness.admin("/status.json").body())
+                .path("teams")
+                .path(0)
+                .path("windows")
+                .path(0);
+        assertThat(window.path("name").asText()).isEqualTo("spend-month");
+        assertThat(window.path("used").asLong()).isEqualTo(2 * DIME);
+        assertThat(window.path("calendar").asText())
+                .as("the status page names the calendar")
+                .isEqualTo("month@America/New_York");
+        assertThat(window.path("resetsAt").asText())
+                .as("and when it resets: New York's midnight of February 1st")
+                .isEqualTo("2030-02-01T05:00:00Z");
 
         harness.clock.set(Instant.parse("2030-02-01T00:00:00Z")); // 19:00 on January 31st in New York
         HttpResponse<String> utcMidnight = harness.chat("alice-key", body(50_000));
