@@ -35,6 +35,7 @@ final class Admission {
     private final RateLimiter limiter;
     private final Slots slots;
     private final GatewayMetrics metrics;
+    private final @Nullable BudgetAlerts alerts;
     private final Set<Ticket> open = ConcurrentHashMap.newKeySet(); // admitted, not settled yet
 
     /**
@@ -52,10 +53,11 @@ final class Admission {
         }
     }
 
-    Admission(RateLimiter limiter, Slots slots, GatewayMetrics metrics) {
+    Admission(RateLimiter limiter, Slots slots, GatewayMetrics metrics, @Nullable BudgetAlerts alerts) {
         this.limiter = limiter;
         this.slots = slots;
         this.metrics = metrics;
+        this.alerts = alerts;
         slots.bind(limiter);
     }
 
@@ -82,6 +84,9 @@ final class Admission {
         Ticket ticket = new Ticket(charge, estimate, decision, decision.usage(), reservation);
         open.add(ticket);
         slots.held(reservation);
+        if (alerts != null) {
+            alerts.observe(tenant, charge, decision.usage());
+        }
         return ticket;
     }
 

@@ -335,6 +335,27 @@ final class Cooldowns implements AutoCloseable {
                 active.until());
     }
 
+    /**
+     * Claims {@code key} for {@code ttlMillis} among every process sharing this Redis ({@code SET NX
+     * PX}), for what must happen once across them (a budget alert); without Redis, or while it
+     * cannot be reached, this process claims it for itself.
+     *
+     * @return whether this process holds the claim
+     */
+    boolean claim(String key, long ttlMillis) {
+        StatefulConnection<String, String> redis = connection();
+        if (redis == null) {
+            return true;
+        }
+        try {
+            return "OK"
+                    .equals(commands(redis).set(key, "1", SetArgs.Builder.nx().px(ttlMillis)));
+        } catch (RedisException e) {
+            failed(e);
+            return true;
+        }
+    }
+
     /** Ends a model's cooldown: a probe came back with an answer. */
     void end(String upstream, String model) {
         String key = key(upstream, model);

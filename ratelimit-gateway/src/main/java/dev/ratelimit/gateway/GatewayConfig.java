@@ -56,6 +56,7 @@ import org.jspecify.annotations.Nullable;
  * @param upstreams the {@code upstreams:} section, in file order; empty when the file has none
  *     ({@code UPSTREAM_URL} or the built-in mock model then serve every model)
  * @param spending the teams, organisations and prices: what requests cost and who else pays
+ * @param alerts the budget alerts: thresholds and where they are posted ({@link BudgetAlerts})
  */
 record GatewayConfig(
         List<ApiKey> keys,
@@ -66,7 +67,8 @@ record GatewayConfig(
         List<Route> passthrough,
         String source,
         List<UpstreamConfig> upstreams,
-        Spending spending) {
+        Spending spending,
+        BudgetAlerts.Settings alerts) {
 
     static final String DEFAULT_RESOURCE = "default-gateway.yaml";
     static final int DEFAULT_SHUTDOWN_SECONDS = 30;
@@ -413,7 +415,8 @@ record GatewayConfig(
             @Nullable LinkedHashMap<String, UpstreamConfig.@Nullable Raw> upstreams,
             @Nullable LinkedHashMap<String, Spending.@Nullable RawTeam> teams,
             @Nullable LinkedHashMap<String, Spending.@Nullable RawOrg> orgs,
-            @Nullable LinkedHashMap<String, Spending.@Nullable RawPrice> prices) {}
+            @Nullable LinkedHashMap<String, Spending.@Nullable RawPrice> prices,
+            BudgetAlerts.@Nullable Raw alerts) {}
 
     record RawManagement(@Nullable String host, @Nullable Integer port) {}
 
@@ -683,6 +686,7 @@ record GatewayConfig(
             }
         }
         List<UpstreamConfig> upstreams = UpstreamConfig.validate(raw.upstreams(), errors);
+        BudgetAlerts.Settings alerts = BudgetAlerts.Settings.validate(raw.alerts(), errors);
         if (!errors.isEmpty() || limits == null || server == null) {
             return DISCARDED; // the caller throws with the errors
         }
@@ -696,7 +700,8 @@ record GatewayConfig(
                 List.copyOf(passthrough),
                 source,
                 List.copyOf(upstreams),
-                spending);
+                spending,
+                alerts);
     }
 
     /** Stands in for a configuration with errors, which is never used. */
@@ -720,7 +725,8 @@ record GatewayConfig(
             List.of(),
             "discarded",
             List.of(),
-            Spending.NONE);
+            Spending.NONE,
+            BudgetAlerts.Settings.DEFAULT);
 
     private static void collect(List<String> errors, Runnable check) {
         try {

@@ -255,6 +255,13 @@ public final class GatewayServer {
             }
             Cooldowns cooldowns = new Cooldowns(wallClock, redis, registry);
             opened.add(0, cooldowns);
+            AtomicReference<GatewayConfig> configs = new AtomicReference<>(config);
+            BudgetAlerts alerts = new BudgetAlerts(
+                    () -> java.util.Objects.requireNonNull(configs.get()).alerts(),
+                    wallClock,
+                    cooldowns::claim,
+                    registry);
+            opened.add(0, alerts);
             // one pool for both listeners and the upstream client: no request holds a thread while it
             // waits for a client or an upstream, so its size bounds the work done at once, not the
             // requests in flight
@@ -270,11 +277,10 @@ public final class GatewayServer {
                     config.server().maxConnections());
             opened.add(0, upstream);
             AtomicBoolean draining = new AtomicBoolean();
-            AtomicReference<GatewayConfig> configs = new AtomicReference<>(config);
             Gateway gateway = new Gateway(
                     configs,
                     tokens,
-                    new Admission(limiter, slots, metrics),
+                    new Admission(limiter, slots, metrics, alerts),
                     Gateway.meteredResponses(UpstreamConfig.Protocol.OPENAI, wallClock),
                     Gateway.meteredResponses(UpstreamConfig.Protocol.ANTHROPIC, wallClock),
                     metrics,

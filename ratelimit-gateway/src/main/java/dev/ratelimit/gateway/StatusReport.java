@@ -243,6 +243,8 @@ final class StatusReport {
                         w.putNull("resetSeconds");
                     } else {
                         w.put("used", state.used());
+                        // the highest alert threshold it has reached (budget alerts), 0 for none
+                        w.put("alert", BudgetAlerts.reached(configs.get().alerts(), window, state.used()));
                         w.put("resetSeconds", (state.resetAfter().toNanos() + 999_999_999) / 1_000_000_000);
                     }
                 });
