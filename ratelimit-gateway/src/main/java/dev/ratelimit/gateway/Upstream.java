@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -82,11 +83,19 @@ final class Upstream implements AutoCloseable {
     static final class Target {
         private final UpstreamConfig config;
         private final String base;
+        /** The URIs of the metered endpoints' fixed paths, parsed once rather than per request. */
+        private final Map<String, URI> endpoints = new ConcurrentHashMap<>();
 
         Target(UpstreamConfig config) {
             this.config = config;
             String text = config.url().toString();
             this.base = text.endsWith("/") ? text.substring(0, text.length() - 1) : text;
+        }
+
+        /** The URI of an endpoint's fixed path below this upstream's base. */
+        URI endpoint(String path) {
+            URI uri = endpoints.get(path);
+            return uri != null ? uri : endpoints.computeIfAbsent(path, absent -> URI.create(base + absent));
         }
 
         String name() {
@@ -531,7 +540,9 @@ final class Upstream implements AutoCloseable {
             @Nullable Route route,
             Answer answer) {
         String apiKey = target.config.apiKey();
-        Request request = client.newRequest(target.base + pathAndQuery)
+        // a route's path is its endpoint's (a few fixed ones); a relayed path may be anything
+        Request request = client.newRequest(
+                        route != null ? target.endpoint(pathAndQuery) : URI.create(target.base + pathAndQuery))
                 .method(method)
                 // silence is timed by Body, only while the gateway waits for the upstream's bytes
                 .idleTimeout(0, TimeUnit.MILLISECONDS)
