@@ -132,6 +132,22 @@ public record Window(
             return isRequests() ? 0 : equals(TOKENS) ? 1 : 2;
         }
 
+        /**
+         * Tells whether {@code other} is a unit of the same name; written out, the same as the
+         * record's own, because units are compared on every request's path and the generated one
+         * goes through a method handle.
+         */
+        @Override
+        public boolean equals(@Nullable Object other) {
+            return this == other || (other instanceof Unit unit && name.equals(unit.name));
+        }
+
+        /** The name's hash: the value the record's own would give. */
+        @Override
+        public int hashCode() {
+            return name.hashCode();
+        }
+
         @Override
         public String toString() {
             return name;

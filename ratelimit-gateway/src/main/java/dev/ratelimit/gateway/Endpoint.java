@@ -77,9 +77,28 @@ interface Endpoint {
      * @param stream whether the client asked for a stream
      * @param clientWantsUsage whether the client itself asked for a stream's usage chunk (chat and
      *     legacy completions); a chunk the gateway asked for alone is not relayed
+     * @param rewritten whether the endpoint changed {@code body}: otherwise the bytes the client sent
+     *     are forwarded as they came, not written out again
      */
     record Call(
-            String model, ObjectNode body, long promptTokens, long estimate, boolean stream, boolean clientWantsUsage) {
+            String model,
+            ObjectNode body,
+            long promptTokens,
+            long estimate,
+            boolean stream,
+            boolean clientWantsUsage,
+            boolean rewritten) {
+
+        /** A call whose body is forwarded as the client sent it. */
+        Call(
+                String model,
+                ObjectNode body,
+                long promptTokens,
+                long estimate,
+                boolean stream,
+                boolean clientWantsUsage) {
+            this(model, body, promptTokens, estimate, stream, clientWantsUsage, false);
+        }
 
         /** The most the answer may take: what the estimate reserves beyond the prompt. */
         long maxOutputTokens() {

@@ -4,12 +4,16 @@ import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,6 +25,15 @@ final class GatewayMetrics {
 
     private final MeterRegistry registry;
     private final Relays relays = new Relays();
+    /**
+     * The meters counted per request, by name and tag values, found here instead of built and looked
+     * up in the registry each time; the registry never drops them, and their tag values are bounded
+     * by the configuration (tenants, teams, models as {@link Charge#metricModel()} names them).
+     */
+    private final Map<MeterKey, Meter> meters = new ConcurrentHashMap<>();
+
+    /** A meter's name and tag values, in the order its method gives them. */
+    private record MeterKey(String name, String first, String second, String third) {}
 
     GatewayMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -97,18 +110,21 @@ final class GatewayMetrics {
      *     {@code upstream_timeout}, {@code upstream_unreachable}
      */
     void settled(String tenant, @Nullable String model, String outcome, String ending, long tokens) {
-        Counter.builder("gateway.settlements")
-                .description("Admitted requests settled, by outcome and by how their response ended")
-                .tag("outcome", outcome)
-                .tag("ending", ending)
-                .register(registry)
+        counter(
+                        new MeterKey("gateway.settlements", outcome, ending, ""),
+                        key -> Counter.builder(key.name())
+                                .description("Admitted requests settled, by outcome and by how their response ended")
+                                .tag("outcome", key.first())
+                                .tag("ending", key.second()))
                 .increment();
         if (tokens > 0) {
-            Counter.builder("gateway.tokens")
-                    .description("Tokens charged to tenants (prompt and completion, from the upstream's usage)")
-                    .tag("tenant", tenant)
-                    .tag("model", model == null ? "other" : model)
-                    .register(registry)
+            counter(
+                            new MeterKey("gateway.tokens", tenant, model == null ? "other" : model, ""),
+                            key -> Counter.builder(key.name())
+                                    .description(
+                                            "Tokens charged to tenants (prompt and completion, from the upstream's usage)")
+                                    .tag("tenant", key.first())
+                                    .tag("model", key.second()))
                     .increment(tokens);
         }
     }
@@ -122,12 +138,19 @@ final class GatewayMetrics {
      */
     void spent(Charge charge, long micros) {
         if (micros > 0) {
-            Counter.builder("gateway.spend.usd.micros")
-                    .description("What tenants spent, in micro-dollars, from the upstream's usage and the price table")
-                    .tag("tenant", charge.tenant())
-                    .tag("team", charge.team() == null ? "" : charge.team().name())
-                    .tag("model", charge.metricModel())
-                    .register(registry)
+            MeterKey spend = new MeterKey(
+                    "gateway.spend.usd.micros",
+                    charge.tenant(),
+                    charge.team() == null ? "" : charge.team().name(),
+                    charge.metricModel());
+            counter(
+                            spend,
+                            key -> Counter.builder(key.name())
+                                    .description(
+                                            "What tenants spent, in micro-dollars, from the upstream's usage and the price table")
+                                    .tag("tenant", key.first())
+                                    .tag("team", key.second())
+                                    .tag("model", key.third()))
                     .increment(micros);
         }
     }
@@ -164,20 +187,37 @@ final class GatewayMetrics {
 
     /** Counts one response the gateway answered itself: 4xx for bad input, 401, 429. */
     void refused(String endpoint, int status, String code) {
-        Counter.builder("gateway.refusals")
-                .description("Requests answered by the gateway without reaching the upstream")
-                .tag("endpoint", endpoint)
-                .tag("status", Integer.toString(status))
-                .tag("code", code)
-                .register(registry)
+        counter(
+                        new MeterKey("gateway.refusals", endpoint, Integer.toString(status), code),
+                        key -> Counter.builder(key.name())
+                                .description("Requests answered by the gateway without reaching the upstream")
+                                .tag("endpoint", key.first())
+                                .tag("status", key.second())
+                                .tag("code", key.third()))
                 .increment();
     }
 
     void upstreamHeaders(String endpoint, Duration elapsed) {
-        Timer.builder("gateway.upstream.headers")
-                .description("Time from sending a request upstream to its response headers")
-                .tag("endpoint", endpoint)
-                .register(registry)
-                .record(elapsed);
+        MeterKey headers = new MeterKey("gateway.upstream.headers", endpoint, "", "");
+        Meter timer = meters.get(headers);
+        if (timer == null) {
+            timer = meters.computeIfAbsent(
+                    headers,
+                    key -> Timer.builder(key.name())
+                            .description("Time from sending a request upstream to its response headers")
+                            .tag("endpoint", key.first())
+                            .register(registry));
+        }
+        ((Timer) timer).record(elapsed);
+    }
+
+    /** The counter of {@code key}, registered by {@code builder} the first time. */
+    private Counter counter(MeterKey key, Function<MeterKey, Counter.Builder> builder) {
+        Meter counter = meters.get(key);
+        if (counter == null) {
+            counter =
+                    meters.computeIfAbsent(key, absent -> builder.apply(absent).register(registry));
+        }
+        return (Counter) counter;
     }
 }

@@ -107,7 +107,7 @@ final class MeteredServlet extends HttpServlet {
             client.complete();
             return; // answered: 429, 400 or 503
         }
-        Metered admitted = new Metered(client, config, call, ticket);
+        Metered admitted = new Metered(client, config, call, ticket, body.bytes());
         admitted.run(() -> admitted.forward(route));
     }
 
@@ -141,21 +141,27 @@ final class MeteredServlet extends HttpServlet {
         private final GatewayConfig config;
         private final Endpoint.@Nullable Call call;
         private final Admission.@Nullable Ticket ticket;
+        private final byte[] sent;
         private volatile Upstream.@Nullable Exchange exchange;
 
         Metered(AsyncClient client, GatewayConfig config) {
-            this(client, config, null, null);
+            this(client, config, null, null, new byte[0]);
         }
 
+        /**
+         * @param sent the body as the client sent it, forwarded as it is unless the endpoint changed it
+         */
         Metered(
                 AsyncClient client,
                 GatewayConfig config,
                 Endpoint.@Nullable Call call,
-                Admission.@Nullable Ticket ticket) {
+                Admission.@Nullable Ticket ticket,
+                byte[] sent) {
             this.client = client;
             this.config = config;
             this.call = call;
             this.ticket = ticket;
+            this.sent = sent;
         }
 
         /** Runs one step; what escapes it is caught here, never left to the thread that ran it. */
@@ -200,7 +206,7 @@ final class MeteredServlet extends HttpServlet {
             Endpoint.Call forwarded = java.util.Objects.requireNonNull(call, "call");
             Admission.Ticket admitted = java.util.Objects.requireNonNull(ticket, "ticket");
             long started = System.nanoTime();
-            byte[] body = OpenAi.JSON.writeValueAsBytes(forwarded.body());
+            byte[] body = Requests.forwarded(forwarded, sent);
             client.quiet(); // the upstream's timeouts run now
             route.send(
                     "POST",

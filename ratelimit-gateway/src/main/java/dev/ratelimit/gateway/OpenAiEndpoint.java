@@ -27,14 +27,15 @@ enum OpenAiEndpoint implements Endpoint {
         public Call parse(ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens) throws BadRequest {
             Requests.Chat chat = Requests.chat(body, limits.defaultMaxCompletionTokens());
             long prompt = tokens.chatPrompt(chat.model(), body.get("messages"));
-            askUsage(chat.stream(), chat.clientWantsUsage(), body);
+            boolean rewritten = askUsage(chat.stream(), chat.clientWantsUsage(), body);
             return new Call(
                     chat.model(),
                     body,
                     prompt,
                     prompt + chat.n() * chat.maxCompletionTokens(),
                     chat.stream(),
-                    chat.clientWantsUsage());
+                    chat.clientWantsUsage(),
+                    rewritten);
         }
 
         @Override
@@ -52,7 +53,7 @@ enum OpenAiEndpoint implements Endpoint {
         public Call parse(ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens) throws BadRequest {
             Requests.Completions completions = Requests.completions(body, limits.defaultMaxCompletionTokens());
             long prompt = tokens.completionPrompt(completions.model(), body.get("prompt"));
-            askUsage(completions.stream(), completions.clientWantsUsage(), body);
+            boolean rewritten = askUsage(completions.stream(), completions.clientWantsUsage(), body);
             long answers = (long) completions.prompts() * completions.choices();
             return new Call(
                     completions.model(),
@@ -60,7 +61,8 @@ enum OpenAiEndpoint implements Endpoint {
                     prompt,
                     prompt + answers * completions.maxTokens(),
                     completions.stream(),
-                    completions.clientWantsUsage());
+                    completions.clientWantsUsage(),
+                    rewritten);
         }
 
         @Override
@@ -178,14 +180,18 @@ enum OpenAiEndpoint implements Endpoint {
     /**
      * Asks a chat or completions stream's upstream for its usage chunk, which the gateway needs to
      * settle; the chunk is dropped on the way back unless the client asked for it too.
+     *
+     * @return whether {@code body} was changed
      */
-    private static void askUsage(boolean stream, boolean clientWantsUsage, ObjectNode body) {
+    private static boolean askUsage(boolean stream, boolean clientWantsUsage, ObjectNode body) {
         if (stream && !clientWantsUsage) {
             ObjectNode options =
                     body.has("stream_options") && body.get("stream_options").isObject()
                             ? (ObjectNode) body.get("stream_options")
                             : body.putObject("stream_options");
             options.put("include_usage", true);
+            return true;
         }
+        return false;
     }
 }

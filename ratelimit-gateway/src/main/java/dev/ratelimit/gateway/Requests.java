@@ -125,7 +125,7 @@ final class Requests {
         private final Consumer<Body> then;
         private final Consumer<Throwable> failed;
         private final ByteArrayOutputStream bytes;
-        private final byte[] buffer = new byte[8192];
+        private final byte[] buffer;
         private @Nullable BadRequest refused;
         private long dropped;
         private boolean done;
@@ -145,6 +145,8 @@ final class Requests {
             this.then = then;
             this.failed = failed;
             this.bytes = new ByteArrayOutputStream(declared > 0 && declared <= keep ? (int) declared : 1024);
+            // a body of a known small length is read in one piece of its size, not through 8 KB
+            this.buffer = new byte[declared > 0 && declared < 8192 ? (int) declared : 8192];
         }
 
         @Override
@@ -187,6 +189,35 @@ final class Requests {
                 failed.accept(failure);
             }
         }
+    }
+
+    /**
+     * The body to send upstream: the bytes the client sent when the endpoint left the body as it was
+     * and they are UTF-8 without a byte-order mark (the parser also reads UTF-16 and UTF-32, which
+     * the upstream is not told of), otherwise the parsed body written out as UTF-8.
+     */
+    static byte[] forwarded(Endpoint.Call call, byte[] sent) throws IOException {
+        if (!call.rewritten() && utf8(sent)) {
+            return sent;
+        }
+        return OpenAi.JSON.writeValueAsBytes(call.body());
+    }
+
+    /**
+     * Whether a body that parsed as JSON is UTF-8 without a byte-order mark: JSON opens with an
+     * ASCII character, so a first byte above 0x7F is a mark and a zero among the first four bytes
+     * is UTF-16 or UTF-32 (the encoding detection of RFC 4627).
+     */
+    private static boolean utf8(byte[] bytes) {
+        if (bytes.length == 0 || bytes[0] < 0) {
+            return false;
+        }
+        for (int i = 0; i < Math.min(4, bytes.length); i++) {
+            if (bytes[i] == 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Reads a body's JSON: one JSON object, not empty. */

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -36,6 +37,7 @@ import org.eclipse.jetty.client.Result;
 import org.eclipse.jetty.client.WWWAuthenticationProtocolHandler;
 import org.eclipse.jetty.client.transport.HttpClientConnectionFactory;
 import org.eclipse.jetty.client.transport.HttpClientTransportDynamic;
+import org.eclipse.jetty.http.HttpCookieStore;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpVersion;
@@ -93,12 +95,20 @@ final class Upstream implements AutoCloseable {
         private final UpstreamConfig config;
         private final String base;
         private final boolean secure;
+        /** The URIs of the metered endpoints' fixed paths, parsed once rather than per request. */
+        private final Map<String, URI> endpoints = new ConcurrentHashMap<>();
 
         Target(UpstreamConfig config) {
             this.config = config;
             this.secure = "https".equals(config.url().getScheme());
             String text = config.url().toString();
             this.base = text.endsWith("/") ? text.substring(0, text.length() - 1) : text;
+        }
+
+        /** The URI of an endpoint's fixed path below this upstream's base. */
+        URI endpoint(String path) {
+            URI uri = endpoints.get(path);
+            return uri != null ? uri : endpoints.computeIfAbsent(path, absent -> URI.create(base + absent));
         }
 
         String name() {
@@ -249,6 +259,9 @@ final class Upstream implements AutoCloseable {
         client.setMaxConnectionsPerDestination(maxConnections);
         client.setMaxRequestsQueuedPerDestination(maxConnections);
         client.setUserAgentField(null);
+        // no cookie jar: an upstream's Set-Cookie is not the gateway's to keep, nor to send back on
+        // another tenant's request (and the default store builds a URI per request)
+        client.setHttpCookieStore(new HttpCookieStore.Empty());
         client.start();
         // the gateway answers challenges with nothing: a 401 is relayed (as a 502), not an exception mid-body
         client.getProtocolHandlers().remove(WWWAuthenticationProtocolHandler.NAME);
@@ -584,7 +597,9 @@ final class Upstream implements AutoCloseable {
             Answer answer) {
         String apiKey = target.config.apiKey();
         HttpClient via = target.config.http2() && client2 != null ? client2 : client;
-        Request request = via.newRequest(target.base + pathAndQuery)
+        // a route's path is its endpoint's (a few fixed ones); a relayed path may be anything
+        Request request = via.newRequest(
+                        route != null ? target.endpoint(pathAndQuery) : URI.create(target.base + pathAndQuery))
                 .method(method)
                 // silence is timed by Body, only while the gateway waits for the upstream's bytes
                 .idleTimeout(0, TimeUnit.MILLISECONDS)

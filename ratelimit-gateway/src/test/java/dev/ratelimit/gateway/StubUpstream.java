@@ -37,7 +37,12 @@ final class StubUpstream implements AutoCloseable {
     static final String WORD = " tok";
 
     /** What the stub saw of one request. */
-    record Received(String method, String path, @Nullable String authorization, JsonNode body) {}
+    record Received(
+            String method,
+            String path,
+            @Nullable String authorization,
+            JsonNode body,
+            @Nullable String cookie) {}
 
     /** How the stub answers one request. */
     @FunctionalInterface
@@ -111,8 +116,12 @@ final class StubUpstream implements AutoCloseable {
     private void serve(HttpServletRequest request, HttpServletResponse response) throws IOException {
         byte[] bytes = request.getInputStream().readAllBytes();
         JsonNode body = bytes.length == 0 ? OpenAi.JSON.nullNode() : OpenAi.JSON.readTree(bytes);
-        received.add(
-                new Received(request.getMethod(), request.getRequestURI(), request.getHeader("Authorization"), body));
+        received.add(new Received(
+                request.getMethod(),
+                request.getRequestURI(),
+                request.getHeader("Authorization"),
+                body,
+                request.getHeader("Cookie")));
         Behaviour behaviour = queue.poll();
         try {
             (behaviour == null ? fallback : behaviour).answer(body, response);

@@ -58,7 +58,8 @@ import org.jspecify.annotations.Nullable;
  * {@code --requests N} per measured phase (20,000), {@code --warmup N} (5,000), {@code --connections
  * N} (16), {@code --phases N} per target (2), {@code --only a,b} (targets by key: {@code stub,
  * jetty-servlet, jetty-core, nginx, memory, redis}), and {@code --profile DIR}: instead of the table,
- * the gateway in memory under the same load with a 60 s JFR recording ({@code settings=profile},
+ * the gateway in memory (on a private redis-server with {@code --only redis}) under the same load
+ * with a 60 s JFR recording ({@code settings=profile},
  * method sampling every 1 ms, started 45 s in, after the warm-up), summarized by hot method and
  * area. nginx runs one worker process; the Jetty hops, the stub and the gateway run with {@code
  * -Xmx1g} and the JVM's defaults otherwise.
@@ -141,7 +142,17 @@ public final class HopCpu {
         try {
             String stubUrl = GatewayOverhead.listening(stub);
             if (profile != null) {
-                profile(client, stubUrl, config, Path.of(profile), warmup, requests, connections, ticks, stub.pid());
+                profile(
+                        client,
+                        stubUrl,
+                        config,
+                        Path.of(profile),
+                        "redis".equals(only),
+                        warmup,
+                        requests,
+                        connections,
+                        ticks,
+                        stub.pid());
                 return;
             }
             List<Phase> results = new ArrayList<>();
@@ -379,6 +390,7 @@ public final class HopCpu {
             String stubUrl,
             Path config,
             Path dir,
+            boolean onRedis,
             int warmup,
             int batch,
             int connections,
@@ -386,13 +398,16 @@ public final class HopCpu {
             long stubPid)
             throws Exception {
         Files.createDirectories(dir);
-        Path recording = dir.resolve("gateway-memory.jfr").toAbsolutePath();
+        Path recording = dir.resolve(onRedis ? "gateway-redis.jfr" : "gateway-memory.jfr")
+                .toAbsolutePath();
         int delay = 45;
         int duration = 60;
+        @Nullable RedisServer redis = onRedis ? RedisServer.start() : null;
+        long redisPid = redis == null ? -1 : redis.pid();
         Process gateway = GatewayOverhead.gateway(
                 stubUrl + "/v1",
                 config,
-                null,
+                redis == null ? null : redis.uri(),
                 List.of(
                         "-XX:+FlightRecorder",
                         "-XX:FlightRecorderOptions=stackdepth=256",
@@ -407,7 +422,10 @@ public final class HopCpu {
             }
             Map<String, Long> threadsBefore = threadTicks(gateway.pid());
             long before = treeTicks(gateway.pid());
+            long systemBefore = systemTicks(gateway.pid());
             long stubBefore = treeTicks(stubPid);
+            long redisBefore = treeTicks(redisPid);
+            long redisSystemBefore = systemTicks(redisPid);
             long sent = 0;
             long phaseStart = System.nanoTime();
             while (System.nanoTime() - started < TimeUnit.SECONDS.toNanos(delay + duration - 1)) {
@@ -419,13 +437,16 @@ public final class HopCpu {
             Map<String, Double> split = threadSplit(threadsBefore, threadTicks(gateway.pid()), ticks, used);
             System.out.printf(
                     Locale.ROOT,
-                    "Under the recording: %,d requests in %.1f s (%.0f/s); gateway CPU %.1f ms per 1,000 (stub %.1f);"
-                            + " by thread group, ms per 1,000: %s%n",
+                    "Under the recording: %,d requests in %.1f s (%.0f/s); gateway CPU %.1f ms per 1,000 (kernel %.1f; stub %.1f;"
+                            + " redis-server %.1f, of which kernel %.1f); by thread group, ms per 1,000: %s%n",
                     sent,
                     seconds,
                     sent / seconds,
                     millis(used, ticks) * 1000 / sent,
+                    millis(systemTicks(gateway.pid()) - systemBefore, ticks) * 1000 / sent,
                     millis(treeTicks(stubPid) - stubBefore, ticks) * 1000 / sent,
+                    millis(treeTicks(redisPid) - redisBefore, ticks) * 1000 / sent,
+                    millis(systemTicks(redisPid) - redisSystemBefore, ticks) * 1000 / sent,
                     perThousandText(split, sent));
             // keep the load on until the recording has been written
             while (!Files.exists(recording)
@@ -435,6 +456,9 @@ public final class HopCpu {
             Thread.sleep(2_000);
         } finally {
             GatewayOverhead.stop(gateway);
+            if (redis != null) {
+                redis.close();
+            }
         }
         System.out.println(summarize(recording));
     }
