@@ -56,6 +56,7 @@ import org.jspecify.annotations.Nullable;
  * @param upstreams the {@code upstreams:} section, in file order; empty when the file has none
  *     ({@code UPSTREAM_URL} or the built-in mock model then serve every model)
  * @param spending the teams, organisations and prices: what requests cost and who else pays
+ * @param admin the admin API's keys and the Redis prefix of the keys it manages
  */
 record GatewayConfig(
         List<ApiKey> keys,
@@ -66,7 +67,8 @@ record GatewayConfig(
         List<Route> passthrough,
         String source,
         List<UpstreamConfig> upstreams,
-        Spending spending) {
+        Spending spending,
+        Admin admin) {
 
     static final String DEFAULT_RESOURCE = "default-gateway.yaml";
     static final int DEFAULT_SHUTDOWN_SECONDS = 30;
@@ -152,6 +154,18 @@ record GatewayConfig(
      * @param team the tenant's team, or {@code null} when it belongs to none
      */
     record ApiKey(byte[] sha256, String tenant, TierConfig tier, Spending.@Nullable Team team) {}
+
+    /**
+     * The admin API ({@code admin:}): who may manage keys, and where the managed keys are kept.
+     *
+     * @param keys the SHA-256 digests of the admin keys; none means every admin call is refused
+     * @param prefix the prefix of the managed keys' Redis hash and channel
+     */
+    record Admin(List<byte[]> keys, String prefix) {
+
+        static final String DEFAULT_PREFIX = "ratelimit";
+        static final Admin NONE = new Admin(List.of(), DEFAULT_PREFIX);
+    }
 
     /**
      * One tier.
@@ -413,7 +427,14 @@ record GatewayConfig(
             @Nullable LinkedHashMap<String, UpstreamConfig.@Nullable Raw> upstreams,
             @Nullable LinkedHashMap<String, Spending.@Nullable RawTeam> teams,
             @Nullable LinkedHashMap<String, Spending.@Nullable RawOrg> orgs,
-            @Nullable LinkedHashMap<String, Spending.@Nullable RawPrice> prices) {}
+            @Nullable LinkedHashMap<String, Spending.@Nullable RawPrice> prices,
+            @Nullable RawAdmin admin) {}
+
+    record RawAdmin(
+            @Nullable List<@Nullable RawAdminKey> keys,
+            @Nullable String prefix) {}
+
+    record RawAdminKey(@Nullable String key, @Nullable String keySha256) {}
 
     record RawManagement(@Nullable String host, @Nullable Integer port) {}
 
@@ -683,6 +704,7 @@ record GatewayConfig(
             }
         }
         List<UpstreamConfig> upstreams = UpstreamConfig.validate(raw.upstreams(), errors);
+        Admin admin = admin(raw.admin(), keys, errors);
         if (!errors.isEmpty() || limits == null || server == null) {
             return DISCARDED; // the caller throws with the errors
         }
@@ -696,7 +718,8 @@ record GatewayConfig(
                 List.copyOf(passthrough),
                 source,
                 List.copyOf(upstreams),
-                spending);
+                spending,
+                admin);
     }
 
     /** Stands in for a configuration with errors, which is never used. */
@@ -720,7 +743,8 @@ record GatewayConfig(
             List.of(),
             "discarded",
             List.of(),
-            Spending.NONE);
+            Spending.NONE,
+            Admin.NONE);
 
     private static void collect(List<String> errors, Runnable check) {
         try {
@@ -823,10 +847,46 @@ record GatewayConfig(
 
     private static final Pattern PERCENT = Pattern.compile("\\s*(\\d{1,3})\\s*%\\s*");
 
+    /**
+     * The {@code admin:} section: its keys (written as client keys are, and never equal to one) and
+     * the prefix of the managed keys on Redis.
+     */
+    private static Admin admin(@Nullable RawAdmin raw, List<ApiKey> clientKeys, List<String> errors) {
+        if (raw == null) {
+            return Admin.NONE;
+        }
+        String prefix = raw.prefix() == null ? Admin.DEFAULT_PREFIX : raw.prefix();
+        if (prefix.isBlank() || prefix.chars().anyMatch(c -> c <= ' ' || c > '~')) {
+            errors.add("admin.prefix: printable ASCII without spaces, was '" + prefix + "'");
+        }
+        List<byte[]> digests = new ArrayList<>();
+        List<@Nullable RawAdminKey> rawKeys = raw.keys() == null ? List.of() : raw.keys();
+        for (int i = 0; i < rawKeys.size(); i++) {
+            String at = "admin.keys[" + i + "]";
+            RawAdminKey key = rawKeys.get(i);
+            collect(errors, () -> {
+                if (key == null) {
+                    throw new IllegalArgumentException(at + ": empty entry");
+                }
+                byte[] digest = digest(key.key(), key.keySha256(), at);
+                for (ApiKey client : clientKeys) {
+                    if (MessageDigest.isEqual(client.sha256(), digest)) {
+                        throw new IllegalArgumentException(at + ": the same key as the client key of tenant '"
+                                + client.tenant() + "': a client key never opens the admin API");
+                    }
+                }
+                digests.add(digest);
+            });
+        }
+        return new Admin(List.copyOf(digests), prefix);
+    }
+
     /** The key's digest, from {@code key} (hashed here, never kept) or {@code key-sha256} (64 hex digits). */
     private static byte[] digest(RawKey key, String at) {
-        String plain = key.key();
-        String hashed = key.keySha256();
+        return digest(key.key(), key.keySha256(), at);
+    }
+
+    private static byte[] digest(@Nullable String plain, @Nullable String hashed, String at) {
         if (plain != null && hashed != null) {
             throw new IllegalArgumentException(at + ": set key or key-sha256, not both");
         }

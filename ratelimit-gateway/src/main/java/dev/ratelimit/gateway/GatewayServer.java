@@ -88,6 +88,7 @@ public final class GatewayServer {
     private final AccessLog accessLog;
     private final JvmGcMetrics gcMetrics;
     private final QueuedThreadPool threads;
+    private final ManagedKeys managedKeys;
 
     /** How long the relays get to settle after the upstream exchanges are aborted at the deadline. */
     private static final Duration ABORT_GRACE = Duration.ofSeconds(5);
@@ -105,7 +106,8 @@ public final class GatewayServer {
             @Nullable ConfigReloader reloader,
             AccessLog accessLog,
             JvmGcMetrics gcMetrics,
-            QueuedThreadPool threads) {
+            QueuedThreadPool threads,
+            ManagedKeys managedKeys) {
         this.server = server;
         this.host = host;
         this.port = port;
@@ -119,6 +121,7 @@ public final class GatewayServer {
         this.accessLog = accessLog;
         this.gcMetrics = gcMetrics;
         this.threads = threads;
+        this.managedKeys = managedKeys;
     }
 
     /**
@@ -255,6 +258,13 @@ public final class GatewayServer {
             }
             Cooldowns cooldowns = new Cooldowns(wallClock, redis, registry);
             opened.add(0, cooldowns);
+            ManagedKeys managedKeys =
+                    new ManagedKeys(wallClock, redis, config.admin().prefix());
+            opened.add(0, managedKeys);
+            String conflict = managedKeys.conflict(config);
+            if (conflict != null) {
+                throw new IllegalArgumentException(config.source() + ": " + conflict);
+            }
             // one pool for both listeners and the upstream client: no request holds a thread while it
             // waits for a client or an upstream, so its size bounds the work done at once, not the
             // requests in flight
@@ -330,7 +340,7 @@ public final class GatewayServer {
             // before the key is checked: a connection beyond server.max-connections is refused whoever it is
             context.addFilter(new FilterHolder(connections), "/v1/*", EnumSet.of(DispatcherType.REQUEST));
             context.addFilter(
-                    new FilterHolder(new ApiKeyFilter(gateway::config, metrics)),
+                    new FilterHolder(new ApiKeyFilter(gateway::config, metrics, managedKeys)),
                     "/v1/*",
                     EnumSet.of(DispatcherType.REQUEST));
             for (OpenAiEndpoint endpoint : OpenAiEndpoint.values()) {
@@ -375,6 +385,7 @@ public final class GatewayServer {
             admin.addServlet(new ServletHolder(new InfoServlets.Health(health)), "/health/*");
             admin.addServlet(new ServletHolder(new InfoServlets.Metrics(registry)), "/metrics");
             admin.addServlet(new ServletHolder(new InfoServlets.StatusJson(status)), "/status.json");
+            admin.addServlet(new ServletHolder(new AdminServlet(gateway::config, managedKeys)), "/admin/*");
             admin.addServlet(new ServletHolder(new InfoServlets.StatusPage()), "/");
             // the metered and pass-through servlets answer asynchronously: every filter before them allows it
             for (FilterHolder filter : context.getServletHandler().getFilters()) {
@@ -409,6 +420,7 @@ public final class GatewayServer {
                         environment,
                         configs,
                         next -> passthroughLimit.set(PassthroughServlet.rateLimitFilter(limiter, next)),
+                        managedKeys::conflict,
                         registry);
                 if (config.server().watchConfig()) {
                     reloader.watch();
@@ -427,7 +439,8 @@ public final class GatewayServer {
                     reloader,
                     accessLog,
                     gc,
-                    threads);
+                    threads,
+                    managedKeys);
             opened.clear();
             return started;
         } finally {
@@ -528,6 +541,11 @@ public final class GatewayServer {
 
     Gateway gateway() {
         return gateway;
+    }
+
+    /** The keys managed by the admin API, for tests. */
+    ManagedKeys managedKeys() {
+        return managedKeys;
     }
 
     /** The one pool of threads of the listeners and the upstream client, for tests that count them. */
@@ -661,6 +679,7 @@ public final class GatewayServer {
                 mock.close();
             }
             gateway.slots().close();
+            managedKeys.close();
             store.close();
             accessLog.close();
             gcMetrics.close();
