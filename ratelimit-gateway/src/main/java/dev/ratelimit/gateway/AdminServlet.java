@@ -81,25 +81,6 @@ final class AdminServlet extends HttpServlet {
         }
     }
 
-    /** A refusal: the status, OpenAI's error code, the argument at fault, and a message. */
-    private static final class Refusal extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-        final int status;
-        final String code;
-        final @Nullable String param;
-
-        Refusal(int status, String code, @Nullable String param, String message) {
-            super(message, null, false, false);
-            this.status = status;
-            this.code = code;
-            this.param = param;
-        }
-
-        static Refusal invalid(String param, String message) {
-            return new Refusal(400, "invalid_argument", param, message);
-        }
-    }
-
     @Override
     protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
         response.setHeader("Cache-Control", "no-store");
@@ -113,7 +94,8 @@ final class AdminServlet extends HttpServlet {
             }
             String[] parts = path.split("/", -1); // "", "admin", "keys", id, "rotate"
             if (parts.length < 3 || parts.length > 5 || !parts[2].equals("keys")) {
-                throw new Refusal(404, "unknown_url", null, "Unknown path " + path + ". See GET /admin/openapi.yaml.");
+                throw new BadRequest(
+                        404, "unknown_url", null, "Unknown path " + path + ". See GET /admin/openapi.yaml.");
             }
             String who = authenticate(request);
             if (parts.length == 3) {
@@ -128,7 +110,7 @@ final class AdminServlet extends HttpServlet {
             String id = parts[3];
             if (parts.length == 5) {
                 if (!parts[4].equals("rotate")) {
-                    throw new Refusal(
+                    throw new BadRequest(
                             404, "unknown_url", null, "Unknown path " + path + ". See GET /admin/openapi.yaml.");
                 }
                 allow(method, "POST");
@@ -142,12 +124,12 @@ final class AdminServlet extends HttpServlet {
                 case "PATCH" -> update(request, response, key, who);
                 default -> revoke(response, key, who);
             }
-        } catch (Refusal refusal) {
+        } catch (BadRequest refusal) {
             refuse(response, refusal);
         } catch (ManagedKeys.Unavailable e) {
             refuse(
                     response,
-                    new Refusal(
+                    new BadRequest(
                             503,
                             "store_unavailable",
                             null,
@@ -155,13 +137,13 @@ final class AdminServlet extends HttpServlet {
         }
     }
 
-    private static void allow(String method, String... allowed) {
+    private static void allow(String method, String... allowed) throws BadRequest {
         for (String one : allowed) {
             if (one.equals(method)) {
                 return;
             }
         }
-        throw new Refusal(
+        throw new BadRequest(
                 405,
                 "method_not_allowed",
                 null,
@@ -169,10 +151,10 @@ final class AdminServlet extends HttpServlet {
     }
 
     /** The admin key's digest prefix, for the audit line; a missing, unknown or client key is refused. */
-    private String authenticate(HttpServletRequest request) {
+    private String authenticate(HttpServletRequest request) throws BadRequest {
         List<byte[]> admins = configs.get().admin().keys();
         if (admins.isEmpty()) {
-            throw new Refusal(
+            throw new BadRequest(
                     401,
                     "admin_api_disabled",
                     null,
@@ -180,7 +162,7 @@ final class AdminServlet extends HttpServlet {
         }
         String header = request.getHeader("Authorization");
         if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
-            throw new Refusal(401, "invalid_admin_key", null, "Send 'Authorization: Bearer <admin key>'.");
+            throw new BadRequest(401, "invalid_admin_key", null, "Send 'Authorization: Bearer <admin key>'.");
         }
         byte[] digest = GatewayConfig.sha256(header.substring(7).trim());
         boolean found = false;
@@ -188,7 +170,7 @@ final class AdminServlet extends HttpServlet {
             found |= MessageDigest.isEqual(admin, digest);
         }
         if (!found) {
-            throw new Refusal(401, "invalid_admin_key", null, "Incorrect admin key.");
+            throw new BadRequest(401, "invalid_admin_key", null, "Incorrect admin key.");
         }
         return "sha256:" + HexFormat.of().formatHex(digest, 0, 4);
     }
@@ -206,7 +188,8 @@ final class AdminServlet extends HttpServlet {
         OpenAi.json(response, 200, body);
     }
 
-    private void create(HttpServletRequest request, HttpServletResponse response, String who) throws IOException {
+    private void create(HttpServletRequest request, HttpServletResponse response, String who)
+            throws IOException, BadRequest {
         ObjectNode body = body(request, CREATE_FIELDS, true);
         GatewayConfig config = configs.get();
         String tenant = tenant(body.get("tenant"));
@@ -236,7 +219,7 @@ final class AdminServlet extends HttpServlet {
     }
 
     private void update(HttpServletRequest request, HttpServletResponse response, Key key, String who)
-            throws IOException {
+            throws IOException, BadRequest {
         ObjectNode body = body(request, UPDATE_FIELDS, false);
         GatewayConfig config = configs.get();
         Instant now = now();
@@ -263,13 +246,13 @@ final class AdminServlet extends HttpServlet {
     }
 
     private void rotate(HttpServletRequest request, HttpServletResponse response, Key key, String who)
-            throws IOException {
+            throws IOException, BadRequest {
         ObjectNode body = body(request, ROTATE_FIELDS, false);
         Duration grace = DEFAULT_GRACE;
         JsonNode seconds = body.get("grace-seconds");
         if (seconds != null) {
             if (!seconds.isIntegralNumber() || seconds.asLong() < 0 || seconds.asLong() > LONGEST_GRACE.toSeconds()) {
-                throw Refusal.invalid(
+                throw BadRequest.invalid(
                         "grace-seconds",
                         "grace-seconds: a whole number of seconds from 0 to " + LONGEST_GRACE.toSeconds()
                                 + " (30 days), was " + seconds);
@@ -305,20 +288,21 @@ final class AdminServlet extends HttpServlet {
         OpenAi.json(response, 200, body);
     }
 
-    private Key existing(String id) {
+    private Key existing(String id) throws BadRequest {
         Key key = id.isEmpty() ? null : keys.get(id);
         if (key == null) {
-            throw new Refusal(404, "key_not_found", "id", "No managed key has the id '" + printable(id) + "'.");
+            throw new BadRequest(404, "key_not_found", "id", "No managed key has the id '" + printable(id) + "'.");
         }
         return key;
     }
 
     /** The request's JSON object, with only {@code allowed} fields; an empty body is {} unless one is required. */
     private static ObjectNode body(HttpServletRequest request, Set<String> allowed, boolean required)
-            throws IOException {
+            throws IOException, BadRequest {
         byte[] bytes = request.getInputStream().readNBytes(MAX_BODY_BYTES + 1);
         if (bytes.length > MAX_BODY_BYTES) {
-            throw new Refusal(413, "request_too_large", null, "The body is larger than " + MAX_BODY_BYTES + " bytes.");
+            throw new BadRequest(
+                    413, "request_too_large", null, "The body is larger than " + MAX_BODY_BYTES + " bytes.");
         }
         if (bytes.length == 0 && !required) {
             return OpenAi.JSON.createObjectNode();
@@ -327,15 +311,15 @@ final class AdminServlet extends HttpServlet {
         try {
             json = OpenAi.JSON.readTree(bytes);
         } catch (JacksonException e) {
-            throw new Refusal(400, "invalid_json", null, "The body is not valid JSON.");
+            throw new BadRequest(400, "invalid_json", null, "The body is not valid JSON.");
         }
         if (!(json instanceof ObjectNode object)) {
-            throw new Refusal(400, "invalid_json", null, "The body must be a JSON object.");
+            throw new BadRequest(400, "invalid_json", null, "The body must be a JSON object.");
         }
         for (Iterator<String> names = object.fieldNames(); names.hasNext(); ) {
             String name = names.next();
             if (!allowed.contains(name)) {
-                throw Refusal.invalid(
+                throw BadRequest.invalid(
                         printable(name),
                         "Unknown field '" + printable(name) + "'; known fields: "
                                 + allowed.stream().sorted().toList());
@@ -344,22 +328,22 @@ final class AdminServlet extends HttpServlet {
         return object;
     }
 
-    private static String tenant(@Nullable JsonNode value) {
+    private static String tenant(@Nullable JsonNode value) throws BadRequest {
         String tenant = text("tenant", value, true);
         if (tenant == null || tenant.isBlank() || !tenant.equals(tenant.strip())) {
-            throw Refusal.invalid("tenant", "tenant: required, a name without leading or trailing spaces");
+            throw BadRequest.invalid("tenant", "tenant: required, a name without leading or trailing spaces");
         }
         // as for a tenant of the file: the servlet filter keeps "ip:" ids for anonymous callers
         if (tenant.startsWith("ip:") || tenant.startsWith("\\")) {
-            throw Refusal.invalid("tenant", "tenant: must not start with 'ip:' or '\\'");
+            throw BadRequest.invalid("tenant", "tenant: must not start with 'ip:' or '\\'");
         }
         return tenant;
     }
 
-    private static String tier(@Nullable JsonNode value, GatewayConfig config) {
+    private static String tier(@Nullable JsonNode value, GatewayConfig config) throws BadRequest {
         String tier = text("tier", value, true);
         if (tier == null || !config.tiers().containsKey(tier)) {
-            throw Refusal.invalid(
+            throw BadRequest.invalid(
                     "tier",
                     "tier: required, one of the tiers " + config.tiers().keySet() + ", was "
                             + (tier == null ? "missing" : "'" + printable(tier) + "'"));
@@ -367,10 +351,10 @@ final class AdminServlet extends HttpServlet {
         return tier;
     }
 
-    private static @Nullable String team(@Nullable JsonNode value, GatewayConfig config) {
+    private static @Nullable String team(@Nullable JsonNode value, GatewayConfig config) throws BadRequest {
         String team = text("team", value, false);
         if (team != null && !config.spending().teams().containsKey(team)) {
-            throw Refusal.invalid(
+            throw BadRequest.invalid(
                     "team",
                     "team: one of the teams " + config.spending().teams().keySet() + " or null, was '" + printable(team)
                             + "'");
@@ -378,7 +362,7 @@ final class AdminServlet extends HttpServlet {
         return team;
     }
 
-    private static @Nullable Instant expiresAt(@Nullable JsonNode value, Instant now) {
+    private static @Nullable Instant expiresAt(@Nullable JsonNode value, Instant now) throws BadRequest {
         String text = text("expires-at", value, false);
         if (text == null) {
             return null;
@@ -387,49 +371,50 @@ final class AdminServlet extends HttpServlet {
         try {
             at = OffsetDateTime.parse(text).toInstant();
         } catch (DateTimeParseException e) {
-            throw Refusal.invalid(
+            throw BadRequest.invalid(
                     "expires-at",
                     "expires-at: an ISO-8601 time with its offset such as 2030-01-31T00:00:00Z, or null, was '"
                             + printable(text) + "'");
         }
         if (!at.isAfter(now)) {
-            throw Refusal.invalid("expires-at", "expires-at: must be in the future (now is " + now + ")");
+            throw BadRequest.invalid("expires-at", "expires-at: must be in the future (now is " + now + ")");
         }
         return at;
     }
 
-    private static Map<String, String> metadata(@Nullable JsonNode value) {
+    private static Map<String, String> metadata(@Nullable JsonNode value) throws BadRequest {
         Map<String, String> metadata = new LinkedHashMap<>();
         if (value == null || value.isNull()) {
             return metadata;
         }
         if (!value.isObject() || value.size() > MAX_METADATA) {
-            throw Refusal.invalid(
+            throw BadRequest.invalid(
                     "metadata", "metadata: an object of at most " + MAX_METADATA + " string values, or null");
         }
-        value.fields().forEachRemaining(entry -> {
+        for (Iterator<Map.Entry<String, JsonNode>> entries = value.fields(); entries.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = entries.next();
             String name = entry.getKey();
             if (!entry.getValue().isTextual()
                     || name.length() > MAX_TEXT
                     || entry.getValue().asText().length() > MAX_TEXT) {
-                throw Refusal.invalid(
+                throw BadRequest.invalid(
                         "metadata",
                         "metadata." + printable(name) + ": a string of at most " + MAX_TEXT + " characters");
             }
             metadata.put(name, entry.getValue().asText());
-        });
+        }
         return metadata;
     }
 
-    private static @Nullable String text(String field, @Nullable JsonNode value, boolean required) {
+    private static @Nullable String text(String field, @Nullable JsonNode value, boolean required) throws BadRequest {
         if (value == null || value.isNull()) {
             if (required) {
-                throw Refusal.invalid(field, field + ": required");
+                throw BadRequest.missing(field, field + ": required");
             }
             return null;
         }
         if (!value.isTextual() || value.asText().length() > MAX_TEXT) {
-            throw Refusal.invalid(field, field + ": a string of at most " + MAX_TEXT + " characters");
+            throw BadRequest.invalid(field, field + ": a string of at most " + MAX_TEXT + " characters");
         }
         return value.asText();
     }
@@ -439,7 +424,8 @@ final class AdminServlet extends HttpServlet {
      * its budgets are one tier's windows.
      */
     private void consistent(
-            GatewayConfig config, String tenant, String tier, @Nullable String team, @Nullable String except) {
+            GatewayConfig config, String tenant, String tier, @Nullable String team, @Nullable String except)
+            throws BadRequest {
         for (ApiKey key : config.keys()) {
             if (key.tenant().equals(tenant)) {
                 agree(
@@ -464,15 +450,16 @@ final class AdminServlet extends HttpServlet {
             @Nullable String team,
             String otherTier,
             @Nullable String otherTeam,
-            String other) {
+            String other)
+            throws BadRequest {
         if (!tier.equals(otherTier)) {
-            throw Refusal.invalid(
+            throw BadRequest.invalid(
                     "tier",
                     "tier: tenant '" + tenant + "' has tier '" + otherTier + "' by " + other
                             + "; a tenant has one tier");
         }
         if (!Objects.equals(team, otherTeam)) {
-            throw Refusal.invalid(
+            throw BadRequest.invalid(
                     "team",
                     "team: tenant '" + tenant + "' is "
                             + (otherTeam == null ? "in no team" : "in team '" + otherTeam + "'") + " by " + other
@@ -530,7 +517,7 @@ final class AdminServlet extends HttpServlet {
         return cut.replaceAll("\\p{Cntrl}", "?");
     }
 
-    private static void refuse(HttpServletResponse response, Refusal refusal) throws IOException {
+    private static void refuse(HttpServletResponse response, BadRequest refusal) throws IOException {
         if (refusal.status == 401) {
             response.setHeader("WWW-Authenticate", "Bearer");
         }

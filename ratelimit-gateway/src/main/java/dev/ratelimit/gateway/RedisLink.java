@@ -71,28 +71,28 @@ final class RedisLink implements AutoCloseable {
 
     private static RedisClient standaloneClient(RedisTarget redis) {
         RedisClient created = RedisClient.create(redis.uri());
-        created.setOptions(ClientOptions.builder()
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .socketOptions(
-                        SocketOptions.builder().connectTimeout(COMMAND_TIMEOUT).build())
-                .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
-                .build());
+        created.setOptions(common(ClientOptions.builder()).build());
         return created;
     }
 
     /** The same options on a cluster client, and adaptive topology refresh to follow a failover. */
     private static RedisClusterClient clusterClient(RedisTarget redis) {
         RedisClusterClient created = RedisClusterClient.create(redis.uris());
-        created.setOptions(ClusterClientOptions.builder()
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .socketOptions(
-                        SocketOptions.builder().connectTimeout(COMMAND_TIMEOUT).build())
-                .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
+        created.setOptions(common(ClusterClientOptions.builder())
                 .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                         .enableAllAdaptiveRefreshTriggers()
                         .build())
                 .build());
         return created;
+    }
+
+    /** Commands rejected at once while disconnected, and bounded by {@link #COMMAND_TIMEOUT}. */
+    private static <B extends ClientOptions.Builder> B common(B builder) {
+        builder.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .socketOptions(
+                        SocketOptions.builder().connectTimeout(COMMAND_TIMEOUT).build())
+                .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT));
+        return builder;
     }
 
     /**

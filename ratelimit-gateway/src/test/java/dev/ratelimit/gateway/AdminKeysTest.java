@@ -272,25 +272,19 @@ class AdminKeysTest {
                     "/admin/keys",
                     "{\"tenant\":\"a\",\"tier\":\"free\",\"colour\":1}",
                     400,
-                    "invalid_argument",
+                    "invalid_value",
                     "colour"
                 },
-                {"POST", "/admin/keys", "{\"tier\":\"free\"}", 400, "invalid_argument", "tenant"},
-                {
-                    "POST",
-                    "/admin/keys",
-                    "{\"tenant\":\"ip:1.2.3.4\",\"tier\":\"free\"}",
-                    400,
-                    "invalid_argument",
-                    "tenant"
+                {"POST", "/admin/keys", "{\"tier\":\"free\"}", 400, "missing_required_parameter", "tenant"},
+                {"POST", "/admin/keys", "{\"tenant\":\"ip:1.2.3.4\",\"tier\":\"free\"}", 400, "invalid_value", "tenant"
                 },
-                {"POST", "/admin/keys", "{\"tenant\":\"a\",\"tier\":\"gold\"}", 400, "invalid_argument", "tier"},
+                {"POST", "/admin/keys", "{\"tenant\":\"a\",\"tier\":\"gold\"}", 400, "invalid_value", "tier"},
                 {
                     "POST",
                     "/admin/keys",
                     "{\"tenant\":\"a\",\"tier\":\"free\",\"team\":\"nobody\"}",
                     400,
-                    "invalid_argument",
+                    "invalid_value",
                     "team"
                 },
                 {
@@ -298,7 +292,7 @@ class AdminKeysTest {
                     "/admin/keys",
                     "{\"tenant\":\"a\",\"tier\":\"free\",\"expires-at\":\"tomorrow\"}",
                     400,
-                    "invalid_argument",
+                    "invalid_value",
                     "expires-at"
                 },
                 {
@@ -306,7 +300,7 @@ class AdminKeysTest {
                     "/admin/keys",
                     "{\"tenant\":\"a\",\"tier\":\"free\",\"expires-at\":\"2000-01-01T00:00:00Z\"}",
                     400,
-                    "invalid_argument",
+                    "invalid_value",
                     "expires-at"
                 },
                 {
@@ -314,27 +308,21 @@ class AdminKeysTest {
                     "/admin/keys",
                     "{\"tenant\":\"a\",\"tier\":\"free\",\"metadata\":{\"n\":1}}",
                     400,
-                    "invalid_argument",
+                    "invalid_value",
                     "metadata"
                 },
                 // a tenant of the file keeps its tier
-                {
-                    "POST",
-                    "/admin/keys",
-                    "{\"tenant\":\"demo-user-free\",\"tier\":\"pro\"}",
-                    400,
-                    "invalid_argument",
-                    "tier"
+                {"POST", "/admin/keys", "{\"tenant\":\"demo-user-free\",\"tier\":\"pro\"}", 400, "invalid_value", "tier"
                 },
-                {"POST", "/admin/keys", "{\"tenant\":\"acme\",\"tier\":\"pro\"}", 400, "invalid_argument", "tier"},
-                {"PATCH", "/admin/keys/" + id, "{\"tenant\":\"other\"}", 400, "invalid_argument", "tenant"},
-                {"PATCH", "/admin/keys/" + id, "{\"tier\":\"gold\"}", 400, "invalid_argument", "tier"},
+                {"POST", "/admin/keys", "{\"tenant\":\"acme\",\"tier\":\"pro\"}", 400, "invalid_value", "tier"},
+                {"PATCH", "/admin/keys/" + id, "{\"tenant\":\"other\"}", 400, "invalid_value", "tenant"},
+                {"PATCH", "/admin/keys/" + id, "{\"tier\":\"gold\"}", 400, "invalid_value", "tier"},
                 {
                     "POST",
                     "/admin/keys/" + id + "/rotate",
                     "{\"grace-seconds\":-1}",
                     400,
-                    "invalid_argument",
+                    "invalid_value",
                     "grace-seconds"
                 },
                 {
@@ -342,7 +330,7 @@ class AdminKeysTest {
                     "/admin/keys/" + id + "/rotate",
                     "{\"grace-seconds\":\"1h\"}",
                     400,
-                    "invalid_argument",
+                    "invalid_value",
                     "grace-seconds"
                 },
                 {"GET", "/admin/keys/key-nope", "", 404, "key_not_found", "id"},
