@@ -856,8 +856,9 @@ record GatewayConfig(
             return Admin.NONE;
         }
         String prefix = raw.prefix() == null ? Admin.DEFAULT_PREFIX : raw.prefix();
-        if (prefix.isBlank() || prefix.chars().anyMatch(c -> c <= ' ' || c > '~')) {
-            errors.add("admin.prefix: printable ASCII without spaces, was '" + prefix + "'");
+        if (prefix.isBlank() || prefix.chars().anyMatch(c -> c <= ' ' || c > '~' || c == '{' || c == '}')) {
+            errors.add("admin.prefix: printable ASCII without spaces or braces (a cluster's hash tag), was '" + prefix
+                    + "'");
         }
         List<byte[]> digests = new ArrayList<>();
         List<@Nullable RawAdminKey> rawKeys = raw.keys() == null ? List.of() : raw.keys();

@@ -81,4 +81,27 @@ class AdminKeysRedisTest {
             assertThat(chat(harness, secret)).isEqualTo(200);
         }
     }
+
+    @Test
+    @DisplayName("on Redis a key is one field of <prefix>:admin-keys holding its secret's SHA-256, never the secret")
+    void storedAsDigestUnderThePrefix() throws Exception {
+        Path config = Harness.config(
+                Map.of(),
+                "admin:\n  prefix: gw-east\n  keys:\n    - key-sha256: "
+                        + ManagedKeys.hex(GatewayConfig.sha256(ADMIN_KEY)) + "\n");
+        try (Harness harness = gateway(config)) {
+            com.fasterxml.jackson.databind.JsonNode created = create(harness, "{\"tenant\":\"acme\",\"tier\":\"pro\"}");
+            String secret = created.path("key").asText();
+            Object stored = redis.get()
+                    .call("HGET", "gw-east:admin-keys", created.path("id").asText());
+            String text = stored instanceof byte[] bytes
+                    ? new String(bytes, java.nio.charset.StandardCharsets.UTF_8)
+                    : String.valueOf(stored);
+            assertThat(text)
+                    .contains(ManagedKeys.hex(GatewayConfig.sha256(secret)))
+                    .doesNotContain(secret)
+                    .contains("\"tenant\":\"acme\"");
+            assertThat(redis.get().call("EXISTS", "ratelimit:admin-keys")).isEqualTo(0L);
+        }
+    }
 }

@@ -433,4 +433,16 @@ class AdminKeysTest {
             assertThat(chat(harness, secret)).isEqualTo(200);
         }
     }
+
+    @Test
+    @DisplayName("admin.prefix with a brace, or an empty admin key entry, is an error at load naming the entry")
+    void badAdminSection() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> GatewayConfig.load(
+                        Harness.config(Map.of(), "admin:\n  prefix: 'a{b}'\n  keys:\n    - {}\n")
+                                .toString(),
+                        Map.of()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("admin.prefix: printable ASCII without spaces or braces")
+                .hasMessageContaining("admin.keys[0].key: missing (set key or key-sha256)");
+    }
 }
