@@ -46,7 +46,7 @@ final class ManagedKeys implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(ManagedKeys.class.getName());
     /** How often a process on Redis checks the version for changes whose announcement it missed. */
-    static final Duration POLL_EVERY = Duration.ofMillis(500);
+    static final Duration POLL_EVERY = Duration.ofMillis(250);
 
     /**
      * One managed key.

@@ -104,4 +104,36 @@ class AdminKeysRedisTest {
             assertThat(redis.get().call("EXISTS", "ratelimit:admin-keys")).isEqualTo(0L);
         }
     }
+
+    @Test
+    @DisplayName("a change whose announcement never came is read within 1 s by the version check")
+    void missedAnnouncement() throws Exception {
+        try (Harness harness = gateway(AdminKeysTest.adminConfig())) {
+            String secret = "rlk-written-behind-the-gateways-back";
+            java.time.Instant now = harness.clock.instant();
+            ManagedKeys.Key key = new ManagedKeys.Key(
+                    "key-quiet",
+                    "acme",
+                    "pro",
+                    null,
+                    null,
+                    Map.of(),
+                    now,
+                    now,
+                    ManagedKeys.hex(GatewayConfig.sha256(secret)),
+                    null,
+                    null);
+            // written as a gateway writes, without the PUBLISH
+            redis.get().call("HSET", "ratelimit:admin-keys", key.id(), key.stored());
+            redis.get().call("INCR", "ratelimit:admin-keys:version");
+            AdminKeysTest.within(
+                    AdminKeysTest.PROPAGATION, "the unannounced key works", () -> chat(harness, secret) == 200);
+            redis.get().call("HDEL", "ratelimit:admin-keys", key.id());
+            redis.get().call("INCR", "ratelimit:admin-keys:version");
+            AdminKeysTest.within(
+                    AdminKeysTest.PROPAGATION,
+                    "the unannounced revocation is honoured",
+                    () -> chat(harness, secret) == 401);
+        }
+    }
 }
