@@ -117,14 +117,13 @@ final class ApiKeyFilter implements Filter {
 
     private @Nullable ApiKey find(String presented) {
         byte[] digest = GatewayConfig.sha256(presented);
-        GatewayConfig config = configs.get();
         ApiKey found = null;
-        for (ApiKey key : config.keys()) { // every key is compared, whatever matched
+        for (ApiKey key : configs.get().keys()) { // every key is compared, whatever matched
             if (MessageDigest.isEqual(key.sha256(), digest)) {
                 found = key;
             }
         }
         // looked up by digest: what a lookup's time could tell is about the digest, not the secret
-        return found != null ? found : managed.find(digest, config);
+        return found != null ? found : managed.find(digest, configs.get());
     }
 }

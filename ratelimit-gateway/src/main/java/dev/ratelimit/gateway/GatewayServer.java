@@ -61,7 +61,7 @@ import sun.misc.SignalHandler;
  * more of its nodes, comma-separated; not with {@code REDIS_URL}), {@code RATE_LIMIT_DISABLED=true}
  * (the kill switch), {@code
  * MANAGEMENT_HOST} and {@code MANAGEMENT_PORT} (the management listener, which alone serves the
- * status page {@code GET /}, {@code /status.json} and {@code /metrics}; default the configuration's
+ * status page {@code GET /}, {@code /status.json}, {@code /metrics} and the admin API {@code /admin/*}; default the configuration's
  * {@code management.host}/{@code management.port}, else 127.0.0.1:8081), {@code ACCESS_LOG}
  * ({@code stdout}, {@code off} or a file: one JSON line per API request; default the
  * configuration's {@code server.access-log}, else {@code stdout}).
@@ -541,11 +541,6 @@ public final class GatewayServer {
 
     Gateway gateway() {
         return gateway;
-    }
-
-    /** The keys managed by the admin API, for tests. */
-    ManagedKeys managedKeys() {
-        return managedKeys;
     }
 
     /** The one pool of threads of the listeners and the upstream client, for tests that count them. */
