@@ -568,6 +568,12 @@ public final class GatewayServer {
                 + " (status page, /status.json, /metrics; never on the API listener)");
         out.println("upstream: " + gateway.upstream().description());
         out.println("store:    " + store.description());
+        int admins = gateway.config().admin().keys().size();
+        out.println("admin:    "
+                + (admins == 0
+                        ? "no admin key (admin.keys): the admin API answers 401"
+                        : managementUrl() + "/admin/keys, " + admins + " admin key" + (admins == 1 ? "" : "s"))
+                + "; managed keys " + managedKeys.description());
         out.println("config:   " + gateway.config().source() + " (" + describe(gateway.config())
                 + (limiterDisabled ? "; limiter DISABLED by the kill switch" : "") + ")");
         out.println("tenants:  "

@@ -215,6 +215,12 @@ class AdminKeysTest {
     void inMemory() throws Exception {
         try (Harness harness = gateway(Harness.Store.MEMORY, adminConfig());
                 ConfigReloadTest.LogCapture log = ConfigReloadTest.LogCapture.start()) {
+            java.io.ByteArrayOutputStream banner = new java.io.ByteArrayOutputStream();
+            harness.server.printBanner(new java.io.PrintStream(banner, true, java.nio.charset.StandardCharsets.UTF_8));
+            assertThat(banner.toString(java.nio.charset.StandardCharsets.UTF_8))
+                    .contains(
+                            "admin:    " + harness.server.managementUrl() + "/admin/keys, 1 admin key; managed keys in"
+                                    + " this process's memory (per process, gone when it stops)");
             String expires = harness.clock.instant().plusSeconds(120).toString();
             JsonNode created =
                     create(harness, "{\"tenant\":\"acme\",\"tier\":\"free\",\"expires-at\":\"" + expires + "\"}");
