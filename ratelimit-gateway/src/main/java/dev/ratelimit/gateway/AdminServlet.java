@@ -133,7 +133,8 @@ final class AdminServlet extends HttpServlet {
                             503,
                             "store_unavailable",
                             null,
-                            "The managed keys' store (Redis) cannot be reached; nothing was changed. Try again."));
+                            "The managed keys' store (Redis) cannot be reached; nothing was changed (unless Redis"
+                                    + " made the change and its answer was lost: read the key to know). Try again."));
         }
     }
 

@@ -33,8 +33,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Without Redis they live in this process's memory: each gateway process has its own, and they
  * are gone when it stops. With Redis ({@code REDIS_URL} or {@code REDIS_CLUSTER_URL}) they live in
  * one hash, {@code <prefix>:admin-keys} (field: the key's id; value: its JSON), shared by every
- * gateway on that Redis. A change is written there, then the version {@code <prefix>:admin-keys:version}
- * is incremented and the id announced on {@code <prefix>:admin-keys:changes}. Each process answers
+ * gateway on that Redis. A change is written there in one command, with a new version in the hash's
+ * field {@value #VERSION_FIELD} (so it is made whole or not at all, and a read of the hash sees the
+ * keys and their version together), then the id is announced on {@code <prefix>:admin-keys:changes}. Each process answers
  * requests from a cache of every managed key, indexed by digest (no Redis command on a request's
  * way): it reads the hash whole when its subscription (re)connects, reads one key again on each
  * announcement (a Redis round trip after the change), and reads the version every {@link #POLL_EVERY}
@@ -47,6 +48,11 @@ final class ManagedKeys implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ManagedKeys.class.getName());
     /** How often a process on Redis checks the version for changes whose announcement it missed. */
     static final Duration POLL_EVERY = Duration.ofMillis(250);
+    /** The hash's field that changes with every change; no id has a '~'. */
+    static final String VERSION_FIELD = "~version";
+    /** Deletes a key and moves the version in one step (a single key: a cluster runs it too). */
+    private static final String REVOKE = "redis.call('HDEL', KEYS[1], ARGV[1]);" + " redis.call('HSET', KEYS[1], '"
+            + VERSION_FIELD + "', ARGV[2]); return 1";
 
     /**
      * One managed key.
@@ -157,7 +163,6 @@ final class ManagedKeys implements AutoCloseable {
     private final @Nullable RedisLink redis;
     private final String hash;
     private final String channel;
-    private final String version;
     /** Every managed key by id: the truth in memory, the cache on Redis. */
     private final Map<String, Key> byId = new HashMap<>();
     /** {@link #byId} by digest, current and previous; replaced whole on each change. */
@@ -174,7 +179,6 @@ final class ManagedKeys implements AutoCloseable {
         this.clock = clock;
         this.hash = prefix + ":admin-keys";
         this.channel = hash + ":changes";
-        this.version = hash + ":version";
         if (redis == null) {
             this.redis = null;
             this.reader = null;
@@ -247,7 +251,9 @@ final class ManagedKeys implements AutoCloseable {
             }
         } else {
             try {
-                all = parseAll(commands().hgetall(hash));
+                Map<String, String> stored = new HashMap<>(commands().hgetall(hash));
+                stored.remove(VERSION_FIELD);
+                all = parseAll(stored);
             } catch (RedisException e) {
                 throw unavailable(e);
             }
@@ -265,9 +271,15 @@ final class ManagedKeys implements AutoCloseable {
                 return byId.get(id);
             }
         }
+        if (id.startsWith("~")) {
+            return null; // the version, not a key
+        }
         try {
             String stored = commands().hget(hash, id);
             return stored == null ? null : Key.parse(stored);
+        } catch (IllegalArgumentException e) {
+            LOG.log(System.Logger.Level.WARNING, "Managed key {0} on Redis is unreadable, ignored: {1}", id, e);
+            return null;
         } catch (RedisException e) {
             throw unavailable(e);
         }
@@ -292,18 +304,25 @@ final class ManagedKeys implements AutoCloseable {
         if (redis != null) {
             try {
                 RedisClusterCommands<String, String> commands = commands();
+                String version = java.util.UUID.randomUUID().toString();
                 if (key == null) {
-                    commands.hdel(hash, id);
+                    commands.eval(REVOKE, io.lettuce.core.ScriptOutputType.INTEGER, new String[] {hash}, id, version);
                 } else {
-                    commands.hset(hash, id, key.stored());
+                    commands.hset(hash, Map.of(id, key.stored(), VERSION_FIELD, version));
                 }
-                commands.incr(version);
-                commands.publish(channel, id);
             } catch (RedisException e) {
                 throw unavailable(e);
             }
         }
         apply(id, key);
+        if (redis != null) {
+            try {
+                commands().publish(channel, id);
+            } catch (RedisException | Unavailable e) {
+                // made, not announced: the others read it at their next version check
+                LOG.log(System.Logger.Level.WARNING, "Managed key {0} changed but not announced: {1}", id, e);
+            }
+        }
     }
 
     /**
@@ -391,15 +410,16 @@ final class ManagedKeys implements AutoCloseable {
     }
 
     private void readAll(RedisClusterCommands<String, String> commands) {
-        String at = commands.get(version);
-        replaceAll(parseAll(commands.hgetall(hash)));
+        Map<String, String> stored = new HashMap<>(commands.hgetall(hash));
+        String at = stored.remove(VERSION_FIELD);
+        replaceAll(parseAll(stored));
         seenVersion = at;
     }
 
     /** On the reader thread: every key again when the version moved without this process hearing of it. */
     private void poll() {
         onRedis(commands -> {
-            if (!Objects.equals(commands.get(version), seenVersion)) {
+            if (!Objects.equals(commands.hget(hash, VERSION_FIELD), seenVersion)) {
                 readAll(commands);
             }
         });

@@ -102,6 +102,15 @@ class AdminKeysRedisTest {
                     .doesNotContain(secret)
                     .contains("\"tenant\":\"acme\"");
             assertThat(redis.get().call("EXISTS", "ratelimit:admin-keys")).isEqualTo(0L);
+            assertThat(redis.get().call("HLEN", "gw-east:admin-keys"))
+                    .as("the key and the version")
+                    .isEqualTo(2L);
+            assertThat(json(admin(harness, "GET", "/admin/keys", ADMIN_KEY, "")).path("data"))
+                    .as("the version is no key")
+                    .hasSize(1);
+            assertThat(admin(harness, "GET", "/admin/keys/~version", ADMIN_KEY, "")
+                            .statusCode())
+                    .isEqualTo(404);
         }
     }
 
@@ -124,12 +133,11 @@ class AdminKeysRedisTest {
                     null,
                     null);
             // written as a gateway writes, without the PUBLISH
-            redis.get().call("HSET", "ratelimit:admin-keys", key.id(), key.stored());
-            redis.get().call("INCR", "ratelimit:admin-keys:version");
+            redis.get().call("HSET", "ratelimit:admin-keys", key.id(), key.stored(), "~version", "v1");
             AdminKeysTest.within(
                     AdminKeysTest.PROPAGATION, "the unannounced key works", () -> chat(harness, secret) == 200);
             redis.get().call("HDEL", "ratelimit:admin-keys", key.id());
-            redis.get().call("INCR", "ratelimit:admin-keys:version");
+            redis.get().call("HSET", "ratelimit:admin-keys", "~version", "v2");
             AdminKeysTest.within(
                     AdminKeysTest.PROPAGATION,
                     "the unannounced revocation is honoured",
