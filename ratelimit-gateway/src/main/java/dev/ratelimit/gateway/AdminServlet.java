@@ -125,6 +125,9 @@ final class AdminServlet extends HttpServlet {
                 default -> revoke(response, key, who);
             }
         } catch (BadRequest refusal) {
+            if (refusal.status == 405) {
+                response.setHeader("Allow", allowed(path));
+            }
             refuse(response, refusal);
         } catch (ManagedKeys.Unavailable e) {
             refuse(
@@ -136,6 +139,14 @@ final class AdminServlet extends HttpServlet {
                             "The managed keys' store (Redis) cannot be reached; nothing was changed (unless Redis"
                                     + " made the change and its answer was lost: read the key to know). Try again."));
         }
+    }
+
+    /** The methods a path allows, for a 405's {@code Allow}. */
+    private static String allowed(String path) {
+        int depth = path.split("/", -1).length;
+        return path.equals("/admin/openapi.yaml")
+                ? "GET"
+                : depth == 3 ? "GET, POST" : depth == 4 ? "GET, PATCH, DELETE" : "POST";
     }
 
     private static void allow(String method, String... allowed) throws BadRequest {

@@ -365,6 +365,9 @@ class AdminKeysTest {
                         .as(what)
                         .isEqualTo(c[5]);
                 assertThat(error.path("message").asText()).as(what).isNotBlank();
+                if ((int) c[3] == 405) {
+                    assertThat(response.headers().firstValue("Allow")).as(what).isPresent();
+                }
             }
         }
     }
