@@ -35,11 +35,16 @@ final class ApiKeyFilter implements Filter {
 
     private final Supplier<GatewayConfig> configs;
     private final GatewayMetrics metrics;
+    private final ManagedKeys managed;
 
-    /** The keys are those of the configuration in force when a request arrives (a reload swaps them). */
-    ApiKeyFilter(Supplier<GatewayConfig> configs, GatewayMetrics metrics) {
+    /**
+     * The keys are those of the configuration in force when a request arrives (a reload swaps them),
+     * then the {@code managed} ones (the admin API's), with their tiers and teams from that configuration.
+     */
+    ApiKeyFilter(Supplier<GatewayConfig> configs, GatewayMetrics metrics, ManagedKeys managed) {
         this.configs = configs;
         this.metrics = metrics;
+        this.managed = managed;
     }
 
     static Account account(HttpServletRequest request) {
@@ -118,6 +123,7 @@ final class ApiKeyFilter implements Filter {
                 found = key;
             }
         }
-        return found;
+        // looked up by digest: what a lookup's time could tell is about the digest, not the secret
+        return found != null ? found : managed.find(digest, configs.get());
     }
 }

@@ -14,13 +14,16 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Re-reads the configuration file without a restart: when its content changes (checked every
  * {@link #POLL_EVERY}) or on {@code SIGHUP}. The new file is validated as a whole; a valid one
  * replaces the old in one atomic swap, so a request sees one configuration from start to end (those
  * in flight finish and settle under the one they started with); an invalid one is refused with every
- * error logged at once, the old one stays, and {@code gateway_config_reload_failures_total} counts it.
+ * error logged at once (a key that is also managed by the admin API, or a tier or team a managed key
+ * needs and the file dropped, refuses it too), the old one stays, and {@code gateway_config_reload_failures_total} counts it.
  */
 final class ConfigReloader implements AutoCloseable {
 
@@ -32,6 +35,7 @@ final class ConfigReloader implements AutoCloseable {
     private final Map<String, String> environment;
     private final AtomicReference<GatewayConfig> current;
     private final Consumer<GatewayConfig> swapped;
+    private final Function<GatewayConfig, @Nullable String> conflict;
     private final Counter reloads;
     private final Counter failures;
     private final ScheduledExecutorService poller;
@@ -42,8 +46,10 @@ final class ConfigReloader implements AutoCloseable {
             Map<String, String> environment,
             AtomicReference<GatewayConfig> current,
             Consumer<GatewayConfig> swapped,
+            Function<GatewayConfig, @Nullable String> conflict,
             MeterRegistry registry) {
         this.file = file;
+        this.conflict = conflict;
         this.environment = Map.copyOf(environment);
         this.current = current;
         this.swapped = swapped;
@@ -85,6 +91,10 @@ final class ConfigReloader implements AutoCloseable {
         GatewayConfig next;
         try {
             next = GatewayConfig.load(file.toString(), environment);
+            String problem = conflict.apply(next); // with the keys managed by the admin API
+            if (problem != null) {
+                throw new IllegalArgumentException(file + ": " + problem);
+            }
         } catch (IllegalArgumentException | IOException e) {
             failures.increment();
             LOG.log(

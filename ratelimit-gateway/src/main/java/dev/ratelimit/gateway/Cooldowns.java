@@ -1,32 +1,14 @@
 package dev.ratelimit.gateway;
 
-import dev.ratelimit.core.ThrottledWarning;
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.KeyScanCursor;
-import io.lettuce.core.RedisChannelHandler;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.SetArgs;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
-import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
-import io.lettuce.core.protocol.ConnectionIntent;
-import io.lettuce.core.pubsub.RedisPubSubAdapter;
-import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.net.SocketAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,9 +16,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -63,13 +43,8 @@ import org.jspecify.annotations.Nullable;
 final class Cooldowns implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(Cooldowns.class.getName());
-    private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);
     /** The channel on which a process announces a cooldown it started or ended. */
     static final String CHANNEL = "ratelimit:cooldowns";
-    /** How soon after a failed connection attempt the next one is made. */
-    private static final Duration RECONNECT_EVERY = Duration.ofMillis(100);
-    /** How soon after a failed subscription (Redis unreachable) the next attempt is made. */
-    private static final Duration RESUBSCRIBE_EVERY = Duration.ofSeconds(1);
     /** The longest cooldown an upstream's header can set; a probe ends a wrong one sooner anyway. */
     static final Duration LONGEST = Duration.ofHours(1);
     /** The most (upstream, model) pairs remembered for the status page. */
@@ -80,18 +55,13 @@ final class Cooldowns implements AutoCloseable {
 
     private final Clock clock;
     private final MeterRegistry registry;
-    private final @Nullable AbstractRedisClient client;
-    private volatile @Nullable StatefulConnection<String, String> connection;
-    private volatile @Nullable StatefulRedisPubSubConnection<String, String> subscription;
+    private final @Nullable RedisLink redis;
     /** The cooldowns in force on Redis, as announced there or read at (re)subscription. */
     private final Map<String, Active> shared = new ConcurrentHashMap<>();
 
     private final Map<String, Active> local = new ConcurrentHashMap<>();
     private final Map<String, Long> probes = new ConcurrentHashMap<>();
     private final Map<String, Active> known = new ConcurrentHashMap<>();
-    private final ThrottledWarning warning = new ThrottledWarning(LOG, Duration.ofSeconds(10));
-    private volatile long nextConnectNanos = System.nanoTime();
-    private volatile boolean closed;
 
     /**
      * @param redis the store's Redis server or cluster, or {@code null} for this process's memory
@@ -100,80 +70,12 @@ final class Cooldowns implements AutoCloseable {
         this.clock = clock;
         this.registry = registry;
         if (redis == null) {
-            this.client = null;
+            this.redis = null;
         } else {
-            AbstractRedisClient created = redis.cluster() ? clusterClient(redis) : standaloneClient(redis);
-            this.client = created;
-            subscribe(created);
-        }
-    }
-
-    private static RedisClient standaloneClient(RedisTarget redis) {
-        RedisClient created = RedisClient.create(redis.uri());
-        created.setOptions(ClientOptions.builder()
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .socketOptions(
-                        SocketOptions.builder().connectTimeout(COMMAND_TIMEOUT).build())
-                .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
-                .build());
-        return created;
-    }
-
-    /** The same options on a cluster client, and adaptive topology refresh to follow a failover. */
-    private static RedisClusterClient clusterClient(RedisTarget redis) {
-        RedisClusterClient created = RedisClusterClient.create(redis.uris());
-        created.setOptions(ClusterClientOptions.builder()
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .socketOptions(
-                        SocketOptions.builder().connectTimeout(COMMAND_TIMEOUT).build())
-                .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
-                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                        .enableAllAdaptiveRefreshTriggers()
-                        .build())
-                .build());
-        return created;
-    }
-
-    /**
-     * Subscribes to the announcements, and reads the cooldown keys each time the subscription
-     * connects (at start and after Redis comes back): announcements made meanwhile were missed.
-     * Lettuce reconnects and resubscribes this connection by itself (on one server or a cluster's node).
-     */
-    private void subscribe(AbstractRedisClient redis) {
-        if (closed) {
-            return;
-        }
-        StatefulRedisPubSubConnection<String, String> pubSub = null;
-        try {
-            pubSub = redis instanceof RedisClusterClient cluster
-                    ? cluster.connectPubSub()
-                    : ((RedisClient) redis).connectPubSub();
-            pubSub.addListener(new RedisPubSubAdapter<String, String>() {
-                @Override
-                public void message(String channel, String message) {
-                    announced(message);
-                }
-            });
-            pubSub.addListener(new RedisConnectionStateListener() {
-                @Override
-                public void onRedisConnected(RedisChannelHandler<?, ?> connection, SocketAddress address) {
-                    Thread reader = new Thread(Cooldowns.this::readAll, "ratelimit-cooldowns-read");
-                    reader.setDaemon(true);
-                    reader.start();
-                }
-            });
-            pubSub.sync().subscribe(CHANNEL);
-            subscription = pubSub;
-            readAll();
-        } catch (RedisException e) {
-            // not subscribed (Redis unreachable at start, say): this process goes by its own
-            // cooldowns, and subscribes once Redis answers
-            failed(e);
-            if (pubSub != null) {
-                pubSub.closeAsync();
-            }
-            CompletableFuture.delayedExecutor(RESUBSCRIBE_EVERY.toMillis(), TimeUnit.MILLISECONDS)
-                    .execute(() -> subscribe(redis));
+            RedisLink link = new RedisLink(redis, "Upstream cooldowns", "this process goes by what it knows itself");
+            this.redis = link;
+            // the keys are read again each time the subscription connects: announcements made meanwhile were missed
+            link.subscribe(CHANNEL, this::announced, this::readAll);
         }
     }
 
@@ -203,20 +105,21 @@ final class Cooldowns implements AutoCloseable {
 
     /** Reads every cooldown key on Redis (every master of a cluster) into {@link #shared}. */
     private void readAll() {
-        StatefulConnection<String, String> redis = connection();
-        if (redis == null) {
+        StatefulConnection<String, String> connection = redis == null ? null : redis.connection();
+        if (connection == null) {
             return;
         }
         try {
             Map<String, Active> found = new HashMap<>();
-            for (RedisClusterCommands<String, String> keyspace : keyspaces(redis)) {
+            for (RedisClusterCommands<String, String> keyspace : RedisLink.keyspaces(connection)) {
                 ScanCursor cursor = ScanCursor.INITIAL;
                 do {
                     KeyScanCursor<String> page = keyspace.scan(
                             cursor,
                             ScanArgs.Builder.matches("ratelimit:cooldown:*").limit(100));
                     for (String key : page.getKeys()) {
-                        Active active = fromKey(key, commands(redis).get(key));
+                        Active active =
+                                fromKey(key, RedisLink.commands(connection).get(key));
                         if (active != null) {
                             found.put(key, active);
                         }
@@ -274,14 +177,13 @@ final class Cooldowns implements AutoCloseable {
     boolean tryProbe(String upstream, String model, Duration interval) {
         long bucket = Math.floorDiv(clock.millis(), interval.toMillis());
         String key = key(upstream, model);
-        StatefulConnection<String, String> redis = connection();
-        if (redis != null) {
+        RedisClusterCommands<String, String> commands = redis == null ? null : redis.commands();
+        if (commands != null) {
             try {
-                String set = commands(redis)
-                        .set(
-                                probeKey(upstream, model, bucket),
-                                "1",
-                                SetArgs.Builder.nx().px(2 * interval.toMillis()));
+                String set = commands.set(
+                        probeKey(upstream, model, bucket),
+                        "1",
+                        SetArgs.Builder.nx().px(2 * interval.toMillis()));
                 return "OK".equals(set);
             } catch (RedisException e) {
                 failed(e);
@@ -310,10 +212,9 @@ final class Cooldowns implements AutoCloseable {
         remember(key, active);
         long bucket = Math.floorDiv(now, probeInterval.toMillis());
         probes.merge(key, bucket, Math::max);
-        StatefulConnection<String, String> redis = connection();
-        if (redis != null) {
+        RedisClusterCommands<String, String> commands = redis == null ? null : redis.commands();
+        if (commands != null) {
             try {
-                RedisClusterCommands<String, String> commands = commands(redis);
                 commands.set(key, Long.toString(end), SetArgs.Builder.px(end - now));
                 commands.set(probeKey(upstream, model, bucket), "1", SetArgs.Builder.px(2 * probeInterval.toMillis()));
                 commands.publish(CHANNEL, upstream + " " + model + " " + end);
@@ -343,13 +244,14 @@ final class Cooldowns implements AutoCloseable {
      * @return whether this process holds the claim
      */
     boolean claim(String key, long ttlMillis) {
-        StatefulConnection<String, String> redis = connection();
-        if (redis == null) {
+        StatefulConnection<String, String> connection = redis == null ? null : redis.connection();
+        if (connection == null) {
             return true;
         }
         try {
             return "OK"
-                    .equals(commands(redis).set(key, "1", SetArgs.Builder.nx().px(ttlMillis)));
+                    .equals(RedisLink.commands(connection)
+                            .set(key, "1", SetArgs.Builder.nx().px(ttlMillis)));
         } catch (RedisException e) {
             failed(e);
             return true;
@@ -362,10 +264,9 @@ final class Cooldowns implements AutoCloseable {
         local.remove(key);
         shared.remove(key);
         known.remove(key);
-        StatefulConnection<String, String> redis = connection();
-        if (redis != null) {
+        RedisClusterCommands<String, String> commands = redis == null ? null : redis.commands();
+        if (commands != null) {
             try {
-                RedisClusterCommands<String, String> commands = commands(redis);
                 commands.del(key);
                 commands.publish(CHANNEL, upstream + " " + model + " 0");
             } catch (RedisException e) {
@@ -405,104 +306,16 @@ final class Cooldowns implements AutoCloseable {
         }
     }
 
-    /**
-     * The commands of a connection: a cluster connection's route each key to its master (and send
-     * {@code PUBLISH} to any node, which the cluster relays to every node's subscribers).
-     */
-    private static RedisClusterCommands<String, String> commands(StatefulConnection<String, String> connection) {
-        return connection instanceof StatefulRedisClusterConnection<String, String> cluster
-                ? cluster.sync()
-                : ((StatefulRedisConnection<String, String>) connection).sync();
-    }
-
-    /**
-     * Where a {@code SCAN} must look to see every key: the server, or each master of a cluster (the
-     * masters of the topology Lettuce knows now), scanned one after the other on its node connection;
-     * a {@code GET} then goes through the cluster connection, to the master of the key's slot.
-     */
-    private static List<RedisClusterCommands<String, String>> keyspaces(StatefulConnection<String, String> connection) {
-        if (!(connection instanceof StatefulRedisClusterConnection<String, String> cluster)) {
-            return List.of(commands(connection));
-        }
-        List<RedisClusterCommands<String, String>> masters = new ArrayList<>();
-        for (RedisClusterNode node : cluster.getPartitions()) {
-            if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
-                masters.add(cluster.getConnection(node.getNodeId()).sync());
-            }
-        }
-        return masters;
-    }
-
-    /**
-     * Opens the cluster connection's connection to every master now, keyed as the routing of a key's
-     * command looks it up (host, port, for writing): Lettuce opens one when the first command for its
-     * slot is sent, and with commands rejected while disconnected that command would be rejected while
-     * it is being opened.
-     */
-    private static StatefulRedisClusterConnection<String, String> withMasters(
-            StatefulRedisClusterConnection<String, String> cluster) {
-        for (RedisClusterNode node : cluster.getPartitions()) {
-            if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
-                try {
-                    cluster.getConnection(node.getUri().getHost(), node.getUri().getPort(), ConnectionIntent.WRITE);
-                } catch (RuntimeException e) {
-                    // that master is down: its keys' commands fail until Lettuce reaches it
-                }
-            }
-        }
-        return cluster;
-    }
-
-    private @Nullable StatefulConnection<String, String> connection() {
-        AbstractRedisClient redis = client;
-        if (redis == null || closed) {
-            return null;
-        }
-        StatefulConnection<String, String> current = connection;
-        if (current != null) {
-            return current;
-        }
-        synchronized (this) {
-            if (connection == null) {
-                if (System.nanoTime() - nextConnectNanos < 0) {
-                    return null; // the last attempt failed moments ago: memory until the next one
-                }
-                try {
-                    connection = redis instanceof RedisClusterClient cluster
-                            ? withMasters(cluster.connect())
-                            : ((RedisClient) redis).connect();
-                } catch (RedisException e) {
-                    nextConnectNanos = System.nanoTime() + RECONNECT_EVERY.toNanos();
-                    failed(e);
-                    return null;
-                }
-            }
-            return connection;
-        }
-    }
-
     private void failed(RedisException e) {
-        warning.warn(
-                "Upstream cooldowns: Redis failed ({0}); this process goes by what it knows itself",
-                String.valueOf(e.getMessage()));
+        if (redis != null) {
+            redis.failed(e);
+        }
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        StatefulConnection<String, String> current = connection;
-        if (current != null) {
-            current.close();
-        }
-        StatefulRedisPubSubConnection<String, String> subscribed = subscription;
-        if (subscribed != null) {
-            subscribed.close();
-        }
-        if (client != null) {
-            GatewayStore.shutdown(client);
+    public void close() {
+        if (redis != null) {
+            redis.close();
         }
     }
 }

@@ -57,6 +57,7 @@ import org.jspecify.annotations.Nullable;
  *     ({@code UPSTREAM_URL} or the built-in mock model then serve every model)
  * @param spending the teams, organisations and prices: what requests cost and who else pays
  * @param alerts the budget alerts: thresholds and where they are posted ({@link BudgetAlerts})
+ * @param admin the admin API's keys and the Redis prefix of the keys it manages
  */
 record GatewayConfig(
         List<ApiKey> keys,
@@ -68,7 +69,8 @@ record GatewayConfig(
         String source,
         List<UpstreamConfig> upstreams,
         Spending spending,
-        BudgetAlerts.Settings alerts) {
+        BudgetAlerts.Settings alerts,
+        Admin admin) {
 
     static final String DEFAULT_RESOURCE = "default-gateway.yaml";
     static final int DEFAULT_SHUTDOWN_SECONDS = 30;
@@ -154,6 +156,18 @@ record GatewayConfig(
      * @param team the tenant's team, or {@code null} when it belongs to none
      */
     record ApiKey(byte[] sha256, String tenant, TierConfig tier, Spending.@Nullable Team team) {}
+
+    /**
+     * The admin API ({@code admin:}): who may manage keys, and where the managed keys are kept.
+     *
+     * @param keys the SHA-256 digests of the admin keys; none means every admin call is refused
+     * @param prefix the prefix of the managed keys' Redis hash and channel
+     */
+    record Admin(List<byte[]> keys, String prefix) {
+
+        static final String DEFAULT_PREFIX = "ratelimit";
+        static final Admin NONE = new Admin(List.of(), DEFAULT_PREFIX);
+    }
 
     /**
      * One tier.
@@ -416,7 +430,14 @@ record GatewayConfig(
             @Nullable LinkedHashMap<String, Spending.@Nullable RawTeam> teams,
             @Nullable LinkedHashMap<String, Spending.@Nullable RawOrg> orgs,
             @Nullable LinkedHashMap<String, Spending.@Nullable RawPrice> prices,
-            BudgetAlerts.@Nullable Raw alerts) {}
+            BudgetAlerts.@Nullable Raw alerts,
+            @Nullable RawAdmin admin) {}
+
+    record RawAdmin(
+            @Nullable List<@Nullable RawAdminKey> keys,
+            @Nullable String prefix) {}
+
+    record RawAdminKey(@Nullable String key, @Nullable String keySha256) {}
 
     record RawManagement(@Nullable String host, @Nullable Integer port) {}
 
@@ -687,6 +708,7 @@ record GatewayConfig(
         }
         List<UpstreamConfig> upstreams = UpstreamConfig.validate(raw.upstreams(), errors);
         BudgetAlerts.Settings alerts = BudgetAlerts.Settings.validate(raw.alerts(), errors);
+        Admin admin = admin(raw.admin(), keys, errors);
         if (!errors.isEmpty() || limits == null || server == null) {
             return DISCARDED; // the caller throws with the errors
         }
@@ -701,7 +723,8 @@ record GatewayConfig(
                 source,
                 List.copyOf(upstreams),
                 spending,
-                alerts);
+                alerts,
+                admin);
     }
 
     /** Stands in for a configuration with errors, which is never used. */
@@ -726,7 +749,8 @@ record GatewayConfig(
             "discarded",
             List.of(),
             Spending.NONE,
-            BudgetAlerts.Settings.DEFAULT);
+            BudgetAlerts.Settings.DEFAULT,
+            Admin.NONE);
 
     private static void collect(List<String> errors, Runnable check) {
         try {
@@ -829,10 +853,47 @@ record GatewayConfig(
 
     private static final Pattern PERCENT = Pattern.compile("\\s*(\\d{1,3})\\s*%\\s*");
 
+    /**
+     * The {@code admin:} section: its keys (written as client keys are, and never equal to one) and
+     * the prefix of the managed keys on Redis.
+     */
+    private static Admin admin(@Nullable RawAdmin raw, List<ApiKey> clientKeys, List<String> errors) {
+        if (raw == null) {
+            return Admin.NONE;
+        }
+        String prefix = raw.prefix() == null ? Admin.DEFAULT_PREFIX : raw.prefix();
+        if (prefix.isBlank() || prefix.chars().anyMatch(c -> c <= ' ' || c > '~' || c == '{' || c == '}')) {
+            errors.add("admin.prefix: printable ASCII without spaces or braces (a cluster's hash tag), was '" + prefix
+                    + "'");
+        }
+        List<byte[]> digests = new ArrayList<>();
+        List<@Nullable RawAdminKey> rawKeys = raw.keys() == null ? List.of() : raw.keys();
+        for (int i = 0; i < rawKeys.size(); i++) {
+            String at = "admin.keys[" + i + "]";
+            RawAdminKey key = rawKeys.get(i);
+            collect(errors, () -> {
+                if (key == null) {
+                    throw new IllegalArgumentException(at + ": empty entry");
+                }
+                byte[] digest = digest(key.key(), key.keySha256(), at);
+                for (ApiKey client : clientKeys) {
+                    if (MessageDigest.isEqual(client.sha256(), digest)) {
+                        throw new IllegalArgumentException(at + ": the same key as the client key of tenant '"
+                                + client.tenant() + "': a client key never opens the admin API");
+                    }
+                }
+                digests.add(digest);
+            });
+        }
+        return new Admin(List.copyOf(digests), prefix);
+    }
+
     /** The key's digest, from {@code key} (hashed here, never kept) or {@code key-sha256} (64 hex digits). */
     private static byte[] digest(RawKey key, String at) {
-        String plain = key.key();
-        String hashed = key.keySha256();
+        return digest(key.key(), key.keySha256(), at);
+    }
+
+    private static byte[] digest(@Nullable String plain, @Nullable String hashed, String at) {
         if (plain != null && hashed != null) {
             throw new IllegalArgumentException(at + ": set key or key-sha256, not both");
         }

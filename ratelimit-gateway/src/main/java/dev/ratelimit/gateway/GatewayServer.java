@@ -61,7 +61,7 @@ import sun.misc.SignalHandler;
  * more of its nodes, comma-separated; not with {@code REDIS_URL}), {@code RATE_LIMIT_DISABLED=true}
  * (the kill switch), {@code
  * MANAGEMENT_HOST} and {@code MANAGEMENT_PORT} (the management listener, which alone serves the
- * status page {@code GET /}, {@code /status.json} and {@code /metrics}; default the configuration's
+ * status page {@code GET /}, {@code /status.json}, {@code /metrics} and the admin API {@code /admin/*}; default the configuration's
  * {@code management.host}/{@code management.port}, else 127.0.0.1:8081), {@code ACCESS_LOG}
  * ({@code stdout}, {@code off} or a file: one JSON line per API request; default the
  * configuration's {@code server.access-log}, else {@code stdout}).
@@ -88,6 +88,7 @@ public final class GatewayServer {
     private final AccessLog accessLog;
     private final JvmGcMetrics gcMetrics;
     private final QueuedThreadPool threads;
+    private final ManagedKeys managedKeys;
 
     /** How long the relays get to settle after the upstream exchanges are aborted at the deadline. */
     private static final Duration ABORT_GRACE = Duration.ofSeconds(5);
@@ -105,7 +106,8 @@ public final class GatewayServer {
             @Nullable ConfigReloader reloader,
             AccessLog accessLog,
             JvmGcMetrics gcMetrics,
-            QueuedThreadPool threads) {
+            QueuedThreadPool threads,
+            ManagedKeys managedKeys) {
         this.server = server;
         this.host = host;
         this.port = port;
@@ -119,6 +121,7 @@ public final class GatewayServer {
         this.accessLog = accessLog;
         this.gcMetrics = gcMetrics;
         this.threads = threads;
+        this.managedKeys = managedKeys;
     }
 
     /**
@@ -262,6 +265,13 @@ public final class GatewayServer {
                     cooldowns::claim,
                     registry);
             opened.add(0, alerts);
+            ManagedKeys managedKeys =
+                    new ManagedKeys(wallClock, redis, config.admin().prefix());
+            opened.add(0, managedKeys);
+            String conflict = managedKeys.conflict(config);
+            if (conflict != null) {
+                throw new IllegalArgumentException(config.source() + ": " + conflict);
+            }
             // one pool for both listeners and the upstream client: no request holds a thread while it
             // waits for a client or an upstream, so its size bounds the work done at once, not the
             // requests in flight
@@ -336,7 +346,7 @@ public final class GatewayServer {
             // before the key is checked: a connection beyond server.max-connections is refused whoever it is
             context.addFilter(new FilterHolder(connections), "/v1/*", EnumSet.of(DispatcherType.REQUEST));
             context.addFilter(
-                    new FilterHolder(new ApiKeyFilter(gateway::config, metrics)),
+                    new FilterHolder(new ApiKeyFilter(gateway::config, metrics, managedKeys)),
                     "/v1/*",
                     EnumSet.of(DispatcherType.REQUEST));
             for (OpenAiEndpoint endpoint : OpenAiEndpoint.values()) {
@@ -381,6 +391,7 @@ public final class GatewayServer {
             admin.addServlet(new ServletHolder(new InfoServlets.Health(health)), "/health/*");
             admin.addServlet(new ServletHolder(new InfoServlets.Metrics(registry)), "/metrics");
             admin.addServlet(new ServletHolder(new InfoServlets.StatusJson(status)), "/status.json");
+            admin.addServlet(new ServletHolder(new AdminServlet(gateway::config, managedKeys)), "/admin/*");
             admin.addServlet(new ServletHolder(new InfoServlets.StatusPage()), "/");
             // the metered and pass-through servlets answer asynchronously: every filter before them allows it
             for (FilterHolder filter : context.getServletHandler().getFilters()) {
@@ -415,6 +426,7 @@ public final class GatewayServer {
                         environment,
                         configs,
                         next -> passthroughLimit.set(PassthroughServlet.rateLimitFilter(limiter, next)),
+                        managedKeys::conflict,
                         registry);
                 if (config.server().watchConfig()) {
                     reloader.watch();
@@ -433,7 +445,8 @@ public final class GatewayServer {
                     reloader,
                     accessLog,
                     gc,
-                    threads);
+                    threads,
+                    managedKeys);
             opened.clear();
             return started;
         } finally {
@@ -561,6 +574,12 @@ public final class GatewayServer {
                 + " (status page, /status.json, /metrics; never on the API listener)");
         out.println("upstream: " + gateway.upstream().description());
         out.println("store:    " + store.description());
+        int admins = gateway.config().admin().keys().size();
+        out.println("admin:    "
+                + (admins == 0
+                        ? "no admin key (admin.keys): the admin API answers 401"
+                        : managementUrl() + "/admin/keys, " + admins + " admin key" + (admins == 1 ? "" : "s"))
+                + "; managed keys " + managedKeys.description());
         out.println("config:   " + gateway.config().source() + " (" + describe(gateway.config())
                 + (limiterDisabled ? "; limiter DISABLED by the kill switch" : "") + ")");
         out.println("tenants:  "
@@ -669,6 +688,7 @@ public final class GatewayServer {
                 mock.close();
             }
             gateway.slots().close();
+            managedKeys.close();
             store.close();
             accessLog.close();
             gcMetrics.close();

@@ -135,7 +135,7 @@ class ConfigReloadTest {
      * What the gateway logs meanwhile: slf4j-simple, behind the JDK's {@code System.Logger}, writes
      * to whatever {@code System.err} is at the time of each line; the lines still reach the original.
      */
-    private static final class LogCapture implements AutoCloseable {
+    static final class LogCapture implements AutoCloseable {
         private final PrintStream original = System.err;
         private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
 
