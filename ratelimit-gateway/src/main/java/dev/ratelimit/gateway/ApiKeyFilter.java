@@ -31,6 +31,9 @@ final class ApiKeyFilter implements Filter {
     record Account(String tenant, TierConfig tier, Spending.@Nullable Team team) {}
 
     private static final String ACCOUNT = "gateway.account";
+    /** The configuration the request's key was found in: the one it is served by, whatever a reload swaps meanwhile. */
+    static final String CONFIG = "gateway.config";
+
     private static final String BEARER = "bearer ";
 
     private final Supplier<GatewayConfig> configs;
@@ -65,8 +68,10 @@ final class ApiKeyFilter implements Filter {
             header = null;
         }
         boolean anthropic = Anthropic.isAnthropicCaller(request);
+        GatewayConfig config = configs.get(); // read once: the request's tier, caps and prices come from it
+        request.setAttribute(CONFIG, config);
         ApiKey key =
-                header == null ? null : find(header.substring(BEARER.length()).trim());
+                header == null ? null : find(header.substring(BEARER.length()).trim(), config);
         if (key == null) {
             // the body is never read: the connection cannot serve another request after it
             response.setHeader("Connection", "close");
@@ -115,15 +120,15 @@ final class ApiKeyFilter implements Filter {
         chain.doFilter(request, response);
     }
 
-    private @Nullable ApiKey find(String presented) {
+    private @Nullable ApiKey find(String presented, GatewayConfig config) {
         byte[] digest = GatewayConfig.sha256(presented);
         ApiKey found = null;
-        for (ApiKey key : configs.get().keys()) { // every key is compared, whatever matched
+        for (ApiKey key : config.keys()) { // every key is compared, whatever matched
             if (MessageDigest.isEqual(key.sha256(), digest)) {
                 found = key;
             }
         }
         // looked up by digest: what a lookup's time could tell is about the digest, not the secret
-        return found != null ? found : managed.find(digest, configs.get());
+        return found != null ? found : managed.find(digest, config);
     }
 }

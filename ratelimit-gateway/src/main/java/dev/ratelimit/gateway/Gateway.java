@@ -11,6 +11,7 @@ import dev.ratelimit.http.HeaderFamily;
 import dev.ratelimit.http.RateLimitResponses;
 import dev.ratelimit.http.Refusal;
 import dev.ratelimit.http.RetryAfter;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Clock;
@@ -54,6 +55,15 @@ record Gateway(
      */
     GatewayConfig config() {
         return Objects.requireNonNull(configs.get(), "configs holds a configuration from the start");
+    }
+
+    /**
+     * The configuration a request is served by: the one its key was found in ({@link ApiKeyFilter}),
+     * so that a reload while it is served gives it the old file or the new one whole, never the tier
+     * of one and the caps of the other; the one in force for a request no key was looked up for.
+     */
+    GatewayConfig config(HttpServletRequest request) {
+        return request.getAttribute(ApiKeyFilter.CONFIG) instanceof GatewayConfig taken ? taken : config();
     }
 
     /**

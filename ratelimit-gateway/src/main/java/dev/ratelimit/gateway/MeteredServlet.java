@@ -58,7 +58,7 @@ final class MeteredServlet extends HttpServlet {
             PassthroughServlet.unknown(gateway, request, response, request.getServletPath());
             return;
         }
-        GatewayConfig config = gateway.config();
+        GatewayConfig config = gateway.config(request);
         AsyncClient client =
                 AsyncClient.start(request, response, config.server().clientIdleTimeout());
         Requests.readAsync(

@@ -74,7 +74,7 @@ final class PassthroughServlet extends HttpServlet {
         String method = request.getMethod();
         Requests.drain(request, response);
         gateway.metrics().refused("other", 404, "unknown_url");
-        String relayed = gateway.config().passthrough().stream()
+        String relayed = gateway.config(request).passthrough().stream()
                 .map(GatewayConfig.Route::entry)
                 .collect(java.util.stream.Collectors.joining(", "));
         if (Anthropic.isAnthropicCaller(request)) {
@@ -96,8 +96,9 @@ final class PassthroughServlet extends HttpServlet {
         byte[] body = (byte[]) request.getAttribute(BODY);
         String path = request.getPathInfo() == null ? "" : request.getPathInfo();
         String query = request.getQueryString() == null ? "" : "?" + request.getQueryString();
+        GatewayConfig config = gateway.config(request);
         AsyncClient client =
-                AsyncClient.start(request, response, gateway.config().server().clientIdleTimeout());
+                AsyncClient.start(request, response, config.server().clientIdleTimeout());
         client.quiet(); // the upstream's timeouts run now
         gateway.upstream()
                 .send(request.getMethod(), path + query, request.getContentType(), body, new Upstream.Answer() {
@@ -110,7 +111,7 @@ final class PassthroughServlet extends HttpServlet {
                                             client,
                                             exchange.body(),
                                             Relay.AS_IS,
-                                            gateway.config().limits().streamBufferBytes(),
+                                            config.limits().streamBufferBytes(),
                                             new Relay.Finish() {
                                                 @Override
                                                 public byte @Nullable [] ended(
@@ -168,7 +169,8 @@ final class PassthroughServlet extends HttpServlet {
             HttpServletRequest request = (HttpServletRequest) req;
             String path = "/v1" + (request.getPathInfo() == null ? "" : request.getPathInfo());
             String method = request.getMethod();
-            if (gateway.config().passthrough().stream().noneMatch(route -> route.matches(method, path))) {
+            GatewayConfig config = gateway.config(request);
+            if (config.passthrough().stream().noneMatch(route -> route.matches(method, path))) {
                 // not relayed, so nothing is charged: an unknown path costs a client no request
                 unknown(gateway, request, response, path);
                 return;
@@ -178,9 +180,7 @@ final class PassthroughServlet extends HttpServlet {
                 Requests.contentType(request);
                 req.setAttribute(
                         BODY,
-                        Requests.bytes(
-                                (HttpServletRequest) req,
-                                gateway.config().limits().maxBodyBytes()));
+                        Requests.bytes((HttpServletRequest) req, config.limits().maxBodyBytes()));
             } catch (BadRequest e) {
                 e.answer(Protocol.OPENAI, "other", gateway.metrics(), response);
                 return;
