@@ -323,9 +323,16 @@ class HexagonArchitectureTest {
                 .callMethod(java.time.LocalDateTime.class, "now")
                 .check(classes);
         // Only the in-memory store owns a clock (its default is the system clock); everyone else is given one.
+        // Three classes read the wall clock, never for a decision's time: on the store's time a calendar
+        // window's periods are named around it for the server to choose from (ScriptCall), and where the
+        // store cannot be asked, a fail-local share's period and the settle queue's last retry are placed
+        // by it (StoreGuard, SettleQueue).
         noClasses()
                 .that()
                 .resideInAnyPackage(API, CORE, REDIS, HTTP, SERVLET)
+                .and()
+                .haveNameNotMatching(
+                        "dev\\.ratelimit\\.(core\\.(StoreGuard|SettleQueue)|redis\\.internal\\.ScriptCall)")
                 .should()
                 .callMethod(java.time.Clock.class, "systemUTC")
                 .orShould()
