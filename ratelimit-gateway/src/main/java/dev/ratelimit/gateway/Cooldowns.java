@@ -1,11 +1,8 @@
 package dev.ratelimit.gateway;
 
-import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.ExpireArgs;
 import io.lettuce.core.RedisException;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanCursor;
 import io.lettuce.core.SetArgs;
-import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -13,9 +10,11 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
@@ -25,10 +24,12 @@ import org.jspecify.annotations.Nullable;
  * 429 by the gateway itself, except one probe per interval, whose success ends the cooldown early.
  *
  * <p>In memory for one process; on Redis ({@code REDIS_URL} or {@code REDIS_CLUSTER_URL}) shared by
- * every gateway process: one key per cooling model, {@code ratelimit:cooldown:{upstream}:{model}},
- * holding the end as epoch milliseconds and expiring then (PX), announced on the channel {@value #CHANNEL} (a process
- * subscribes at start and reads the keys again whenever its subscription connects, so it knows
- * the cooldowns set while it was away), and one key per probe interval, set with NX, so that of all
+ * every gateway process: one hash per upstream, {@code ratelimit:cooldowns:{upstream}}, whose fields
+ * are the cooling models (any name) and their values the ends as epoch milliseconds; the hash expires
+ * with its latest end, and a field whose end has passed is read as no cooldown. A change is announced
+ * on the channel {@value #CHANNEL} (a process subscribes at start and reads its upstreams' hashes again
+ * whenever its subscription connects, so it knows the cooldowns set while it was away: one {@code
+ * HGETALL} per upstream, never a scan of the keyspace), and one key per probe interval, set with NX, so that of all
  * the processes exactly one lets the interval's probe through. A request asks only this process's
  * memory whether its model is cooling down: no Redis command on the way of a request while no
  * cooldown is in force. Another process learns of a new cooldown when the announcement arrives
@@ -36,9 +37,9 @@ import org.jspecify.annotations.Nullable;
  * (the processes' clocks agree to NTP's precision, far below a retry-after). While Redis cannot be
  * reached the process falls back to what it knows itself, and logs it at most every 10 seconds.
  *
- * <p>On a Redis Cluster the keys spread over the masters by their upstream's hash tag: each key is
- * read and written on its own master, reading them all scans every master, and announcements go
- * through the cluster's pub/sub, which every node relays to its subscribers.
+ * <p>On a Redis Cluster the hashes spread over the masters by their upstream's hash tag, each read and
+ * written on its own master, and announcements go through the cluster's pub/sub, which every node
+ * relays to its subscribers.
  */
 final class Cooldowns implements AutoCloseable {
 
@@ -62,13 +63,18 @@ final class Cooldowns implements AutoCloseable {
     private final Map<String, Active> local = new ConcurrentHashMap<>();
     private final Map<String, Long> probes = new ConcurrentHashMap<>();
     private final Map<String, Active> known = new ConcurrentHashMap<>();
+    /** The upstreams whose hashes are read: the configured ones, and any named in an announcement. */
+    private final Set<String> upstreams = ConcurrentHashMap.newKeySet();
 
     /**
      * @param redis the store's Redis server or cluster, or {@code null} for this process's memory
+     * @param upstreams the configured upstreams' names: whose hashes are read when the subscription
+     *     connects
      */
-    Cooldowns(Clock clock, @Nullable RedisTarget redis, MeterRegistry registry) {
+    Cooldowns(Clock clock, @Nullable RedisTarget redis, MeterRegistry registry, Collection<String> upstreams) {
         this.clock = clock;
         this.registry = registry;
+        this.upstreams.addAll(upstreams);
         if (redis == null) {
             this.redis = null;
         } else {
@@ -93,6 +99,7 @@ final class Cooldowns implements AutoCloseable {
         }
         String upstream = message.substring(0, first);
         String model = message.substring(first + 1, last);
+        upstreams.add(upstream);
         String key = key(upstream, model);
         if (end <= clock.millis()) {
             shared.remove(key);
@@ -103,29 +110,22 @@ final class Cooldowns implements AutoCloseable {
         }
     }
 
-    /** Reads every cooldown key on Redis (every master of a cluster) into {@link #shared}. */
+    /** Reads the hash of every upstream this process knows into {@link #shared}. */
     private void readAll() {
-        StatefulConnection<String, String> connection = redis == null ? null : redis.connection();
-        if (connection == null) {
+        RedisClusterCommands<String, String> commands = redis == null ? null : redis.commands();
+        if (commands == null) {
             return;
         }
         try {
+            long now = clock.millis();
             Map<String, Active> found = new HashMap<>();
-            for (RedisClusterCommands<String, String> keyspace : RedisLink.keyspaces(connection)) {
-                ScanCursor cursor = ScanCursor.INITIAL;
-                do {
-                    KeyScanCursor<String> page = keyspace.scan(
-                            cursor,
-                            ScanArgs.Builder.matches("ratelimit:cooldown:*").limit(100));
-                    for (String key : page.getKeys()) {
-                        Active active =
-                                fromKey(key, RedisLink.commands(connection).get(key));
-                        if (active != null) {
-                            found.put(key, active);
-                        }
+            for (String upstream : List.copyOf(upstreams)) {
+                commands.hgetall(hashKey(upstream)).forEach((model, value) -> {
+                    Long end = parse(value);
+                    if (end != null && end > now) {
+                        found.put(key(upstream, model), new Active(upstream, model, Instant.ofEpochMilli(end)));
                     }
-                    cursor = page;
-                } while (!cursor.isFinished());
+                });
             }
             shared.keySet().retainAll(found.keySet());
             shared.putAll(found);
@@ -135,23 +135,18 @@ final class Cooldowns implements AutoCloseable {
         }
     }
 
-    /** The cooldown a key {@code ratelimit:cooldown:{upstream}:model} holds, or null. */
-    private static @Nullable Active fromKey(String key, @Nullable String value) {
-        String prefix = "ratelimit:cooldown:{";
-        int close = key.indexOf("}:", prefix.length());
-        Long end = value == null ? null : parse(value);
-        if (!key.startsWith(prefix) || close < 0 || end == null) {
-            return null;
-        }
-        return new Active(key.substring(prefix.length(), close), key.substring(close + 2), Instant.ofEpochMilli(end));
+    /** The hash of an upstream's cooling models: field the model, value the end in epoch milliseconds. */
+    static String hashKey(String upstream) {
+        return "ratelimit:cooldowns:{" + upstream + "}";
     }
 
     private static String probeKey(String upstream, String model, long bucket) {
         return "ratelimit:cooldown-probe:{" + upstream + "}:" + model + ":" + bucket;
     }
 
-    static String key(String upstream, String model) {
-        return "ratelimit:cooldown:{" + upstream + "}:" + model;
+    /** The key of an (upstream, model) pair in this process's maps. */
+    private static String key(String upstream, String model) {
+        return upstream + " " + model; // an upstream's name has no space
     }
 
     /** When the model's cooldown ends, or {@code null} when it is not cooling down. */
@@ -207,6 +202,7 @@ final class Cooldowns implements AutoCloseable {
             return;
         }
         String key = key(upstream, model);
+        upstreams.add(upstream);
         Active active = new Active(upstream, model, Instant.ofEpochMilli(end));
         local.put(key, active);
         remember(key, active);
@@ -215,7 +211,11 @@ final class Cooldowns implements AutoCloseable {
         RedisClusterCommands<String, String> commands = redis == null ? null : redis.commands();
         if (commands != null) {
             try {
-                commands.set(key, Long.toString(end), SetArgs.Builder.px(end - now));
+                String hash = hashKey(upstream);
+                commands.hset(hash, model, Long.toString(end));
+                // the hash lives as long as its latest end: set when it has no expiry, else only lengthened
+                commands.pexpire(hash, end - now, ExpireArgs.Builder.nx());
+                commands.pexpire(hash, end - now, ExpireArgs.Builder.gt());
                 commands.set(probeKey(upstream, model, bucket), "1", SetArgs.Builder.px(2 * probeInterval.toMillis()));
                 commands.publish(CHANNEL, upstream + " " + model + " " + end);
             } catch (RedisException e) {
@@ -244,14 +244,12 @@ final class Cooldowns implements AutoCloseable {
      * @return whether this process holds the claim
      */
     boolean claim(String key, long ttlMillis) {
-        StatefulConnection<String, String> connection = redis == null ? null : redis.connection();
-        if (connection == null) {
+        RedisClusterCommands<String, String> commands = redis == null ? null : redis.commands();
+        if (commands == null) {
             return true;
         }
         try {
-            return "OK"
-                    .equals(RedisLink.commands(connection)
-                            .set(key, "1", SetArgs.Builder.nx().px(ttlMillis)));
+            return "OK".equals(commands.set(key, "1", SetArgs.Builder.nx().px(ttlMillis)));
         } catch (RedisException e) {
             failed(e);
             return true;
@@ -267,7 +265,7 @@ final class Cooldowns implements AutoCloseable {
         RedisClusterCommands<String, String> commands = redis == null ? null : redis.commands();
         if (commands != null) {
             try {
-                commands.del(key);
+                commands.hdel(hashKey(upstream), model);
                 commands.publish(CHANNEL, upstream + " " + model + " 0");
             } catch (RedisException e) {
                 failed(e);

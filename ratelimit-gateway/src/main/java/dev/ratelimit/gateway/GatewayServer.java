@@ -256,7 +256,13 @@ public final class GatewayServer {
                 mock = MockModel.start(tokens, listed, wallClock);
                 opened.add(0, mock);
             }
-            Cooldowns cooldowns = new Cooldowns(wallClock, redis, registry);
+            List<UpstreamConfig> upstreamConfigs =
+                    Upstream.configured(config, environment, mock == null ? null : mock.baseUrl());
+            Cooldowns cooldowns = new Cooldowns(
+                    wallClock,
+                    redis,
+                    registry,
+                    upstreamConfigs.stream().map(UpstreamConfig::name).toList());
             opened.add(0, cooldowns);
             AtomicReference<GatewayConfig> configs = new AtomicReference<>(config);
             BudgetAlerts alerts = new BudgetAlerts(
@@ -280,7 +286,7 @@ public final class GatewayServer {
             threads.start();
             opened.add(threads::stop);
             Upstream upstream = new Upstream(
-                    Upstream.configured(config, environment, mock == null ? null : mock.baseUrl()),
+                    upstreamConfigs,
                     config.limits(),
                     cooldowns,
                     threads,

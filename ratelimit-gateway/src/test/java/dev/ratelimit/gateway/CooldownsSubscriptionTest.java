@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -25,9 +26,9 @@ class CooldownsSubscriptionTest {
         RedisTarget target = RedisTarget.of(redis.get().uri(), null);
         redis.get().stop();
         Clock clock = Clock.systemUTC();
-        try (Cooldowns startedWhileDown = new Cooldowns(clock, target, new SimpleMeterRegistry())) {
+        try (Cooldowns startedWhileDown = new Cooldowns(clock, target, new SimpleMeterRegistry(), List.of("openai"))) {
             redis.get().startAgain();
-            try (Cooldowns other = new Cooldowns(clock, target, new SimpleMeterRegistry())) {
+            try (Cooldowns other = new Cooldowns(clock, target, new SimpleMeterRegistry(), List.of("openai"))) {
                 Instant until = clock.instant().plusSeconds(60);
                 // announced again until the first process has subscribed and heard one
                 Harness.await("the process started while Redis was down knows the other's cooldown", () -> {
@@ -42,8 +43,8 @@ class CooldownsSubscriptionTest {
     void aModelNameWithSpacesIsSharedWhole() throws Exception {
         RedisTarget target = RedisTarget.of(redis.get().uri(), null);
         Clock clock = Clock.systemUTC();
-        try (Cooldowns first = new Cooldowns(clock, target, new SimpleMeterRegistry());
-                Cooldowns second = new Cooldowns(clock, target, new SimpleMeterRegistry())) {
+        try (Cooldowns first = new Cooldowns(clock, target, new SimpleMeterRegistry(), List.of("openai"));
+                Cooldowns second = new Cooldowns(clock, target, new SimpleMeterRegistry(), List.of("openai"))) {
             Instant until = clock.instant().plusSeconds(60);
             Harness.await("the other process knows the cooldown of 'my fine tuned model'", () -> {
                 first.start("openai", "my fine tuned model", until, Duration.ofSeconds(5));
@@ -54,6 +55,28 @@ class CooldownsSubscriptionTest {
                     .isNull();
             first.end("openai", "my fine tuned model");
             Harness.await("its end too", () -> second.until("openai", "my fine tuned model") == null);
+        }
+    }
+
+    @Test
+    void aProcessStartedLaterReadsTheUpstreamsHashWhateverTheModelsName() throws Exception {
+        RedisTarget target = RedisTarget.of(redis.get().uri(), null);
+        Clock clock = Clock.systemUTC();
+        String model = "my {fine} tuned * model";
+        try (Cooldowns first = new Cooldowns(clock, target, new SimpleMeterRegistry(), List.of("openai"))) {
+            Instant until = clock.instant().plusSeconds(60);
+            first.start("openai", model, until, Duration.ofSeconds(5));
+            assertThat(redis.get().call("HEXISTS", Cooldowns.hashKey("openai"), model))
+                    .as("one field of the upstream's hash")
+                    .isEqualTo(1L);
+            try (Cooldowns later = new Cooldowns(clock, target, new SimpleMeterRegistry(), List.of("openai"))) {
+                Harness.await("read from the hash at subscription", () -> later.until("openai", model) != null);
+                assertThat(later.until("openai", model).toEpochMilli()).isEqualTo(until.toEpochMilli());
+                first.end("openai", model);
+                Harness.await("its end announced", () -> later.until("openai", model) == null);
+                assertThat(redis.get().call("HEXISTS", Cooldowns.hashKey("openai"), model))
+                        .isEqualTo(0L);
+            }
         }
     }
 }

@@ -126,7 +126,7 @@ class RedisClusterTest {
     }
 
     @Test
-    @DisplayName("cooldown keys on every master: a process that starts later reads them all (SCAN of each master),"
+    @DisplayName("cooldown hashes on every master: a process that starts later reads its upstreams' (no scan),"
             + " and an end announced by one process reaches the other")
     void cooldownsOnEveryMaster() throws Exception {
         RedisCluster cluster = Harness.cluster();
@@ -138,7 +138,7 @@ class RedisClusterTest {
         Set<Integer> covered = new HashSet<>();
         for (int i = 0; covered.size() < RedisCluster.MASTERS; i++) {
             String upstream = "upstream-" + i;
-            RedisServer master = cluster.nodeOf(Cooldowns.key(upstream, "m"));
+            RedisServer master = cluster.nodeOf(Cooldowns.hashKey(upstream));
             if (covered.add(master.port())) {
                 upstreams.put(upstream, master);
             }
@@ -146,16 +146,16 @@ class RedisClusterTest {
         RedisTarget target = RedisTarget.of(null, String.join(",", cluster.uris()));
         Clock clock = Clock.systemUTC();
         Instant until = clock.instant().plus(Duration.ofMinutes(5));
-        try (Cooldowns first = new Cooldowns(clock, target, new SimpleMeterRegistry())) {
+        try (Cooldowns first = new Cooldowns(clock, target, new SimpleMeterRegistry(), upstreams.keySet())) {
             for (String upstream : upstreams.keySet()) {
                 first.start(upstream, "m", until, Duration.ofSeconds(5));
             }
             for (Map.Entry<String, RedisServer> entry : upstreams.entrySet()) {
-                assertThat(entry.getValue().call("EXISTS", Cooldowns.key(entry.getKey(), "m")))
+                assertThat(entry.getValue().call("HEXISTS", Cooldowns.hashKey(entry.getKey()), "m"))
                         .as("the key of %s on its master", entry.getKey())
                         .isEqualTo(1L);
             }
-            try (Cooldowns later = new Cooldowns(clock, target, new SimpleMeterRegistry())) {
+            try (Cooldowns later = new Cooldowns(clock, target, new SimpleMeterRegistry(), upstreams.keySet())) {
                 for (String upstream : upstreams.keySet()) {
                     assertThat(later.until(upstream, "m"))
                             .as("read at its start from the master of %s", upstream)
