@@ -205,13 +205,13 @@ final class BudgetAlerts implements AutoCloseable {
      * @param tenant the tenant, the level of the windows of no budget
      * @param charge names the levels of the shared budgets
      */
-    void observe(String tenant, @Nullable Charge charge, List<Decision.Usage> usage) {
+    void observe(String tenant, Charge charge, List<Decision.Usage> usage) {
         Settings current = settings.get();
         long now = -1;
         for (Decision.Usage state : usage) {
             Window window = state.window();
             List<Integer> thresholds = current.of(window.name());
-            if (thresholds.isEmpty() || state.used() * 100 < (long) thresholds.get(0) * window.limit()) {
+            if (thresholds.isEmpty() || !reaches(state.used(), window, thresholds.get(0))) {
                 continue; // the common case: below the lowest threshold
             }
             if (now < 0) {
@@ -220,14 +220,14 @@ final class BudgetAlerts implements AutoCloseable {
             long start = periodStart(window, now);
             long end = window.isCalendar() ? window.leavesAtMillis(now) : start + window.lengthMillis();
             for (int threshold : thresholds) {
-                if (state.used() * 100 < (long) threshold * window.limit()) {
+                if (!reaches(state.used(), window, threshold)) {
                     break;
                 }
                 String level = "tenant";
                 String name = tenant;
                 String budget = state.budget();
                 if (budget != null) {
-                    Charge.Level of = charge == null ? null : charge.level(budget);
+                    Charge.Level of = charge.level(budget);
                     level = of == null ? "budget" : of.kind();
                     name = budget.startsWith(level + ":") ? budget.substring(level.length() + 1) : budget;
                 }
@@ -323,11 +323,16 @@ final class BudgetAlerts implements AutoCloseable {
         }
     }
 
+    /** Whether {@code used} is at or above {@code threshold} per cent of the window's limit. */
+    private static boolean reaches(long used, Window window, int threshold) {
+        return used * 100 >= (long) threshold * window.limit();
+    }
+
     /** The highest threshold {@code used} has reached in {@code window}, or 0 for none. */
     static int reached(Settings settings, Window window, long used) {
         int reached = 0;
         for (int threshold : settings.of(window.name())) {
-            if (used * 100 >= (long) threshold * window.limit()) {
+            if (reaches(used, window, threshold)) {
                 reached = threshold;
             }
         }

@@ -266,10 +266,7 @@ public final class GatewayServer {
             opened.add(0, cooldowns);
             AtomicReference<GatewayConfig> configs = new AtomicReference<>(config);
             BudgetAlerts alerts = new BudgetAlerts(
-                    () -> java.util.Objects.requireNonNull(configs.get()).alerts(),
-                    wallClock,
-                    cooldowns::claim,
-                    registry);
+                    () -> Objects.requireNonNull(configs.get()).alerts(), wallClock, cooldowns::claim, registry);
             opened.add(0, alerts);
             ManagedKeys managedKeys =
                     new ManagedKeys(wallClock, redis, config.admin().prefix());
