@@ -45,6 +45,14 @@ import org.jspecify.annotations.Nullable;
  *     decide ({@link FailurePolicy#OPEN}), for a {@code X-RateLimit-Degraded} header naming them; empty
  *     when every window was checked, by the store or against a local share ({@link
  *     FailurePolicy#LOCAL})
+ * @param shadowRefusals the {@linkplain Window#inShadow() shadow window} that would have refused
+ *     this allowed request had the shadow windows been enforced: the first, in evaluation order, to
+ *     find it does not fit, as an enforced window decides (the shadow windows are evaluated as one
+ *     more all-or-nothing set, and nothing is recorded in any of them when one refuses); for a
+ *     {@code X-RateLimit-Shadow} header and a count of whom a limit would stop. Empty when none
+ *     would, and always on a rejected decision. Shadow windows are never in {@code usage}, and decide
+ *     only when the user has no enforced window: then the shortest of them is named, its whole
+ *     limit remaining, as nothing of the user's was enforced
  */
 public record Decision(
         boolean allowed,
@@ -57,7 +65,8 @@ public record Decision(
         @Nullable String budget,
         boolean tooLarge,
         List<Usage> usage,
-        List<Window> unchecked) {
+        List<Window> unchecked,
+        List<ShadowRefusal> shadowRefusals) {
 
     /**
      * Validates the components and copies the usage list.
@@ -71,6 +80,7 @@ public record Decision(
         Checks.notNull(resetAfter, "resetAfter");
         usage = List.copyOf(Checks.notNull(usage, "usage"));
         unchecked = List.copyOf(Checks.notNull(unchecked, "unchecked"));
+        shadowRefusals = List.copyOf(Checks.notNull(shadowRefusals, "shadowRefusals"));
         if (limit != window.limit()) {
             throw new IllegalArgumentException("limit must be the window's limit " + window.limit() + ", was " + limit);
         }
@@ -95,6 +105,78 @@ public record Decision(
         if (!unchecked.isEmpty() && !degraded) {
             throw new IllegalArgumentException("only a degraded decision has unchecked windows");
         }
+        if (!shadowRefusals.isEmpty() && !allowed) {
+            throw new IllegalArgumentException("only an allowed decision has shadow refusals");
+        }
+        for (ShadowRefusal refusal : shadowRefusals) {
+            Checks.notNull(refusal, "shadowRefusals element");
+        }
+    }
+
+    /**
+     * Creates a decision without shadow refusals.
+     *
+     * @param allowed whether the request may proceed
+     * @param limit the limit of the deciding window
+     * @param remaining what is left of the deciding window's unit after this request
+     * @param retryAfter the time until a retry can first succeed, on rejection
+     * @param window the deciding window
+     * @param resetAfter the time until the deciding window's budget grows again
+     * @param degraded whether the store could not be consulted
+     * @param budget the shared budget of the deciding window, or {@code null}
+     * @param tooLarge whether the request alone exceeds the deciding window's limit
+     * @param usage the state of each window the store looked at
+     * @param unchecked the windows let through unchecked while the store could not decide
+     */
+    public Decision(
+            boolean allowed,
+            long limit,
+            long remaining,
+            Duration retryAfter,
+            Window window,
+            Duration resetAfter,
+            boolean degraded,
+            @Nullable String budget,
+            boolean tooLarge,
+            List<Usage> usage,
+            List<Window> unchecked) {
+        this(
+                allowed,
+                limit,
+                remaining,
+                retryAfter,
+                window,
+                resetAfter,
+                degraded,
+                budget,
+                tooLarge,
+                usage,
+                unchecked,
+                List.of());
+    }
+
+    /**
+     * Returns this decision naming {@code shadowRefusals} as the shadow windows that would have
+     * refused it.
+     *
+     * @param shadowRefusals shadow windows, for an allowed decision
+     * @return the decision with those shadow refusals
+     * @throws IllegalArgumentException if this decision is a rejection and the list is not empty
+     */
+    public Decision withShadowRefusals(List<ShadowRefusal> shadowRefusals) {
+        return new Decision(
+                allowed,
+                limit,
+                remaining,
+                retryAfter,
+                window,
+                resetAfter,
+                degraded,
+                budget,
+                tooLarge,
+                usage,
+                unchecked,
+                shadowRefusals);
     }
 
     /**
@@ -220,6 +302,31 @@ public record Decision(
     private static long ceilSeconds(Duration duration) {
         long seconds = duration.getSeconds();
         return duration.getNano() > 0 ? seconds + 1 : seconds;
+    }
+
+    /**
+     * A {@linkplain Window#inShadow() shadow window} that would have refused the request had it been
+     * enforced.
+     *
+     * @param window the shadow window
+     * @param budget {@code null} for the user's own window, else the shared budget's name
+     * @param tooLarge {@code true} when the request alone asks more than the window's limit, so it
+     *     would have been refused for good rather than until a retry
+     */
+    public record ShadowRefusal(Window window, @Nullable String budget, boolean tooLarge) {
+
+        /**
+         * Validates the components.
+         *
+         * @throws NullPointerException if the window is {@code null}
+         * @throws IllegalArgumentException if the window is not in shadow mode
+         */
+        public ShadowRefusal {
+            Checks.notNull(window, "window");
+            if (!window.inShadow()) {
+                throw new IllegalArgumentException("window must be a shadow window, was " + window);
+            }
+        }
     }
 
     /**

@@ -51,10 +51,12 @@ public record Tier(String name, List<Window> windows) {
         for (Window window : windows) {
             Checks.notNull(window, argument + " element");
             Window.Calendar calendar = window.calendar();
-            if (!lengths.add(window.unit() + "/" + window.lengthSeconds() + (calendar != null ? "/calendar" : ""))) {
+            if (!lengths.add(window.unit() + "/" + window.lengthSeconds() + (calendar != null ? "/calendar" : "")
+                    + (window.inShadow() ? "/shadow" : ""))) {
                 throw new IllegalArgumentException(argument + " must not hold two windows counting "
                         + window.unit().name().toLowerCase(java.util.Locale.ROOT) + " over the same length, found "
                         + (calendar != null ? "a calendar " + calendar.period() : window.length())
+                        + (window.inShadow() ? " in shadow" : "")
                         + " twice");
             }
             if (!names.add(window.name())) {

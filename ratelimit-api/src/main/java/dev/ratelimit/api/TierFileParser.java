@@ -33,11 +33,12 @@ final class TierFileParser {
             "'<limit>[ <unit>]/<length>[@<step>]' or '$<dollars>/<length>[@<step>]',"
                     + " where <length> may be day, week, month or year and @calendar or @calendar(<zone>)"
                     + " aligns it to the calendar, optionally followed by ' fail-open', ' fail-closed' or"
-                    + " ' fail-local'";
+                    + " ' fail-local', then by ' shadow' to count it without enforcing it";
     private static final Pattern CALENDAR = Pattern.compile("calendar(?:\\((.+)\\))?", Pattern.CASE_INSENSITIVE);
     private static final Pattern WINDOW_VALUE = Pattern.compile(
             "\\s*(?:\\$\\s*(\\d+(?:\\.\\d{1,6})?)|(\\d+)\\s*([a-z][a-z0-9_]*)?)"
-                    + "\\s*(?:/|per)\\s*([^@\\s]+)\\s*(?:@\\s*(\\S+)\\s*)?(?:\\s+fail-(\\S+)\\s*)?",
+                    + "\\s*(?:/|per)\\s*([^@\\s]+)\\s*(?:@\\s*(\\S+)\\s*)?(?:\\s+fail-(\\S+)\\s*)?"
+                    + "(?:\\s+(shadow)\\s*)?",
             Pattern.CASE_INSENSITIVE);
     private static final Pattern SHORT_DURATION = Pattern.compile("(\\d+)([smhdw])");
 
@@ -164,7 +165,8 @@ final class TierFileParser {
             Window window = calendar != null
                     ? Window.calendar(windowName, limit, unit, calendar.period(), calendar.zone())
                     : new Window(windowName, limit, length, unit, precision);
-            return policy == null ? window : window.withFailurePolicy(FailurePolicy.of(policy));
+            Window policed = policy == null ? window : window.withFailurePolicy(FailurePolicy.of(policy));
+            return matcher.group(7) == null ? policed : policed.withMode(Window.Mode.SHADOW);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
                     "Tier policy entry '" + key + "' = '" + value + "': " + e.getMessage(), e);

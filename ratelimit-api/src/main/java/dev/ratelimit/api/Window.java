@@ -25,6 +25,12 @@ import org.jspecify.annotations.Nullable;
  * period ends, the limit again just after); choose it when the budget is an accounting one ("$500 a
  * month", reset on the 1st), and a sliding window when the point is to cap the rate over any span.
  *
+ * <p>A window in {@linkplain Mode#SHADOW shadow mode} ({@link #inShadow()}) is counted exactly as if
+ * it were enforced, apart from the windows that are, and never refuses: a request it would refuse
+ * is admitted and named in {@link Decision#shadowRefusals()}, and it is not recorded in that window
+ * (as an enforced window records nothing it refuses), so the window's count stays what it would be
+ * if it were enforced. Run a new limit in shadow first to see whom it would stop.
+ *
  * @param name a short label used in headers, metrics and messages (for example {@code "minute"})
  * @param limit the amount of the window's unit allowed within the window, at least 1 (up to {@code
  *     Long.MAX_VALUE}; stores keep sums exact up to 2<sup>53</sup>)
@@ -38,6 +44,7 @@ import org.jspecify.annotations.Nullable;
  * @param calendar the calendar period and zone the window is aligned to, or {@code null} for a
  *     sliding window; a calendar window is exact ({@code precision} zero) and its {@code length} is
  *     its period's {@linkplain CalendarPeriod#nominalLength() nominal length}
+ * @param mode {@link Mode#ENFORCE} (the default) or {@link Mode#SHADOW}: counted, never refusing
  */
 public record Window(
         String name,
@@ -46,7 +53,8 @@ public record Window(
         Unit unit,
         Duration precision,
         @Nullable FailurePolicy failurePolicy,
-        @Nullable Calendar calendar) {
+        @Nullable Calendar calendar,
+        Mode mode) {
 
     /** The most precision steps a window may be divided into; bounds its memory. */
     public static final int MAX_STEPS = 100_000;
@@ -154,6 +162,17 @@ public record Window(
         }
     }
 
+    /** Whether a window refuses what does not fit, or only reports what it would have refused. */
+    public enum Mode {
+        /** The window refuses a request that does not fit: the default. */
+        ENFORCE,
+        /**
+         * The window is counted as if enforced but never refuses: a request it would refuse is
+         * admitted, named in {@link Decision#shadowRefusals()}, and not recorded in it.
+         */
+        SHADOW
+    }
+
     /**
      * The calendar a window is aligned to: its periods and the time zone whose midnights start them.
      *
@@ -215,6 +234,7 @@ public record Window(
         Checks.windowLength(length, "length");
         Checks.notNull(unit, "unit");
         Checks.notNull(precision, "precision");
+        Checks.notNull(mode, "mode");
         if (!precision.isZero()) {
             Checks.windowLength(precision, "precision");
             if (precision.compareTo(length) >= 0) {
@@ -236,6 +256,29 @@ public record Window(
                         + calendar.period().nominalLength() + ", was " + length);
             }
         }
+    }
+
+    /**
+     * Creates an enforced window.
+     *
+     * @param name a short label used in headers, metrics and messages
+     * @param limit the amount of the window's unit allowed within the window, at least 1
+     * @param length the window length, a whole number of seconds
+     * @param unit what the window counts
+     * @param precision {@link Duration#ZERO} for an exact window, otherwise the step entries are
+     *     grouped by
+     * @param failurePolicy what the window does while the store cannot decide, or {@code null}
+     * @param calendar the calendar period and zone, or {@code null} for a sliding window
+     */
+    public Window(
+            String name,
+            long limit,
+            Duration length,
+            Unit unit,
+            Duration precision,
+            @Nullable FailurePolicy failurePolicy,
+            @Nullable Calendar calendar) {
+        this(name, limit, length, unit, precision, failurePolicy, calendar, Mode.ENFORCE);
     }
 
     /**
@@ -384,7 +427,7 @@ public record Window(
      * @return the window with that precision
      */
     public Window withPrecision(Duration step) {
-        return new Window(name, limit, length, unit, step, failurePolicy, calendar);
+        return new Window(name, limit, length, unit, step, failurePolicy, calendar, mode);
     }
 
     /**
@@ -396,7 +439,28 @@ public record Window(
      * @return the window with that policy
      */
     public Window withFailurePolicy(FailurePolicy policy) {
-        return new Window(name, limit, length, unit, precision, Checks.notNull(policy, "policy"), calendar);
+        return new Window(name, limit, length, unit, precision, Checks.notNull(policy, "policy"), calendar, mode);
+    }
+
+    /**
+     * Returns this window in {@code mode}: {@link Mode#SHADOW} counts it as if enforced and never
+     * refuses, {@link Mode#ENFORCE} enforces it again.
+     *
+     * @param mode the mode
+     * @return the window in that mode
+     * @throws NullPointerException if {@code mode} is {@code null}
+     */
+    public Window withMode(Mode mode) {
+        return new Window(name, limit, length, unit, precision, failurePolicy, calendar, Checks.notNull(mode, "mode"));
+    }
+
+    /**
+     * Tells whether this window is in shadow mode: counted, never refusing.
+     *
+     * @return {@code true} for {@link Mode#SHADOW}
+     */
+    public boolean inShadow() {
+        return mode == Mode.SHADOW;
     }
 
     /**

@@ -45,7 +45,7 @@ public final class Evaluation {
 
     private Evaluation(
             long nowMillis, int index, boolean tooLarge, long retryAfterMillis, long[] used, long[] resetAfterMillis) {
-        if (used.length == 0 || used.length != resetAfterMillis.length) {
+        if (used.length != resetAfterMillis.length) {
             throw new IllegalArgumentException("used and resetAfterMillis must have one entry per window");
         }
         if (index >= used.length) {

@@ -167,8 +167,7 @@ final class Limiter implements RateLimiter {
             return CompletableFuture.completedFuture(answer);
         }
         long began = System.nanoTime();
-        return stepwiseAsync(start.plan(), 0, new ArrayList<>())
-                .thenApply(reservation -> recorded(start, reservation, began));
+        return stepwiseAsync(start.plan()).thenApply(reservation -> recorded(start, reservation, began));
     }
 
     /**
@@ -199,7 +198,8 @@ final class Limiter implements RateLimiter {
             if (early != null) {
                 answer = HeldReservation.none(metrics.record(tier, early, 0));
             } else {
-                Decision cached = cache == null ? null : cache.lookup(plan.request());
+                StoreRequest cacheable = plan.cacheable();
+                Decision cached = cache == null || cacheable == null ? null : cache.lookup(cacheable);
                 if (cached != null) {
                     answer = HeldReservation.none(metrics.recordCached(tier, cached));
                 }
@@ -212,8 +212,9 @@ final class Limiter implements RateLimiter {
     private Reservation recorded(Start start, Reservation reservation, long began) {
         metrics.record(start.tier(), reservation.decision(), System.nanoTime() - began);
         RejectionCache cache = rejections;
-        if (cache != null) {
-            cache.remember(start.plan().request(), reservation.decision(), start.tick(), start.cancels());
+        StoreRequest cacheable = start.plan().cacheable();
+        if (cache != null && cacheable != null) {
+            cache.remember(cacheable, reservation.decision(), start.tick(), start.cancels());
         }
         return reservation;
     }
@@ -224,46 +225,99 @@ final class Limiter implements RateLimiter {
      * own, so no budget ever admits more than its limit; when a scope rejects or the store fails,
      * what the earlier scopes reserved is cancelled before the answer, so the caller's next request
      * never finds them still charged. The price is one round trip per scope, and a rejection by a
-     * later scope briefly holds the earlier scopes' reservation until its cancel lands.
+     * later scope briefly holds the earlier scopes' reservation until its cancel lands. Once the
+     * enforced windows admitted the request, the shadow windows' calls are made the same way.
      */
     private Reservation stepwise(Plan plan) {
+        Steps enforced = steps(plan, plan.calls(guard.store()));
+        StoreRequest stopped = enforced.stopped();
+        if (stopped != null) {
+            return stopped(plan, stopped, enforced.held(), enforced.evaluation(), enforced.failure());
+        }
+        Decision.ShadowRefusal tooLarge = plan.shadowTooLarge();
+        Steps shadow = tooLarge != null ? Steps.NONE : steps(plan, plan.shadowCalls(guard.store()));
+        return admitted(plan, enforced.held(), shadow, tooLarge);
+    }
+
+    /** {@link #stepwise} without blocking. */
+    private CompletionStage<Reservation> stepwiseAsync(Plan plan) {
+        return stepsAsync(plan, plan.calls(guard.store()), 0, new ArrayList<>()).thenCompose(enforced -> {
+            StoreRequest stopped = enforced.stopped();
+            if (stopped != null) {
+                return enforced.cancel()
+                        .thenApply(done ->
+                                stopped(plan, stopped, enforced.held(), enforced.evaluation(), enforced.failure()));
+            }
+            Decision.ShadowRefusal tooLarge = plan.shadowTooLarge();
+            if (tooLarge != null) {
+                return CompletableFuture.completedFuture(admitted(plan, enforced.held(), Steps.NONE, tooLarge));
+            }
+            return stepsAsync(plan, plan.shadowCalls(guard.store()), 0, new ArrayList<>())
+                    .thenCompose(shadow -> shadow.cancel().thenApply(done -> shadow))
+                    .thenApply(shadow -> admitted(plan, enforced.held(), shadow, null));
+        });
+    }
+
+    /**
+     * The outcome of a run of store calls: what the calls that admitted hold (cancelled again when a
+     * later call stopped the run), and the call that stopped it (a rejection or a failure) with its
+     * answer, or {@code null} when all admitted. {@code cancel} completes once what the earlier calls
+     * held is cancelled after a stop.
+     */
+    private record Steps(
+            List<HeldReservation.Part> held,
+            @Nullable StoreRequest stopped,
+            @Nullable Evaluation evaluation,
+            @Nullable Throwable failure,
+            CompletableFuture<Void> cancel) {
+
+        static final Steps NONE = new Steps(List.of(), null, null, null, CompletableFuture.completedFuture(null));
+    }
+
+    /**
+     * Makes {@code calls} one after another, blocking; after a stop, what the earlier calls held is
+     * cancelled before returning.
+     */
+    private Steps steps(Plan plan, List<StoreRequest> calls) {
         List<HeldReservation.Part> held = new ArrayList<>();
-        for (StoreRequest request : plan.calls(guard.store())) {
+        for (StoreRequest request : calls) {
             Evaluation evaluation;
             try {
                 evaluation = guard.evaluate(request);
             } catch (StoreGuard.Unavailable e) {
                 cancel(plan, held).join();
-                return stopped(plan, request, held, null, e);
+                return new Steps(held, request, null, e, CompletableFuture.completedFuture(null));
             }
             if (!evaluation.isAllowed()) {
                 cancel(plan, held).join();
-                return stopped(plan, request, held, evaluation, null);
+                return new Steps(held, request, evaluation, null, CompletableFuture.completedFuture(null));
             }
             held.add(new HeldReservation.Part(request, evaluation));
         }
-        return admitted(plan, held);
+        return new Steps(held, null, null, null, CompletableFuture.completedFuture(null));
     }
 
-    /** {@link #stepwise} without blocking: the call for scope {@code next} once the earlier ones admitted. */
-    private CompletionStage<Reservation> stepwiseAsync(Plan plan, int next, List<HeldReservation.Part> held) {
-        List<StoreRequest> calls = plan.calls(guard.store());
+    /** {@link #steps} without blocking: the call {@code next} once the earlier ones admitted. */
+    private CompletionStage<Steps> stepsAsync(
+            Plan plan, List<StoreRequest> calls, int next, List<HeldReservation.Part> held) {
         if (next == calls.size()) {
-            return CompletableFuture.completedFuture(admitted(plan, held));
+            return CompletableFuture.completedFuture(
+                    new Steps(held, null, null, null, CompletableFuture.completedFuture(null)));
         }
         StoreRequest request = calls.get(next);
         return guard.evaluateAsync(request)
                 .handle((evaluation, failure) -> {
                     if (failure == null && evaluation.isAllowed()) {
                         held.add(new HeldReservation.Part(request, evaluation));
-                        return stepwiseAsync(plan, next + 1, held);
+                        return stepsAsync(plan, calls, next + 1, held);
                     }
-                    return cancel(plan, held).thenApply(cancelled -> stopped(plan, request, held, evaluation, failure));
+                    return CompletableFuture.completedFuture(
+                            new Steps(held, request, evaluation, failure, cancel(plan, held)));
                 })
                 .thenCompose(stage -> stage);
     }
 
-    /** Cancels what earlier scopes of a stepwise reservation hold; nothing to do before the first admits. */
+    /** Cancels what earlier calls of a stepwise reservation hold; nothing to do before the first admits. */
     private CompletableFuture<Void> cancel(Plan plan, List<HeldReservation.Part> held) {
         if (held.isEmpty()) {
             return CompletableFuture.completedFuture(null);
@@ -285,7 +339,8 @@ final class Limiter implements RateLimiter {
             Throwable cause = failure == null ? null : StoreGuard.unwrap(failure);
             if (cause instanceof StoreGuard.Unavailable unavailable) {
                 guard.cancelInDoubt(request, unavailable);
-                return HeldReservation.none(guard.onUnavailable(plan.request(), unavailable, now()));
+                return HeldReservation.none(guard.onUnavailable(
+                        java.util.Objects.requireNonNull(plan.request()), unavailable, now(), plan.shortest()));
             }
             if (cause instanceof RuntimeException e) {
                 throw e;
@@ -298,20 +353,49 @@ final class Limiter implements RateLimiter {
                 : HeldReservation.none(decision);
     }
 
-    /** The reservation every scope admitted: it holds their entries until commit or cancel. */
-    private Reservation admitted(Plan plan, List<HeldReservation.Part> held) {
-        return new HeldReservation(plan.decide(held, null, null), held, plan.amounts(), guard, this::now);
+    /**
+     * The reservation every enforced call admitted: it holds their entries, and those of the shadow
+     * calls that admitted, until commit or cancel. A shadow call that the store could not answer
+     * counts nothing and refuses nothing (what it may have recorded is cancelled in doubt), and a
+     * shadow call's rejection names its window among the decision's shadow refusals.
+     */
+    private Reservation admitted(
+            Plan plan, List<HeldReservation.Part> held, Steps shadow, Decision.@Nullable ShadowRefusal tooLarge) {
+        Decision decision = plan.decide(held, null, null);
+        List<HeldReservation.Part> parts = held;
+        StoreRequest stopped = shadow.stopped();
+        Evaluation evaluation = shadow.evaluation();
+        if (tooLarge != null) {
+            decision = decision.withShadowRefusals(List.of(tooLarge));
+        } else if (stopped != null && evaluation != null) {
+            decision = decision.withShadowRefusals(List.of(Plan.shadowRefusal(stopped, evaluation)));
+        } else if (stopped != null) {
+            Throwable cause = shadow.failure() == null ? null : StoreGuard.unwrap(shadow.failure());
+            if (cause instanceof StoreGuard.Unavailable unavailable) {
+                guard.cancelInDoubt(stopped, unavailable);
+            } else if (cause instanceof RuntimeException e) {
+                throw e;
+            }
+        } else if (!shadow.held().isEmpty()) {
+            parts = new ArrayList<>(held);
+            parts.addAll(shadow.held());
+        }
+        return new HeldReservation(decision, parts, plan.amounts(), guard, this::now);
     }
 
     private long now() {
         return clock == null ? StoreRequest.STORE_TIME : clock.millis();
     }
 
-    /** What a disabled limiter answers: allowed, the smallest window's full budget remaining. */
+    /**
+     * What a disabled limiter answers: allowed, the smallest enforced window's (any window's when all
+     * are in shadow) full budget remaining.
+     */
     private static Decision disabledDecision(List<Window> windows) {
         Window smallest = windows.get(0);
         for (Window window : windows) {
-            if (window.limit() < smallest.limit()) {
+            if (smallest.inShadow() && !window.inShadow()
+                    || window.inShadow() == smallest.inShadow() && window.limit() < smallest.limit()) {
                 smallest = window;
             }
         }

@@ -23,11 +23,59 @@ import org.jspecify.annotations.Nullable;
  */
 final class Plan {
 
-    private final StoreRequest request;
+    private final @Nullable StoreRequest request;
     private final List<StoreRequest> perScope;
+    private final @Nullable StoreRequest shadow;
+    private final List<StoreRequest> shadowPerScope;
+    private final Window shortest;
 
-    private Plan(StoreRequest request) {
-        this.request = request;
+    /**
+     * Splits {@code full} (every window, enforced and shadow) into the request of the enforced
+     * windows and the lease, and the request of the shadow windows under an entry id of its own.
+     */
+    private Plan(StoreRequest full) {
+        List<StoreRequest.Scope> enforced = new ArrayList<>(full.scopes().size());
+        List<StoreRequest.Scope> shadows = new ArrayList<>(1);
+        StoreRequest.Lease lease = full.lease();
+        for (StoreRequest.Scope scope : full.scopes()) {
+            List<Window> on = new ArrayList<>(scope.windows().size());
+            List<Window> off = new ArrayList<>(1);
+            for (Window window : scope.windows()) {
+                (window.inShadow() ? off : on).add(window);
+            }
+            if (!on.isEmpty() || (lease != null && lease.isIn(scope))) {
+                enforced.add(off.isEmpty() ? scope : new StoreRequest.Scope(scope.subject(), on, scope.shared()));
+            }
+            if (!off.isEmpty()) {
+                shadows.add(new StoreRequest.Scope(scope.subject(), off, scope.shared()));
+            }
+        }
+        this.request = enforced.isEmpty()
+                ? null
+                : shadows.isEmpty()
+                        ? full
+                        : new StoreRequest(enforced, full.amounts(), full.entryId(), full.nowMillis(), lease);
+        this.perScope = request == null ? List.of() : split(request);
+        // its own entry id: a scope's settled set marks entry ids, and the shadow part settles apart
+        this.shadow = shadows.isEmpty()
+                ? null
+                : new StoreRequest(shadows, full.amounts(), full.entryId() + ".s", full.nowMillis(), null);
+        this.shadowPerScope = shadow == null ? List.of() : split(shadow);
+        List<Window> user = full.scopes().get(0).windows();
+        Window first = user.get(0);
+        for (Window window : user) {
+            if (!window.inShadow()) {
+                first = window;
+                break;
+            }
+        }
+        this.shortest = first;
+    }
+
+    private static List<StoreRequest> split(StoreRequest request) {
+        if (request.scopes().size() == 1) {
+            return List.of(request);
+        }
         List<StoreRequest> split = new ArrayList<>(request.scopes().size());
         for (StoreRequest.Scope scope : request.scopes()) {
             StoreRequest.Lease lease = request.lease();
@@ -38,7 +86,7 @@ final class Plan {
                     request.nowMillis(),
                     lease != null && lease.isIn(scope) ? lease : null));
         }
-        this.perScope = request.scopes().size() == 1 ? List.of(request) : List.copyOf(split);
+        return List.copyOf(split);
     }
 
     /**
@@ -157,8 +205,22 @@ final class Plan {
         return List.copyOf(sorted);
     }
 
+    /**
+     * The request of the enforced windows (and the lease): what the store decides; {@code null} when
+     * every window is in shadow and no lease is taken.
+     */
+    @Nullable
     StoreRequest request() {
         return request;
+    }
+
+    /**
+     * The request the rejection cache answers for: the enforced request when it is the user's (its
+     * first scope the user's own), else {@code null}.
+     */
+    @Nullable
+    StoreRequest cacheable() {
+        return request != null && !request.scopes().get(0).shared() ? request : null;
     }
 
     List<StoreRequest> perScope() {
@@ -166,23 +228,64 @@ final class Plan {
     }
 
     Amounts amounts() {
-        return request.amounts();
+        return (request != null ? request : java.util.Objects.requireNonNull(shadow)).amounts();
     }
 
     /**
      * The store calls this reservation takes, in order: the whole request when it has one scope or
-     * the store evaluates several atomically, else one request per scope, the user's first.
+     * the store evaluates several atomically, else one request per scope, the user's first; none
+     * when every window is in shadow.
      */
     List<StoreRequest> calls(WindowStore store) {
-        if (perScope.size() == 1 || !store.atomicAcrossScopes()) {
-            return perScope;
-        }
-        return List.of(request);
+        return calls(request, perScope, store);
     }
 
-    /** The shortest window of the user's: what a degraded decision names. */
+    /**
+     * The store calls of the shadow windows, made once the enforced ones admitted the request, as
+     * {@link #calls} splits them; none when no window is in shadow.
+     */
+    List<StoreRequest> shadowCalls(WindowStore store) {
+        return calls(shadow, shadowPerScope, store);
+    }
+
+    private static List<StoreRequest> calls(@Nullable StoreRequest whole, List<StoreRequest> split, WindowStore store) {
+        if (whole == null || split.size() == 1 || !store.atomicAcrossScopes()) {
+            return split;
+        }
+        return List.of(whole);
+    }
+
+    /**
+     * The shortest enforced window of the user's (the shortest shadow one when all are in shadow):
+     * what a degraded decision names.
+     */
     Window shortest() {
-        return request.scopes().get(0).windows().get(0);
+        return shortest;
+    }
+
+    /**
+     * The shadow window a request asks more of than its limit, which would refuse it for good had it
+     * been enforced: then no shadow call is made, as an enforced window too small records nothing.
+     */
+    Decision.@Nullable ShadowRefusal shadowTooLarge() {
+        if (shadow == null) {
+            return null;
+        }
+        for (StoreRequest.Scope scope : shadow.scopes()) {
+            for (Window window : scope.windows()) {
+                if (!window.countsRequests() && shadow.weightIn(window) > window.limit()) {
+                    return new Decision.ShadowRefusal(window, budgetOf(scope), true);
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The shadow refusal a shadow call's rejection stands for. */
+    static Decision.ShadowRefusal shadowRefusal(StoreRequest refused, Evaluation refusal) {
+        int index = refusal.rejectedIndex();
+        return new Decision.ShadowRefusal(
+                refused.windows().get(index), budgetOf(refused.scopeOf(index)), refusal.isTooLarge());
     }
 
     /**
@@ -191,6 +294,9 @@ final class Plan {
      */
     @Nullable
     Decision tooLarge() {
+        if (request == null) {
+            return null;
+        }
         for (StoreRequest.Scope scope : request.scopes()) {
             for (Window window : scope.windows()) {
                 if (!window.countsRequests() && request.weightIn(window) > window.limit()) {
@@ -222,10 +328,11 @@ final class Plan {
         }
         if (refused != null && refusal != null && refusal.isLeaseRefused()) {
             addUsage(usage, refused, refusal);
-            Decision.Usage shortest = usageOf(refused, refusal, 0);
-            Window window = shortest.window();
-            return new Decision(
-                    false, window.limit(), 0, Duration.ZERO, window, shortest.resetAfter(), false, null, false, usage);
+            Window window = shortest;
+            Duration reset = shortest.inShadow()
+                    ? Duration.ZERO
+                    : usageOf(refused, refusal, 0).resetAfter();
+            return new Decision(false, window.limit(), 0, Duration.ZERO, window, reset, false, null, false, usage);
         }
         if (refused != null && refusal != null) {
             int index = refusal.rejectedIndex();
@@ -250,7 +357,18 @@ final class Plan {
             best = deciding(usage, false);
         }
         if (best == null) {
-            throw new IllegalStateException("no window of the user in " + usage);
+            // every window of the user's is in shadow: nothing of theirs was enforced
+            return new Decision(
+                    true,
+                    shortest.limit(),
+                    shortest.limit(),
+                    Duration.ZERO,
+                    shortest,
+                    Duration.ZERO,
+                    false,
+                    null,
+                    false,
+                    usage);
         }
         Window window = best.window();
         return new Decision(

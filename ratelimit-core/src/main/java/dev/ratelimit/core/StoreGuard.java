@@ -254,8 +254,9 @@ final class StoreGuard {
      * @param nowMillis the limiter's time, or {@link StoreRequest#STORE_TIME}: the local shares then
      *     count sliding windows on the monotonic clock (they only measure how long their entries
      *     have been held) and calendar windows on the wall clock (whose dates name the periods)
+     * @param named the window a degraded decision names: the user's shortest
      */
-    Decision onUnavailable(StoreRequest request, Unavailable failure, long nowMillis) {
+    Decision onUnavailable(StoreRequest request, Unavailable failure, long nowMillis, Window named) {
         List<Window> unchecked = new ArrayList<>();
         List<LocalShares.Part> local = new ArrayList<>();
         for (StoreRequest.Scope scope : request.scopes()) {
@@ -290,7 +291,7 @@ final class StoreGuard {
                 return Decision.reject(refused, outcome.retryAfter());
             }
         }
-        return Decision.degraded(request.windows().get(0), unchecked);
+        return Decision.degraded(named, unchecked);
     }
 
     /**

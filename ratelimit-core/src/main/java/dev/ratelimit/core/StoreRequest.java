@@ -21,8 +21,9 @@ import org.jspecify.annotations.Nullable;
  * scope's windows in {@link #WINDOW_ORDER}; {@link Evaluation} indices refer to that order.
  *
  * <p>The request is validated on construction; stores may rely on its invariants: at least one
- * scope, distinct scopes, each with a non-empty subject and a non-empty list of windows in strictly
- * ascending {@link #WINDOW_ORDER}, non-negative amounts, and a non-empty entry id.
+ * scope, distinct scopes, each with a non-empty subject and a list of windows in strictly ascending
+ * {@link #WINDOW_ORDER} that is empty only in the scope holding the request's lease (a concurrency
+ * cap over a user whose windows are all in shadow), non-negative amounts, and a non-empty entry id.
  *
  * @param scopes the budgets charged, the requesting user's first
  * @param amounts the amount of each unit reserved: a window counts its unit's amount ({@link
@@ -47,11 +48,14 @@ public record StoreRequest(
     /**
      * The order of windows within a scope: by length (a calendar window's is its period's nominal
      * length), at equal length by {@linkplain Window.Unit#compareTo unit} (requests, then tokens, then
-     * other units by name), and at equal length and unit the sliding window before the calendar one.
-     * Each position holds one log, so no two windows of a scope may compare equal.
+     * other units by name), at equal length and unit the sliding window before the calendar one, and
+     * then the enforced window before its {@linkplain Window#inShadow() shadow} twin. Each position
+     * holds one log, so no two windows of a scope may compare equal.
      */
-    public static final Comparator<Window> WINDOW_ORDER =
-            Comparator.comparing(Window::length).thenComparing(Window::unit).thenComparing(Window::isCalendar);
+    public static final Comparator<Window> WINDOW_ORDER = Comparator.comparing(Window::length)
+            .thenComparing(Window::unit)
+            .thenComparing(Window::isCalendar)
+            .thenComparing(Window::inShadow);
 
     /**
      * Validates the invariants stores rely on.
@@ -83,6 +87,12 @@ public record StoreRequest(
         }
         if (lease != null && !lease.heldIn(scopes)) {
             throw new IllegalArgumentException("the lease's scope '" + lease.subject() + "' is none of the request's");
+        }
+        for (Scope scope : scopes) {
+            if (scope.windows().isEmpty() && (lease == null || !lease.isIn(scope))) {
+                throw new IllegalArgumentException("windows of scope '" + scope.subject()
+                        + "' must not be empty: only the scope holding the request's lease may have none");
+            }
         }
     }
 
@@ -261,7 +271,8 @@ public record StoreRequest(
      * them apart so no user id can reach a shared budget's counts.
      *
      * @param subject whose budget it is: a user id, or the name of a shared budget; non-empty
-     * @param windows the windows, strictly ascending in {@link #WINDOW_ORDER}; not empty
+     * @param windows the windows, strictly ascending in {@link #WINDOW_ORDER}; empty only in the
+     *     scope that holds its request's lease
      * @param shared {@code true} for a budget shared by many users
      */
     public record Scope(String subject, List<Window> windows, boolean shared) {
@@ -270,8 +281,8 @@ public record StoreRequest(
          * Validates the scope.
          *
          * @throws NullPointerException if an argument is {@code null}
-         * @throws IllegalArgumentException if the subject is empty or the windows are empty or not
-         *     strictly ascending
+         * @throws IllegalArgumentException if the subject is empty or the windows are not strictly
+         *     ascending
          */
         public Scope {
             Objects.requireNonNull(subject, "subject must not be null");
@@ -279,9 +290,6 @@ public record StoreRequest(
                 throw new IllegalArgumentException("subject must not be empty");
             }
             windows = List.copyOf(Objects.requireNonNull(windows, "windows must not be null"));
-            if (windows.isEmpty()) {
-                throw new IllegalArgumentException("windows must not be empty");
-            }
             for (int i = 1; i < windows.size(); i++) {
                 if (WINDOW_ORDER.compare(windows.get(i - 1), windows.get(i)) >= 0) {
                     throw new IllegalArgumentException(

@@ -43,8 +43,11 @@ import java.util.concurrent.CompletionStage;
  * ended.
  *
  * <p>Each window's log belongs to its scope (a user, or a shared budget: never the same log even
- * for equal names), its length, its unit, its precision and whether it is a calendar window: two requests that name the same scope
- * and such a window share that log, whatever the limit. A store that cannot evaluate several
+ * for equal names), its length, its unit, its precision, whether it is a calendar window and whether it is
+ * {@linkplain dev.ratelimit.api.Window#inShadow() in shadow}: two requests that name the same scope
+ * and such a window share that log, whatever the limit, and a shadow window never shares the log
+ * of its enforced twin. A store evaluates shadow windows as it does any other (the limiter sends
+ * them in requests of their own and gives them their meaning). A store that cannot evaluate several
  * scopes in one atomic step (Redis Cluster: their keys lie in different hash slots) says so through
  * {@link #atomicAcrossScopes()}; the limiter then sends it one scope at a time and compensates.
  *

@@ -416,7 +416,7 @@ public final class InMemoryWindowStore implements WindowStore {
         }
     }
 
-    /** The logs of one scope, one per window length, unit and precision; guarded by the stripe lock. */
+    /** The logs of one scope, one per window length, unit, precision, calendar and mode; guarded by the stripe lock. */
     static final class ScopeLog {
 
         private final List<Window> shapes = new ArrayList<>(4);
@@ -471,7 +471,8 @@ public final class InMemoryWindowStore implements WindowStore {
                 if (shape.length().equals(window.length())
                         && shape.unit().equals(window.unit())
                         && shape.precision().equals(window.precision())
-                        && shape.isCalendar() == window.isCalendar()) {
+                        && shape.isCalendar() == window.isCalendar()
+                        && shape.inShadow() == window.inShadow()) {
                     return windows.get(i);
                 }
             }

@@ -3,8 +3,10 @@ package dev.ratelimit.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Concurrency;
 import dev.ratelimit.api.Reservation;
+import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Evaluation;
@@ -199,6 +201,38 @@ interface LeaseRules extends ConformanceSection {
         assertThat(limiter().inFlight(user))
                 .as("[Q5] the reservation the window rejected holds no slot")
                 .isZero();
+    }
+
+    @Test
+    @DisplayName("Q6 a cap holds over a user whose windows are all in shadow: the lease is taken in a scope of no"
+            + " windows, alone or beside a shared budget, and released by the settlement")
+    default void leaseOverShadowWindowsOnly() {
+        assumeLeases("Q6");
+        Window shadowed = Window.of(1, MINUTE).withMode(Window.Mode.SHADOW);
+        Tier tier = Tier.of("q6", shadowed);
+        Concurrency cap = Concurrency.of(1);
+        for (List<SharedBudget> shared : List.of(
+                List.<SharedBudget>of(),
+                List.of(new SharedBudget(user("q6-budget"), List.of(Window.of(100, MINUTE)))))) {
+            String user = user("q6-" + shared.size());
+            Reservation holder = limiter().reserve(user, tier, Amounts.none(), shared, cap);
+            assertThat(holder.decision().allowed())
+                    .as("[Q6] the first takes the slot")
+                    .isTrue();
+            assertThat(limiter().inFlight(user)).as("[Q6] one slot held").isEqualTo(1);
+            Reservation refused = limiter().reserve(user, tier, Amounts.none(), shared, cap);
+            assertThat(refused.concurrencyLimited())
+                    .as("[Q6] the cap of 1 refuses the second")
+                    .isTrue();
+            settled(holder.commit(Amounts.none()));
+            assertThat(limiter().inFlight(user)).as("[Q6] released").isZero();
+            Reservation again = limiter().reserve(user, tier, Amounts.none(), shared, cap);
+            assertThat(again.decision().allowed()).as("[Q6] the freed slot").isTrue();
+            assertThat(again.decision().shadowRefusals())
+                    .as("[Q6] the shadow window of 1 a minute would refuse the second request it counts")
+                    .hasSize(1);
+            settled(again.cancel());
+        }
     }
 
     private static StoreRequest request(

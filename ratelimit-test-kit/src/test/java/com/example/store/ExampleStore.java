@@ -18,7 +18,13 @@ public final class ExampleStore implements WindowStore {
 
     /** Names a log: the scope (a user's and a shared budget's never mix) and the window's shape, not its limit. */
     private record Key(
-            String subject, boolean shared, Duration length, Window.Unit unit, Duration precision, boolean calendar) {}
+            String subject,
+            boolean shared,
+            Duration length,
+            Window.Unit unit,
+            Duration precision,
+            boolean calendar,
+            boolean shadow) {}
 
     private record Entry(long time, String id, long weight) {}
 
@@ -117,7 +123,8 @@ public final class ExampleStore implements WindowStore {
                 window.length(),
                 window.unit(),
                 window.precision(),
-                window.isCalendar());
+                window.isCalendar(),
+                window.inShadow());
         List<Entry> log = logs.computeIfAbsent(key, k -> new ArrayList<>());
         log.removeIf(entry -> entry.time() <= window.cutoffMillis(now));
         return log;

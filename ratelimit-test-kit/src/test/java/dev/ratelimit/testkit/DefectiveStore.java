@@ -152,7 +152,14 @@ final class DefectiveStore implements WindowStore {
             List<Window> windows = scope.windows().stream()
                     .limit(Math.max(0, left))
                     .map(w -> new Window(
-                            w.name(), Long.MAX_VALUE, w.length(), w.unit(), w.precision(), null, w.calendar()))
+                            w.name(),
+                            Long.MAX_VALUE,
+                            w.length(),
+                            w.unit(),
+                            w.precision(),
+                            null,
+                            w.calendar(),
+                            w.mode()))
                     .toList();
             left -= scope.windows().size();
             if (!windows.isEmpty()) {

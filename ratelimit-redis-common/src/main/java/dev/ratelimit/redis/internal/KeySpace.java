@@ -14,7 +14,8 @@ import java.util.Objects;
  * its name, which no user id's token can start with. The window part is the length in seconds,
  * then {@code t} for a token window or {@code -<unit>} for a window of another amount unit (such as
  * {@code 2592000-usd_micros}), then {@code @<step seconds>} for a precision window or {@code
- * ~<period>} for a calendar window (such as {@code 2678400-usd_micros~month}); an exact window
+ * ~<period>} for a calendar window (such as {@code 2678400-usd_micros~month}), then {@code !shadow}
+ * for a window in shadow mode (such as {@code 60!shadow}); an exact window
  * of an amount (tokens, any unit but requests) has a second key, its sum, with {@code #} appended. The window part never holds a
  * colon, so it is everything after the last one, and distinct scopes and windows never share a key.
  *
@@ -158,6 +159,10 @@ public record KeySpace(KeyLayout layout, String prefix) {
             // one log per window, trimmed at the period's start: the same key in every period, so a
             // settlement and a call on the server's time name it without knowing the period
             part += "~" + calendar.period();
+        }
+        if (window.inShadow()) {
+            // a shadow window counts apart from its enforced twin: '!' ends no other part
+            part += "!shadow";
         }
         return part;
     }
