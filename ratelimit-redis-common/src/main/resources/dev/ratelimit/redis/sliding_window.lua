@@ -111,7 +111,7 @@ if op == 'l' or op == 'c' then
 end
 local stride = op == 's' and 5 or 4
 local n = (#ARGV - 5) / stride
-if now == nil or n < 1 or n ~= math.floor(n) or (op ~= 'r' and op ~= 's' and op ~= 'p') then
+if now == nil or n < 0 or n ~= math.floor(n) or (op ~= 'r' and op ~= 's' and op ~= 'p') then
   return redis.error_reply('ERR sliding_window: bad arguments')
 end
 local id = ARGV[3]
@@ -224,6 +224,8 @@ if op == 'r' and #KEYS == n + (lease_key and 1 or 0) then
     end
     if n == 1 then
       result[7], result[8] = nil, nil
+    elseif n == 0 then -- a lease alone: a concurrency cap over a user whose windows are all in shadow
+      result[5], result[6], result[7], result[8] = nil, nil, nil, nil
     end
     return result
   end
