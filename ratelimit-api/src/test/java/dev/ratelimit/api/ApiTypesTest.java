@@ -124,6 +124,40 @@ class ApiTypesTest {
     }
 
     @Test
+    @DisplayName("' shadow' after a window puts it in shadow mode, after its step and failure policy; a shadow twin"
+            + " of an enforced window is a window of its own, and a shadow refusal names a shadow window only")
+    void shadowWindows() {
+        Window trial = TierPolicy.parseWindow("spend", "$500/month@calendar(America/New_York) fail-closed shadow");
+        assertThat(trial.inShadow()).isTrue();
+        assertThat(trial.failurePolicy()).isEqualTo(FailurePolicy.CLOSED);
+        assertThat(trial.isCalendar()).isTrue();
+        assertThat(TierPolicy.parseWindow("m", "5/1m shadow"))
+                .isEqualTo(new Window("m", 5, Duration.ofMinutes(1)).withMode(Window.Mode.SHADOW));
+        assertThat(TierPolicy.parseWindow("m", "5/1m@10s SHADOW").precision()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(TierPolicy.parseWindow("m", "5/1m").mode()).isEqualTo(Window.Mode.ENFORCE);
+        assertThatThrownBy(() -> TierPolicy.parseWindow("m", "5/1m shadowy"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("' shadow'");
+        Window enforced = new Window("minute", 5, Duration.ofMinutes(1));
+        Window shadow = new Window("minute-trial", 2, Duration.ofMinutes(1)).withMode(Window.Mode.SHADOW);
+        assertThat(Tier.of("t", enforced, shadow).windows()).containsExactly(enforced, shadow);
+        assertThatThrownBy(() ->
+                        Tier.of("t", shadow, shadow.withMode(Window.Mode.SHADOW).withPrecision(Duration.ofSeconds(1))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("in shadow twice");
+        assertThatThrownBy(() -> new Decision.ShadowRefusal(enforced, null, false))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("window must be a shadow window");
+        assertThatThrownBy(() -> Decision.reject(enforced, Duration.ofSeconds(1))
+                        .withShadowRefusals(List.of(new Decision.ShadowRefusal(shadow, null, false))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("only an allowed decision has shadow refusals");
+        assertThatThrownBy(() -> enforced.withMode(null))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("mode");
+    }
+
+    @Test
     @DisplayName("windows are named after their length and validated with the argument named")
     void windows() {
         assertThat(Window.of(1, Duration.ofSeconds(1)).name()).isEqualTo("second");

@@ -18,6 +18,9 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li>{@code ratelimit.decisions} (counter; tags limiter, tier, window, outcome = allowed,
  *       rejected, degraded or disabled)
+ *   <li>{@code ratelimit.shadow.refusals} (counter; tags limiter, tier, window, level = user, or a
+ *       shared budget's name up to its first colon, else shared): requests a {@linkplain
+ *       dev.ratelimit.api.Window#inShadow() shadow window} would have refused, admitted
  *   <li>{@code ratelimit.check} (timer; tag limiter): latency of checks that reached the guard
  *   <li>{@code ratelimit.store.failures} (counter; tags limiter, reason = error or circuit_open)
  *   <li>{@code ratelimit.fail.open} (gauge; tag limiter): 1 while checks are let through because the
@@ -64,6 +67,20 @@ class LimiterMetrics {
 
     void bind(RejectionCache cache) {}
 
+    /**
+     * The level a shadow refusal counts under: {@code user} for the user's own window; for a shared
+     * budget, its name up to the first colon ({@code team} for {@code team:research}), so that
+     * budgets named {@code <level>:<name>} count by level and the tag stays bounded, else {@code
+     * shared}.
+     */
+    static String level(@org.jspecify.annotations.Nullable String budget) {
+        if (budget == null) {
+            return "user";
+        }
+        int colon = budget.indexOf(':');
+        return colon > 0 ? budget.substring(0, colon) : "shared";
+    }
+
     void storeFailure(String reason, boolean failingOpen) {}
 
     void storeHealthy() {}
@@ -87,6 +104,7 @@ class LimiterMetrics {
         private final ConcurrentMap<String, Counter> settleDeferred = new ConcurrentHashMap<>();
         private final Counter settleRetried;
         private final ConcurrentMap<String, Counter> decisions = new ConcurrentHashMap<>();
+        private final ConcurrentMap<String, Counter> shadowRefusals = new ConcurrentHashMap<>();
         private final ConcurrentMap<String, Counter> failures = new ConcurrentHashMap<>();
         private final Counter cacheHits;
 
@@ -133,7 +151,29 @@ class LimiterMetrics {
         Decision record(String tier, Decision decision, long nanos) {
             latency.record(nanos, TimeUnit.NANOSECONDS);
             count(tier, decision, decision.degraded() ? "degraded" : decision.allowed() ? "allowed" : "rejected");
+            for (Decision.ShadowRefusal refusal : decision.shadowRefusals()) {
+                countShadow(tier, refusal);
+            }
             return decision;
+        }
+
+        private void countShadow(String tier, Decision.ShadowRefusal refusal) {
+            String window = refusal.window().name();
+            String level = level(refusal.budget());
+            String key = tier + '\u0000' + window + '\u0000' + level;
+            Counter counter = shadowRefusals.get(key);
+            if (counter == null) {
+                counter = shadowRefusals.computeIfAbsent(
+                        key,
+                        k -> Counter.builder("ratelimit.shadow.refusals")
+                                .description("Requests a shadow window would have refused, admitted")
+                                .tag("limiter", limiter)
+                                .tag("tier", tier)
+                                .tag("window", window)
+                                .tag("level", level)
+                                .register(registry));
+            }
+            counter.increment();
         }
 
         @Override

@@ -70,6 +70,12 @@ public final class RateLimitResponses {
      */
     public static final String DEGRADED = "X-RateLimit-Degraded";
 
+    /**
+     * The header naming the shadow windows that would have refused an allowed request had they been
+     * enforced ({@link Decision#shadowRefusals()}), comma-separated; absent when none would.
+     */
+    public static final String SHADOW = "X-RateLimit-Shadow";
+
     /** The IETF draft's remaining and reset per reported window. */
     public static final String RATE_LIMIT = "RateLimit";
 
@@ -142,7 +148,22 @@ public final class RateLimitResponses {
     }
 
     /**
-     * Writes the headers of an allowed (or degraded) request; never {@code Retry-After}.
+     * Returns the value of {@link #SHADOW} for a decision: the names of the shadow windows that
+     * would have refused it, comma-separated, each once.
+     *
+     * @param decision an allowed decision
+     * @return the header's value; empty when no shadow window would have refused it
+     */
+    public static String shadow(Decision decision) {
+        return decision.shadowRefusals().stream()
+                .map(refusal -> HeaderValues.token(refusal.window().name()))
+                .distinct()
+                .collect(java.util.stream.Collectors.joining(", "));
+    }
+
+    /**
+     * Writes the headers of an allowed (or degraded) request; never {@code Retry-After}. Shadow
+     * windows are never reported as limits: {@link #SHADOW} names those that would have refused.
      *
      * @param tier the caller's tier
      * @param decision the decision
@@ -152,12 +173,18 @@ public final class RateLimitResponses {
     public void allowed(Tier tier, Decision decision, BiConsumer<String, String> headers) {
         Objects.requireNonNull(decision, "decision must not be null");
         policy(tier, headers);
+        if ((xRateLimit || openAi || anthropic) && !decision.shadowRefusals().isEmpty()) {
+            headers.accept(SHADOW, shadow(decision));
+        }
         if (decision.degraded()) {
             // the store was not consulted: remaining counts are unknown, so none are claimed
             if ((xRateLimit || openAi || anthropic) && !decision.unchecked().isEmpty()) {
                 headers.accept(DEGRADED, degraded(decision));
             }
             return;
+        }
+        if (decision.window().inShadow()) {
+            return; // every window of the caller's is in shadow: no limit of theirs to report
         }
         if (xRateLimit) {
             headers.accept(LIMIT, Long.toString(decision.limit()));
@@ -330,12 +357,15 @@ public final class RateLimitResponses {
         }
         String policy = policies.get(tier);
         if (policy == null) {
-            policy = HeaderValues.policy(tier.windows());
+            policy = HeaderValues.policy(
+                    tier.windows().stream().filter(window -> !window.inShadow()).toList());
             if (policies.size() < 1_024) { // tiers are few; a caller building one per request must not grow this
                 policies.putIfAbsent(tier, policy);
             }
         }
-        headers.accept(RATE_LIMIT_POLICY, policy);
+        if (!policy.isEmpty()) {
+            headers.accept(RATE_LIMIT_POLICY, policy);
+        }
     }
 
     /** The per-window counts: the IETF {@code RateLimit} items and OpenAI's families. */
@@ -494,7 +524,9 @@ public final class RateLimitResponses {
     private static java.util.SortedSet<Window.Unit> units(Tier tier) {
         java.util.SortedSet<Window.Unit> units = new java.util.TreeSet<>();
         for (Window window : tier.windows()) {
-            units.add(window.unit());
+            if (!window.inShadow()) {
+                units.add(window.unit());
+            }
         }
         return units;
     }

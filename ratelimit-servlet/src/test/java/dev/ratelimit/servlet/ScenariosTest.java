@@ -209,4 +209,55 @@ class ScenariosTest {
         assertThat(ok).hasValue(30);
         assertThat(store.calls).hasValue(0);
     }
+
+    @Test
+    @DisplayName("shadow: a tier's shadow minute admits what its enforcing twin refuses, marked X-RateLimit-Shadow on"
+            + " exactly those requests, counted in ratelimit.shadow.refusals, and never reported as a limit")
+    void shadowTierMatchesItsEnforcingTwin() throws Exception {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        TierPolicy policy = TierPolicy.fromMap(Map.of(
+                "tier",
+                Map.of(
+                        "strict", Map.of("minute", "3/60s"),
+                        "trial", Map.of("minute", "3/60s shadow", "hour", "1000/1h"))));
+        server = TestServer.start(
+                new RateLimitFilter(
+                        SlidingWindowRateLimiter.builder(store)
+                                .clock(clock)
+                                .meterRegistry(registry)
+                                .build(),
+                        policy),
+                Map.of(
+                        "strict-key", new TestServer.Account("strict-user", "strict"),
+                        "trial-key", new TestServer.Account("trial-user", "trial")));
+        int refused = 0;
+        int marked = 0;
+        for (int i = 0; i < 12; i++) {
+            HttpResponse<String> strict = as("strict-key");
+            HttpResponse<String> trial = as("trial-key");
+            assertThat(trial.statusCode()).as("trial request %d", i + 1).isEqualTo(200);
+            boolean strictRefused = strict.statusCode() == 429;
+            assertThat(trial.headers().firstValue("X-RateLimit-Shadow"))
+                    .as("request %d: marked exactly when the enforcing twin refused", i + 1)
+                    .isEqualTo(strictRefused ? java.util.Optional.of("minute") : java.util.Optional.empty());
+            assertThat(trial.headers().firstValue("RateLimit-Policy"))
+                    .as("the shadow minute is no policy of the caller's")
+                    .contains("\"hour\";q=1000;w=3600");
+            assertThat(trial.headers().firstValue("X-RateLimit-Window")).contains("hour");
+            refused += strictRefused ? 1 : 0;
+            marked += trial.headers().firstValue("X-RateLimit-Shadow").isPresent() ? 1 : 0;
+            clock.advance(java.time.Duration.ofSeconds(9));
+        }
+        assertThat(marked).as("marked trial requests").isEqualTo(refused).isBetween(1, 11);
+        assertThat(registry.get("ratelimit.shadow.refusals")
+                        .tag("tier", "trial")
+                        .tag("window", "minute")
+                        .tag("level", "user")
+                        .counter()
+                        .count())
+                .as("the counter")
+                .isEqualTo(refused);
+        assertThat(server.appHits).hasValue(12 + 12 - refused);
+    }
 }

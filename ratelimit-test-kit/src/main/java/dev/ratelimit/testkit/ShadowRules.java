@@ -197,4 +197,47 @@ interface ShadowRules extends ConformanceSection {
                 .as("[H5] the shadow one the 2 it admitted")
                 .isEqualTo(2);
     }
+
+    @Test
+    @DisplayName("H6 the asynchronous calls give shadow windows the same meaning: checkAsync and reserveAsync"
+            + " admit, name and count as the blocking calls do")
+    default void asynchronousCallsAgree() {
+        Window enforced = new Window("minute", 5, MINUTE);
+        Window shadowed = shadow(new Window("minute-trial", 2, MINUTE));
+        Tier tier = Tier.of("h6", enforced, shadowed);
+        SharedBudget budget = new SharedBudget(
+                user("h6-budget"), List.of(new Window("rpm", 100, MINUTE), shadow(new Window("rpm-trial", 3, MINUTE))));
+        String user = user("h6");
+        for (int i = 0; i < 5; i++) {
+            Decision decision =
+                    limiter().checkAsync(user, tier).toCompletableFuture().join();
+            assertThat(decision.allowed()).as("[H6] checkAsync %d", i + 1).isTrue();
+            assertThat(refusedBy(decision, shadowed, null))
+                    .as("[H6] checkAsync %d: the shadow 2 would refuse from the third", i + 1)
+                    .isEqualTo(i >= 2);
+        }
+        assertThat(limiter().checkAsync(user, tier).toCompletableFuture().join().allowed())
+                .as("[H6] the enforced 5 refuse the sixth")
+                .isFalse();
+        assertThat(usedNow(user, tier, shadowed))
+                .as("[H6] the shadow window holds 2")
+                .isEqualTo(2);
+        String other = user("h6-reserve");
+        for (int i = 0; i < 4; i++) {
+            Reservation reservation = limiter()
+                    .reserveAsync(other, Tier.of("h6r", enforced), Amounts.none(), List.of(budget))
+                    .toCompletableFuture()
+                    .join();
+            assertThat(reservation.decision().allowed())
+                    .as("[H6] reserveAsync %d", i + 1)
+                    .isTrue();
+            assertThat(refusedBy(reservation.decision(), budget.windows().get(1), budget.name()))
+                    .as("[H6] reserveAsync %d: the budget's shadow 3 would refuse the fourth", i + 1)
+                    .isEqualTo(i >= 3);
+            settled(reservation.commit(Amounts.none()));
+        }
+        assertThat(limiter().usage(budget).get(1).used())
+                .as("[H6] the budget's shadow window holds the 3 it admitted")
+                .isEqualTo(3);
+    }
 }
