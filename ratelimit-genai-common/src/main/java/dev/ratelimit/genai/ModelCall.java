@@ -171,6 +171,17 @@ public final class ModelCall {
     }
 
     /**
+     * Returns the limiter's decision that admitted the call: the deciding window, what is left of
+     * it, and the {@linkplain dev.ratelimit.api.Decision#shadowRefusals() shadow windows} that would
+     * have refused it had they been enforced.
+     *
+     * @return the admitting decision
+     */
+    public dev.ratelimit.api.Decision decision() {
+        return reservation.decision();
+    }
+
+    /**
      * Returns the encoding the call's prompt was counted with.
      *
      * @return the encoding

@@ -65,7 +65,8 @@ public class RateLimitProperties {
      * Tiers by name, each a map of window name to {@code <limit>[ <unit>]/<length>[@<step>]} or {@code $<dollars>/<length>[@<step>]}, the syntax
      * of tier files: {@code ratelimit.tiers.free.minute=5/1m}, {@code
      * ratelimit.tiers.pro.tokens-day=1000000 tokens/1d@1m}; calendar windows as {@code
-     * ratelimit.tiers.pro.spend-month=$500/month} or {@code 1000000 tokens/day@calendar(Europe/Paris)}.
+     * ratelimit.tiers.pro.spend-month=$500/month} or {@code 1000000 tokens/day@calendar(Europe/Paris)};
+     * {@code ratelimit.tiers.pro.minute-trial=20/1m shadow} counts a window without enforcing it.
      * Empty: the built-in free, pro and enterprise tiers.
      */
     private Map<String, Map<String, String>> tiers = new LinkedHashMap<>();
