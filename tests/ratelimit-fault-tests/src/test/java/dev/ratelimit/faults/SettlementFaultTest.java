@@ -174,7 +174,7 @@ class SettlementFaultTest {
         }
     }
 
-    private static long used(List<Decision.Usage> usage, String window) {
+    static long used(List<Decision.Usage> usage, String window) {
         return usage.stream()
                 .filter(u -> u.window().name().equals(window))
                 .findFirst()
@@ -183,7 +183,7 @@ class SettlementFaultTest {
     }
 
     /** Runs {@code calls} tasks released at once and returns their results in task order. */
-    private static <T> List<T> race(int calls, Task<T> task) throws Exception {
+    static <T> List<T> race(int calls, Task<T> task) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(calls);
         try {
             CountDownLatch ready = new CountDownLatch(calls);
@@ -210,7 +210,7 @@ class SettlementFaultTest {
     }
 
     @FunctionalInterface
-    private interface Task<T> {
+    interface Task<T> {
         T run(int index) throws Exception;
     }
 }
