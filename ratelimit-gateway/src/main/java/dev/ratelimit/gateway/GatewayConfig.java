@@ -189,6 +189,22 @@ record GatewayConfig(
         boolean spends() {
             return Spending.spends(tier.windows()) || models.values().stream().anyMatch(Spending::spends);
         }
+
+        /**
+         * Returns this tier with every window in shadow, its per-model windows too.
+         *
+         * @param libraryName the name of the library's tier: the metrics' {@code tier} tag and what the
+         *     pass-through paths' filter looks the tier up by
+         * @return the copy, under the same name in the file
+         */
+        TierConfig inShadow(String libraryName) {
+            return new TierConfig(
+                    name,
+                    new Tier(libraryName, ShadowMode.windows(true, tier.windows())),
+                    new Tier(libraryName, ShadowMode.windows(true, requests.windows())),
+                    maxConcurrent,
+                    Collections.unmodifiableMap(ShadowMode.perModel(true, models)));
+        }
     }
 
     /**
@@ -446,12 +462,14 @@ record GatewayConfig(
             @Nullable String keySha256,
             @Nullable String tenant,
             @Nullable String tier,
-            @Nullable String team) {}
+            @Nullable String team,
+            @Nullable String mode) {}
 
     record RawTier(
             @Nullable Integer maxConcurrent,
             @Nullable Map<String, String> windows,
-            @Nullable LinkedHashMap<String, @Nullable Map<String, String>> models) {}
+            @Nullable LinkedHashMap<String, @Nullable Map<String, String>> models,
+            @Nullable String mode) {}
 
     record RawModel(
             @Nullable Long rpm,
@@ -793,12 +811,22 @@ record GatewayConfig(
             throw new IllegalArgumentException(
                     at + ".tier: tenant '" + tenant + "' already has tier '" + before + "' from an earlier key");
         }
+        boolean shadow = ShadowMode.shadow(key.mode(), at + ".mode");
+        TierConfig charged = shadow ? tier.inShadow(tier.name() + ShadowMode.KEY_TIER_SUFFIX) : tier;
         for (int j = 0; j < earlier.size(); j++) {
-            if (MessageDigest.isEqual(earlier.get(j).sha256(), digest)) {
+            ApiKey other = earlier.get(j);
+            if (MessageDigest.isEqual(other.sha256(), digest)) {
                 throw new IllegalArgumentException(at + ".key: the same key as keys[" + j + "]");
             }
+            // the tier is the same (checked above): its name in the library differs by the mode alone
+            if (other.tenant().equals(tenant)
+                    && !other.tier().tier().name().equals(charged.tier().name())) {
+                throw new IllegalArgumentException(at + ".mode: tenant '" + tenant + "' is "
+                        + (shadow ? "enforced" : "in shadow") + " by keys[" + j + "]; a tenant's keys share its"
+                        + " windows, so they take one mode");
+            }
         }
-        return new ApiKey(digest, tenant, tier, null);
+        return new ApiKey(digest, tenant, charged, null);
     }
 
     /** The key with its tenant's team; a tenant belongs to one team, whichever of its keys names it. */
@@ -923,6 +951,7 @@ record GatewayConfig(
             throw new IllegalArgumentException(at + ".max-concurrent: missing");
         }
         int maxConcurrent = (int) positive(raw.maxConcurrent(), at + ".max-concurrent");
+        boolean shadow = ShadowMode.shadow(raw.mode(), at + ".mode");
         // The library's tier-file parser reads the window specs, so the syntax and its checks are the library's.
         Tier tier;
         try {
@@ -932,14 +961,16 @@ record GatewayConfig(
             throw new IllegalArgumentException(at + ".windows: " + e.getMessage(), e);
         }
         Spending.charged(at + ".windows", tier.windows());
+        // a request window in shadow counts: the pass-through paths then count requests without refusing
         List<Window> requestWindows =
                 tier.windows().stream().filter(Window::countsRequests).toList();
         if (requestWindows.isEmpty()) {
             throw new IllegalArgumentException(at + ".windows: define at least one request window (N/length)");
         }
         Map<String, List<Window>> models = Spending.perModel(at + ".models", raw.models());
-        return new TierConfig(
+        TierConfig config = new TierConfig(
                 name, tier, new Tier(name, requestWindows), maxConcurrent, Collections.unmodifiableMap(models));
+        return shadow ? config.inShadow(name) : config;
     }
 
     private static Limits limits(@Nullable RawLimits raw, List<String> errors) {

@@ -11,6 +11,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -51,13 +52,15 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
     record Team(String name, @Nullable Org org, @Nullable SharedBudget budget, Map<String, SharedBudget> models) {}
 
     /** An organisation's entry as the file gives it. */
-    record RawOrg(@Nullable Map<String, String> windows) {}
+    record RawOrg(
+            @Nullable Map<String, String> windows, @Nullable String mode) {}
 
     /** A team's entry as the file gives it. */
     record RawTeam(
             @Nullable String org,
             @Nullable Map<String, String> windows,
-            @Nullable LinkedHashMap<String, @Nullable Map<String, String>> models) {}
+            @Nullable LinkedHashMap<String, @Nullable Map<String, String>> models,
+            @Nullable String mode) {}
 
     /** A price entry as the file gives it: US dollars per million tokens. */
     record RawPrice(
@@ -80,7 +83,9 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
         if (rawOrgs != null) {
             rawOrgs.forEach((name, raw) -> collect(errors, () -> {
                 String at = "orgs." + name;
-                List<Window> windows = windows(at + ".windows", raw == null ? null : raw.windows());
+                boolean shadow = ShadowMode.shadow(raw == null ? null : raw.mode(), at + ".mode");
+                List<Window> windows =
+                        ShadowMode.windows(shadow, windows(at + ".windows", raw == null ? null : raw.windows()));
                 orgs.put(name, new Org(name, windows.isEmpty() ? null : new SharedBudget("org:" + name, windows)));
             }));
         }
@@ -120,6 +125,7 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
             return null;
         }
         int before = errors.size();
+        boolean shadow = read(errors, false, () -> ShadowMode.shadow(raw.mode(), at + ".mode"));
         Org org = null;
         if (raw.org() != null) {
             org = orgs.get(raw.org());
@@ -130,20 +136,13 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
                                 : "is not one of the orgs " + (declaredOrgs == null ? "[]" : declaredOrgs.keySet())));
             }
         }
-        List<Window> windows = List.of();
-        try {
-            windows = windows(at + ".windows", raw.windows());
-        } catch (IllegalArgumentException e) {
-            errors.add(String.valueOf(e.getMessage()));
-        }
+        List<Window> windows =
+                read(errors, List.of(), () -> ShadowMode.windows(shadow, windows(at + ".windows", raw.windows())));
+        Map<String, List<Window>> limits =
+                read(errors, Map.of(), () -> ShadowMode.perModel(shadow, perModel(at + ".models", raw.models())));
         Map<String, SharedBudget> models = new LinkedHashMap<>();
-        try {
-            perModel(at + ".models", raw.models())
-                    .forEach((model, limits) ->
-                            models.put(model, new SharedBudget("team:" + name + "/model:" + model, limits)));
-        } catch (IllegalArgumentException e) {
-            errors.add(String.valueOf(e.getMessage()));
-        }
+        limits.forEach((model, windowsOfModel) ->
+                models.put(model, new SharedBudget("team:" + name + "/model:" + model, windowsOfModel)));
         if (errors.size() > before) {
             return null;
         }
@@ -248,6 +247,16 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
                 || (team.org() != null
                         && team.org().budget() != null
                         && spends(team.org().budget().windows()));
+    }
+
+    /** What {@code read} gives, or {@code otherwise} after recording its error. */
+    private static <T> T read(List<String> errors, T otherwise, Supplier<T> read) {
+        try {
+            return read.get();
+        } catch (IllegalArgumentException e) {
+            errors.add(String.valueOf(e.getMessage()));
+            return otherwise;
+        }
     }
 
     private static void collect(List<String> errors, Runnable check) {
