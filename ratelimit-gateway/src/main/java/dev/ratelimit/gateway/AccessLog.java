@@ -29,7 +29,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * One JSON line per request on the API listener: time, tenant, endpoint, model, status, the
  * limiter's decision and its window (and, when admitted while the store could not decide, the
- * windows not checked), estimated and settled tokens, how it ended, latency and the
+ * windows not checked; when admitted though shadow windows would have refused it, those), estimated and settled tokens, how it ended, latency and the
  * upstream's status. It never holds a key (only the tenant the key maps to) nor any part of a
  * prompt or an answer.
  */
@@ -147,6 +147,11 @@ final class AccessLog implements Filter, AutoCloseable {
                 // window was decided against this instance's share)
                 ArrayNode unchecked = line.putArray("degraded");
                 decision.unchecked().stream().map(Window::name).distinct().forEach(unchecked::add);
+            }
+            if (!decision.shadowRefusals().isEmpty()) {
+                // admitted, though these shadow windows would have refused it: X-RateLimit-Shadow's names
+                ArrayNode shadow = line.putArray("shadow");
+                ShadowRefusals.windows(decision).forEach(shadow::add);
             }
         } else {
             line.putNull("decision");

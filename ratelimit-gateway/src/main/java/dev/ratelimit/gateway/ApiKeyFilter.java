@@ -116,7 +116,9 @@ final class ApiKeyFilter implements Filter {
         request.setAttribute(ACCOUNT, new Account(key.tenant(), key.tier(), key.team()));
         // what RateLimitFilter's default resolver reads on the pass-through paths
         request.setAttribute(RateLimitFilter.USER_ATTRIBUTE, key.tenant());
-        request.setAttribute(RateLimitFilter.TIER_ATTRIBUTE, key.tier().name());
+        // the library's tier: a key in shadow is charged under a copy of its own, named apart
+        request.setAttribute(
+                RateLimitFilter.TIER_ATTRIBUTE, key.tier().requests().name());
         chain.doFilter(request, response);
     }
 

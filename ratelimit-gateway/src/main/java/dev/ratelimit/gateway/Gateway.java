@@ -34,6 +34,7 @@ import org.jspecify.annotations.Nullable;
  * @param slots the concurrency slots
  * @param store what the budgets are kept in, for messages
  * @param draining set once a shutdown began: metered requests are then refused
+ * @param shadowRefusals what shadow windows would have refused, by tenant and budget, for the status page
  */
 record Gateway(
         AtomicReference<GatewayConfig> configs,
@@ -45,7 +46,8 @@ record Gateway(
         Upstream upstream,
         Slots slots,
         String store,
-        AtomicBoolean draining) {
+        AtomicBoolean draining,
+        ShadowRefusals shadowRefusals) {
 
     /** How long a client refused during a shutdown waits before it retries (on another instance). */
     static final Duration DRAINING_RETRY = Duration.ofSeconds(1);
@@ -182,7 +184,8 @@ record Gateway(
             return null;
         }
         if (ticket.allowed()) {
-            responses.allowed(tier, decision, response::setHeader);
+            shadowRefusals.record(account.tenant(), decision);
+            responses.allowed(tier, decision, response::setHeader); // X-RateLimit-Shadow among them
             return ticket;
         }
         String level = level(account, charge, decision);

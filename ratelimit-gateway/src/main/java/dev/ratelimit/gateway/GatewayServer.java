@@ -300,7 +300,8 @@ public final class GatewayServer {
                     upstream,
                     slots,
                     store.description(),
-                    draining);
+                    draining,
+                    new ShadowRefusals());
             StatusReport status = new StatusReport(
                     limiter,
                     gateway::config,
@@ -315,7 +316,8 @@ public final class GatewayServer {
                             upstream.description(),
                             "limiter",
                             disabled ? "DISABLED (kill switch): every request passes" : "enabled"),
-                    cooldowns);
+                    cooldowns,
+                    gateway.shadowRefusals());
 
             Server server = new Server(threads);
             server.setErrorHandler(new JsonErrors()); // 431, 414, 400 and the like in OpenAI's shape
@@ -633,7 +635,8 @@ public final class GatewayServer {
                                 .map(w -> w.limit() + (w.isTokens() ? " tokens" : "") + "/"
                                         + (w.isCalendar()
                                                 ? w.calendar()
-                                                : Window.of(1, w.length()).name()))
+                                                : Window.of(1, w.length()).name())
+                                        + (w.inShadow() ? " shadow" : ""))
                                 .collect(Collectors.joining(" "))
                         + ", " + tier.maxConcurrent() + " concurrent")
                 .collect(Collectors.joining("; "));

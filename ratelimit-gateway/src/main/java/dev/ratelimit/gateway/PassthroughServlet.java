@@ -2,6 +2,7 @@ package dev.ratelimit.gateway;
 
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
 import dev.ratelimit.servlet.RateLimitFilter;
@@ -14,6 +15,8 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -47,11 +50,17 @@ final class PassthroughServlet extends HttpServlet {
     /**
      * Builds the filter that limits the pass-through paths: the tiers' request windows, OpenAI's
      * header family and error body, the IETF draft headers, and no {@code X-RateLimit-*} family
-     * (the metered endpoints send none either).
+     * (the metered endpoints send none either). The tiers are the file's and the copies that keys
+     * in shadow are charged under.
      */
     static RateLimitFilter rateLimitFilter(RateLimiter limiter, GatewayConfig config) {
+        Map<String, Tier> tiers = new LinkedHashMap<>();
+        config.tiers().values().forEach(tier -> tiers.put(tier.requests().name(), tier.requests()));
+        config.keys()
+                .forEach(key -> tiers.putIfAbsent(
+                        key.tier().requests().name(), key.tier().requests()));
         TierPolicy.Builder requestWindows = TierPolicy.builder();
-        config.tiers().values().forEach(tier -> requestWindows.tier(tier.requests()));
+        tiers.values().forEach(requestWindows::tier);
         return RateLimitFilter.builder(limiter, requestWindows.build())
                 .rateLimitHeaders(false)
                 .openAiHeaders(true)
@@ -152,7 +161,8 @@ final class PassthroughServlet extends HttpServlet {
     /**
      * Answers 404 for a path the pass-through list does not allow, then reads the body (at most {@code max-body-bytes}, else 413 in OpenAI's shape) before the rate
      * limit filter runs, so that bad input is never charged; and counts the filter's refusals in
-     * {@code gateway_refusals_total} like the gateway's own.
+     * {@code gateway_refusals_total} like the gateway's own, and the shadow refusals of those it
+     * admitted for the status page.
      */
     static final class BodyFirst implements Filter {
 
@@ -186,9 +196,13 @@ final class PassthroughServlet extends HttpServlet {
                 return;
             }
             chain.doFilter(req, res);
-            if (req.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE) instanceof Decision decision
-                    && !decision.allowed()) {
-                gateway.metrics().refused("other", 429, decision.window().isTokens() ? "tokens" : "requests");
+            if (req.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE) instanceof Decision decision) {
+                if (!decision.allowed()) {
+                    gateway.metrics().refused("other", 429, decision.window().isTokens() ? "tokens" : "requests");
+                } else {
+                    gateway.shadowRefusals()
+                            .record(ApiKeyFilter.account(request).tenant(), decision);
+                }
             }
         }
     }

@@ -47,6 +47,7 @@ final class StatusReport {
     private final Slots slots;
     private final Map<String, String> about;
     private final Cooldowns cooldowns;
+    private final ShadowRefusals shadowRefusals;
     private byte @Nullable [] json;
     private long takenNanos;
 
@@ -59,8 +60,10 @@ final class StatusReport {
             Slots slots,
             boolean failOpen,
             Map<String, String> about,
-            Cooldowns cooldowns) {
+            Cooldowns cooldowns,
+            ShadowRefusals shadowRefusals) {
         this.cooldowns = cooldowns;
+        this.shadowRefusals = shadowRefusals;
         this.failOpen = failOpen;
         this.limiter = limiter;
         this.configs = configs;
@@ -107,12 +110,13 @@ final class StatusReport {
             if (inFlight < 0 && slotProblem != null) {
                 node.put("slotsError", slotsError(slotProblem));
             }
-            List<Decision.Usage> usage = windows(node, tier.tier().windows(), () -> limiter.usage(tenant, tier.tier()));
+            List<Decision.Usage> usage = windows(
+                    node, tier.tier().windows(), ShadowRefusals.user(tenant), () -> limiter.usage(tenant, tier.tier()));
             spender(spenders, tenant, tier, usage);
             ArrayNode limits = node.putArray("models"); // the tier's per-model limits: this tenant's own
             tier.models().forEach((model, windows) -> {
                 SharedBudget budget = Charge.tierModel(tenant, model, windows);
-                windows(limits.addObject().put("model", model), windows, () -> limiter.usage(budget));
+                shared(limits.addObject().put("model", model), budget);
             });
         }
         ArrayNode teams = status.putArray("teams");
@@ -121,28 +125,14 @@ final class StatusReport {
             if (team.org() != null) {
                 node.put("org", team.org().name());
             }
-            SharedBudget budget = team.budget();
-            if (budget != null) {
-                windows(node, budget.windows(), () -> limiter.usage(budget));
-            } else {
-                node.putArray("windows");
-            }
+            shared(node, team.budget());
             ArrayNode limits = node.putArray("models");
             team.models()
-                    .forEach((model, modelBudget) -> windows(
-                            limits.addObject().put("model", model),
-                            modelBudget.windows(),
-                            () -> limiter.usage(modelBudget)));
+                    .forEach((model, modelBudget) -> shared(limits.addObject().put("model", model), modelBudget));
         }
         ArrayNode orgs = status.putArray("orgs");
         for (Spending.Org org : config.spending().orgs().values()) {
-            ObjectNode node = orgs.addObject().put("org", org.name());
-            SharedBudget budget = org.budget();
-            if (budget != null) {
-                windows(node, budget.windows(), () -> limiter.usage(budget));
-            } else {
-                node.putArray("windows");
-            }
+            shared(orgs.addObject().put("org", org.name()), org.budget());
         }
         ArrayNode top = status.putArray("topSpenders");
         spenders.sort(Comparator.comparingLong(Spender::used).reversed());
@@ -167,17 +157,25 @@ final class StatusReport {
         ArrayNode models = status.putArray("models");
         for (ModelCap cap : config.models().values()) {
             ObjectNode node = models.addObject().put("model", cap.model());
-            windows(node, cap.budget().windows(), () -> limiter.usage(cap.budget()));
+            shared(node, cap.budget());
             ArrayNode shares = node.putArray("shares");
             cap.shares()
-                    .forEach((tier, share) -> windows(
+                    .forEach((tier, share) -> shared(
                             shares.addObject()
                                     .put("tier", tier)
                                     .put("percent", cap.percents().get(tier)),
-                            share.windows(),
-                            () -> limiter.usage(share)));
+                            share));
         }
         return status;
+    }
+
+    /** Lists a shared budget's windows ({@link #windows}); none when there is no budget. */
+    private void shared(ObjectNode node, @Nullable SharedBudget budget) {
+        if (budget == null) {
+            node.putArray("windows");
+        } else {
+            windows(node, budget.windows(), ShadowRefusals.budget(budget.name()), () -> limiter.usage(budget));
+        }
     }
 
     /** A tenant's spend in its longest spend window, for the top spenders. */
@@ -203,11 +201,16 @@ final class StatusReport {
      * with what the store holds: {@code used} and {@code resetSeconds} are null when it cannot tell
      * (the limiter is disabled, or the store is unreachable, which {@code error} then says). A
      * calendar window also names its calendar ({@code month@America/New_York}) and {@code resetsAt},
-     * the next period's start on the gateway's clock, when all it holds leaves.
+     * the next period's start on the gateway's clock, when all it holds leaves. Each window's {@code
+     * mode} is {@code enforce} or {@code shadow}; a shadow window also gives {@code shadowRefusals},
+     * the requests it would have refused (admitted) since this process started, and no {@code alert},
+     * since shadow windows raise none.
      *
+     * @param owner whose windows they are, as {@link ShadowRefusals} counts them
      * @return what the store holds, empty when it could not be read
      */
-    private List<Decision.Usage> windows(ObjectNode node, List<Window> windows, Supplier<List<Decision.Usage>> read) {
+    private List<Decision.Usage> windows(
+            ObjectNode node, List<Window> windows, String owner, Supplier<List<Decision.Usage>> read) {
         long now = cooldowns.clock().millis();
         List<Decision.Usage> usage;
         try {
@@ -225,7 +228,11 @@ final class StatusReport {
                             .put("name", window.name())
                             .put("unit", window.unit().name())
                             .put("limit", window.limit())
-                            .put("seconds", window.lengthSeconds());
+                            .put("seconds", window.lengthSeconds())
+                            .put("mode", window.inShadow() ? "shadow" : "enforce");
+                    if (window.inShadow()) {
+                        w.put("shadowRefusals", shadowRefusals.count(owner, window.name()));
+                    }
                     Window.Calendar calendar = window.calendar();
                     if (calendar != null) { // everything it holds leaves at the next period's start
                         w.put("calendar", calendar.toString())
@@ -243,8 +250,10 @@ final class StatusReport {
                         w.putNull("resetSeconds");
                     } else {
                         w.put("used", state.used());
-                        // the highest alert threshold it has reached (budget alerts), 0 for none
-                        w.put("alert", BudgetAlerts.reached(configs.get().alerts(), window, state.used()));
+                        if (!window.inShadow()) {
+                            // the highest alert threshold it has reached (budget alerts), 0 for none
+                            w.put("alert", BudgetAlerts.reached(configs.get().alerts(), window, state.used()));
+                        }
                         w.put("resetSeconds", (state.resetAfter().toNanos() + 999_999_999) / 1_000_000_000);
                     }
                 });
