@@ -27,7 +27,8 @@ import org.openqa.selenium.chrome.ChromeOptions;
 /**
  * The status page in a real headless Chromium (Debian's {@code chromium} and {@code
  * chromium-driver}, driven through Selenium): it loads, then shows, without a reload, what the store
- * holds as traffic and time go by after it was opened, and the upstream cooldowns in force.
+ * holds as traffic and time go by after it was opened, the upstream cooldowns in force, and the
+ * shadow windows with the requests they would have refused.
  */
 class StatusPageBrowserTest {
 
@@ -137,6 +138,37 @@ class StatusPageBrowserTest {
 
                 harness.clock.advance(Duration.ofSeconds(61)); // the cooldown's end passes on the gateway's clock
                 awaitCooldowns(browser, "none");
+            } finally {
+                chromium.close();
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("a shadow window's bar is marked shadow and says how many requests it would have refused")
+    void statusPageMarksShadowWindows(@TempDir Path profile) throws Exception {
+        RequiredTools.require("apt-get install chromium chromium-driver", CHROMIUM, CHROMEDRIVER);
+        Path config = Path.of(
+                StatusPageBrowserTest.class.getResource("gateway-shadow.yaml").toURI());
+        try (Harness harness =
+                Harness.start(Harness.Store.MEMORY, false, Map.of("GATEWAY_CONFIG", config.toString()))) {
+            for (int i = 0; i < 4; i++) {
+                assertThat(harness.chat("shadow-key", PLAIN).statusCode()).isEqualTo(200);
+            }
+            Browser chromium = Browser.open(profile);
+            try {
+                WebDriver browser = chromium.driver();
+                browser.get(harness.server.managementUrl() + "/");
+                assertThat(awaitRow(browser, "shadowed", "rpm", "3").value())
+                        .as("the fourth request was admitted, counted as a refusal, not in the window")
+                        .endsWith("· would have refused 1");
+                WebElement shadow = browser.findElement(By.cssSelector(
+                        "[data-owner='shadowed'][data-window='rpm'][data-mode='shadow'][data-shadow-refusals='1']"));
+                assertThat(shadow.findElement(By.className("label")).getText()).isEqualTo("rpm (requests, shadow)");
+                assertThat(awaitRow(browser, "enforced", "rpm", "0").value()).doesNotContain("refused");
+                assertThat(browser.findElements(
+                                By.cssSelector("[data-owner='enforced'][data-window='rpm'][data-mode='enforce']")))
+                        .hasSize(1);
             } finally {
                 chromium.close();
             }
