@@ -29,8 +29,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * One JSON line per request on the API listener: time, tenant, endpoint, model, status, the
  * limiter's decision and its window (and, when admitted while the store could not decide, the
- * windows not checked; when admitted though shadow windows would have refused it, those), estimated and settled tokens, how it ended, latency and the
- * upstream's status. It never holds a key (only the tenant the key maps to) nor any part of a
+ * windows not checked; when admitted though shadow windows would have refused it, those),
+ * estimated and settled tokens, how it ended, latency and the upstream's status. It never holds a key (only the tenant the key maps to) nor any part of a
  * prompt or an answer.
  */
 final class AccessLog implements Filter, AutoCloseable {
