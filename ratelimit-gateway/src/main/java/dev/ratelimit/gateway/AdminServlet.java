@@ -62,8 +62,9 @@ final class AdminServlet extends HttpServlet {
             "DELETE /admin/keys/{id}",
             "POST /admin/keys/{id}/rotate");
 
-    private static final Set<String> CREATE_FIELDS = Set.of("tenant", "tier", "team", "expires-at", "metadata");
-    private static final Set<String> UPDATE_FIELDS = Set.of("tier", "team", "expires-at", "metadata");
+    private static final Set<String> CREATE_FIELDS =
+            Set.of("tenant", "tier", "team", "expires-at", "metadata", "windows");
+    private static final Set<String> UPDATE_FIELDS = Set.of("tier", "team", "expires-at", "metadata", "windows");
     private static final Set<String> ROTATE_FIELDS = Set.of("grace-seconds");
 
     private final transient Supplier<GatewayConfig> configs;
@@ -210,6 +211,7 @@ final class AdminServlet extends HttpServlet {
         Instant now = now();
         Instant expiresAt = expiresAt(body.get("expires-at"), now);
         Map<String, String> metadata = metadata(body.get("metadata"));
+        Map<String, String> windows = windows(body.get("windows"));
         consistent(config, tenant, tier, team, null);
         String secret = secret();
         Key key = new Key(
@@ -219,6 +221,7 @@ final class AdminServlet extends HttpServlet {
                 team,
                 expiresAt,
                 metadata,
+                windows,
                 now,
                 now,
                 ManagedKeys.hex(GatewayConfig.sha256(secret)),
@@ -239,6 +242,7 @@ final class AdminServlet extends HttpServlet {
         String team = body.has("team") ? team(body.get("team"), config) : key.team();
         Instant expiresAt = body.has("expires-at") ? expiresAt(body.get("expires-at"), now) : key.expiresAt();
         Map<String, String> metadata = body.has("metadata") ? metadata(body.get("metadata")) : key.metadata();
+        Map<String, String> windows = body.has("windows") ? windows(body.get("windows")) : key.windows();
         consistent(config, key.tenant(), tier, team, key.id());
         Key updated = new Key(
                 key.id(),
@@ -247,6 +251,7 @@ final class AdminServlet extends HttpServlet {
                 team,
                 expiresAt,
                 metadata,
+                windows,
                 key.created(),
                 now,
                 key.sha256(),
@@ -281,6 +286,7 @@ final class AdminServlet extends HttpServlet {
                 key.team(),
                 key.expiresAt(),
                 key.metadata(),
+                key.windows(),
                 key.created(),
                 now,
                 ManagedKeys.hex(GatewayConfig.sha256(secret)),
@@ -392,6 +398,48 @@ final class AdminServlet extends HttpServlet {
             throw BadRequest.invalid("expires-at", "expires-at: must be in the future (now is " + now + ")");
         }
         return at;
+    }
+
+    /**
+     * A key's own windows: an object of window name to a window in the tiers' syntax ({@code 10/1m},
+     * {@code $20/month}, a trailing {@code shadow}), checked as a tier's are; {@code null} or {@code
+     * {}} for none.
+     */
+    private static Map<String, String> windows(@Nullable JsonNode value) throws BadRequest {
+        Map<String, String> windows = new LinkedHashMap<>();
+        if (value == null || value.isNull()) {
+            return windows;
+        }
+        if (!value.isObject() || value.size() > MAX_METADATA) {
+            throw BadRequest.invalid(
+                    "windows",
+                    "windows: an object of at most " + MAX_METADATA
+                            + " windows, name to limit such as {\"rpm\": \"10/1m\"}, or null");
+        }
+        List<dev.ratelimit.api.Window> parsed = new java.util.ArrayList<>();
+        for (Iterator<Map.Entry<String, JsonNode>> entries = value.fields(); entries.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = entries.next();
+            String name = entry.getKey();
+            String field = "windows." + printable(name);
+            if (!entry.getValue().isTextual() || name.isBlank() || name.length() > MAX_TEXT) {
+                throw BadRequest.invalid(field, field + ": a limit such as \"10/1m\" or \"$20/month\"");
+            }
+            try {
+                parsed.add(dev.ratelimit.api.TierPolicy.parseWindow(
+                        name, entry.getValue().asText()));
+            } catch (IllegalArgumentException e) {
+                throw BadRequest.invalid(field, field + ": " + e.getMessage());
+            }
+            windows.put(name, entry.getValue().asText().strip());
+        }
+        if (!parsed.isEmpty()) {
+            try {
+                new dev.ratelimit.api.SharedBudget("key:check", parsed);
+            } catch (IllegalArgumentException e) {
+                throw BadRequest.invalid("windows", "windows: " + e.getMessage());
+            }
+        }
+        return windows;
     }
 
     private static Map<String, String> metadata(@Nullable JsonNode value) throws BadRequest {

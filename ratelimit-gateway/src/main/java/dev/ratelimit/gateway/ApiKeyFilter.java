@@ -1,5 +1,6 @@
 package dev.ratelimit.gateway;
 
+import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.gateway.GatewayConfig.ApiKey;
 import dev.ratelimit.gateway.GatewayConfig.TierConfig;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
@@ -28,7 +29,17 @@ import org.jspecify.annotations.Nullable;
 final class ApiKeyFilter implements Filter {
 
     /** The tenant and tier of an authenticated request. */
-    record Account(String tenant, TierConfig tier, Spending.@Nullable Team team) {}
+    record Account(
+            String tenant,
+            TierConfig tier,
+            Spending.@Nullable Team team,
+            @Nullable SharedBudget budget) {
+
+        /** An account whose key has no windows of its own. */
+        Account(String tenant, TierConfig tier, Spending.@Nullable Team team) {
+            this(tenant, tier, team, null);
+        }
+    }
 
     private static final String ACCOUNT = "gateway.account";
     /** The configuration the request's key was found in: the one it is served by, whatever a reload swaps meanwhile. */
@@ -113,7 +124,7 @@ final class ApiKeyFilter implements Filter {
                     "Incorrect API key provided.");
             return;
         }
-        request.setAttribute(ACCOUNT, new Account(key.tenant(), key.tier(), key.team()));
+        request.setAttribute(ACCOUNT, new Account(key.tenant(), key.tier(), key.team(), key.budget()));
         // what RateLimitFilter's default resolver reads on the pass-through paths
         request.setAttribute(RateLimitFilter.USER_ATTRIBUTE, key.tenant());
         // the library's tier: a key in shadow is charged under a copy of its own, named apart

@@ -38,7 +38,7 @@ record Charge(
     /**
      * One budget a request is charged to besides the tenant's windows.
      *
-     * @param kind what the budget is: {@code team}, {@code org}, {@code tier-model}, {@code
+     * @param kind what the budget is: {@code key} (a managed key's own windows), {@code team}, {@code org}, {@code tier-model}, {@code
      *     team-model}, {@code upstream} or {@code share}
      * @param description how messages name it, such as {@code team 'research'}
      * @param budget the budget
@@ -55,6 +55,10 @@ record Charge(
      */
     static Charge of(GatewayConfig config, ApiKeyFilter.Account account, String model) {
         List<Level> levels = new ArrayList<>();
+        SharedBudget own = account.budget();
+        if (own != null) {
+            levels.add(new Level("key", "the windows of key '" + own.name().substring("key:".length()) + "'", own));
+        }
         Spending.Team team = account.team();
         if (team != null) {
             if (team.budget() != null) {

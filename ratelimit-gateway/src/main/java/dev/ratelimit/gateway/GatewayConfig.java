@@ -155,7 +155,18 @@ record GatewayConfig(
      * @param tier the tenant's tier
      * @param team the tenant's team, or {@code null} when it belongs to none
      */
-    record ApiKey(byte[] sha256, String tenant, TierConfig tier, Spending.@Nullable Team team) {}
+    record ApiKey(
+            byte[] sha256,
+            String tenant,
+            TierConfig tier,
+            Spending.@Nullable Team team,
+            @Nullable SharedBudget budget) {
+
+        /** A key without windows of its own. */
+        ApiKey(byte[] sha256, String tenant, TierConfig tier, Spending.@Nullable Team team) {
+            this(sha256, tenant, tier, team, null);
+        }
+    }
 
     /**
      * The admin API ({@code admin:}): who may manage keys, and where the managed keys are kept.

@@ -3,6 +3,9 @@ package dev.ratelimit.gateway;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.api.SharedBudget;
+import dev.ratelimit.api.TierPolicy;
+import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.GatewayConfig.ApiKey;
 import dev.ratelimit.gateway.GatewayConfig.TierConfig;
 import io.lettuce.core.RedisException;
@@ -69,6 +72,7 @@ final class ManagedKeys implements AutoCloseable {
             @Nullable String team,
             @Nullable Instant expiresAt,
             Map<String, String> metadata,
+            Map<String, String> windows,
             Instant created,
             Instant updated,
             String sha256,
@@ -77,6 +81,23 @@ final class ManagedKeys implements AutoCloseable {
 
         Key {
             metadata = Map.copyOf(metadata);
+            windows = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(windows));
+        }
+
+        /**
+         * The key's own windows as the budget they are kept in, {@code key:<id>}, charged with every
+         * metered request of the key beside its tenant's; {@code null} when it has none.
+         *
+         * @throws IllegalArgumentException if a window does not parse (a stored key the API checked)
+         */
+        @Nullable
+        SharedBudget budget() {
+            if (windows.isEmpty()) {
+                return null;
+            }
+            List<Window> parsed = new java.util.ArrayList<>(windows.size());
+            windows.forEach((name, spec) -> parsed.add(TierPolicy.parseWindow(name, spec)));
+            return new SharedBudget("key:" + id, parsed);
         }
 
         /** As the admin API shows it: no digest, and never the secret. */
@@ -90,6 +111,8 @@ final class ManagedKeys implements AutoCloseable {
             view.put("expired", expiresAt != null && !now.isBefore(expiresAt));
             ObjectNode meta = view.putObject("metadata");
             new java.util.TreeMap<>(metadata).forEach(meta::put);
+            ObjectNode own = view.putObject("windows");
+            windows.forEach(own::put);
             view.put("created", created.toString());
             view.put("updated", updated.toString());
             view.put(
@@ -120,6 +143,11 @@ final class ManagedKeys implements AutoCloseable {
                         .fields()
                         .forEachRemaining(
                                 e -> metadata.put(e.getKey(), e.getValue().asText()));
+                Map<String, String> windows = new LinkedHashMap<>(); // absent in a key stored before them
+                json.path("windows")
+                        .fields()
+                        .forEachRemaining(
+                                e -> windows.put(e.getKey(), e.getValue().asText()));
                 return new Key(
                         json.path("id").asText(),
                         json.path("tenant").asText(),
@@ -127,6 +155,7 @@ final class ManagedKeys implements AutoCloseable {
                         text(json, "team"),
                         instant(text(json, "expires-at")),
                         metadata,
+                        windows,
                         Objects.requireNonNull(instant(text(json, "created")), "created"),
                         Objects.requireNonNull(instant(text(json, "updated")), "updated"),
                         json.path("sha256").asText(),
@@ -157,7 +186,8 @@ final class ManagedKeys implements AutoCloseable {
     }
 
     /** A digest in the cache: the key, and whether it is the secret the key had before its rotation. */
-    private record Entry(Key key, boolean previous) {}
+    private record Entry(
+            Key key, boolean previous, @Nullable SharedBudget budget) {}
 
     private final Clock clock;
     private final @Nullable RedisLink redis;
@@ -239,7 +269,21 @@ final class ManagedKeys implements AutoCloseable {
         if (key.team() != null && team == null) {
             return null;
         }
-        return new ApiKey(digest, key.tenant(), tier, team);
+        return new ApiKey(digest, key.tenant(), tier, team, entry.budget());
+    }
+
+    /** A key's own windows, parsed once when the cache takes it; a key whose windows do not parse has none. */
+    private static @Nullable SharedBudget budgetOf(Key key) {
+        try {
+            return key.budget();
+        } catch (IllegalArgumentException e) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "Managed key ''{0}'': its windows are ignored: {1}",
+                    key.id(),
+                    e.getMessage());
+            return null;
+        }
     }
 
     /** Every managed key, oldest first: from Redis when it is the store. */
@@ -375,11 +419,11 @@ final class ManagedKeys implements AutoCloseable {
         Map<ByteBuffer, Entry> index = new HashMap<>();
         for (Key key : byId.values()) {
             if (key.previousSha256() != null) {
-                index.put(ByteBuffer.wrap(hex(key.previousSha256())), new Entry(key, true));
+                index.put(ByteBuffer.wrap(hex(key.previousSha256())), new Entry(key, true, budgetOf(key)));
             }
         }
         for (Key key : byId.values()) { // a current secret wins over an old one, were they ever equal
-            index.put(ByteBuffer.wrap(hex(key.sha256())), new Entry(key, false));
+            index.put(ByteBuffer.wrap(hex(key.sha256())), new Entry(key, false, budgetOf(key)));
         }
         byDigest = Map.copyOf(index);
     }

@@ -127,6 +127,7 @@ class AdminKeysRedisTest {
                     null,
                     null,
                     Map.of(),
+                    Map.of(),
                     now,
                     now,
                     ManagedKeys.hex(GatewayConfig.sha256(secret)),

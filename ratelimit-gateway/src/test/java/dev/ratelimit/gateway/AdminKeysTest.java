@@ -209,6 +209,87 @@ class AdminKeysTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(
+            value = Harness.Store.class,
+            names = {"MEMORY", "REDIS"})
+    @DisplayName("a key's own windows limit that key alone, beside its tenant's: created and updated through the API,"
+            + " honoured by every gateway within 1 s, in shadow when the window says so; a bad one is a 400 naming it")
+    void perKeyWindows(Harness.Store store) throws Exception {
+        Path config = adminConfig();
+        Harness first = gateway(store, config);
+        Harness another = store == Harness.Store.MEMORY ? null : gateway(store, config);
+        Harness second = another != null ? another : first;
+        try {
+            second.clock.set(first.clock.instant());
+            JsonNode limited = create(first, "{\"tenant\":\"acme\",\"tier\":\"pro\",\"windows\":{\"rpm\":\"2/1m\"}}");
+            String secret = limited.path("key").asText();
+            String id = limited.path("id").asText();
+            assertThat(limited.path("windows").path("rpm").asText()).isEqualTo("2/1m");
+            String other = create(first, "{\"tenant\":\"acme\",\"tier\":\"pro\"}")
+                    .path("key")
+                    .asText();
+            within(PROPAGATION, "the limited key works on the second gateway", () -> chat(second, secret) == 200);
+            assertThat(chat(first, secret))
+                    .as("the key's 2nd request of its 2 a minute")
+                    .isEqualTo(200);
+            HttpResponse<String> third = second.chat(secret, CHAT);
+            assertThat(third.statusCode())
+                    .as("the key's 3rd request: its own window refuses")
+                    .isEqualTo(429);
+            assertThat(third.body()).contains("rpm");
+            assertThat(chat(first, other))
+                    .as("the tenant's other key is not limited by it")
+                    .isEqualTo(200);
+
+            HttpResponse<String> raised =
+                    admin(first, "PATCH", "/admin/keys/" + id, ADMIN_KEY, "{\"windows\":{\"rpm\":\"4/1m\"}}");
+            assertThat(raised.statusCode()).as(raised.body()).isEqualTo(200);
+            within(PROPAGATION, "the raised window on the second gateway", () -> chat(second, secret) == 200);
+            assertThat(chat(first, secret)).as("the 4th of 4").isEqualTo(200);
+            assertThat(chat(second, secret)).as("the 5th of 4").isEqualTo(429);
+
+            HttpResponse<String> trial =
+                    admin(first, "PATCH", "/admin/keys/" + id, ADMIN_KEY, "{\"windows\":{\"rpm\":\"1/1m shadow\"}}");
+            assertThat(trial.statusCode()).as(trial.body()).isEqualTo(200);
+            within(PROPAGATION, "the shadow window on the second gateway", () -> {
+                try {
+                    HttpResponse<String> response = second.chat(secret, CHAT);
+                    return response.statusCode() == 200
+                            && response.headers()
+                                    .firstValue("X-RateLimit-Shadow")
+                                    .isEmpty();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            HttpResponse<String> marked = first.chat(secret, CHAT);
+            assertThat(marked.statusCode())
+                    .as("a shadow window refuses nothing")
+                    .isEqualTo(200);
+            assertThat(marked.headers().firstValue("X-RateLimit-Shadow"))
+                    .as("the 2nd of a shadow 1 a minute is marked")
+                    .contains("rpm");
+
+            HttpResponse<String> cleared = admin(first, "PATCH", "/admin/keys/" + id, ADMIN_KEY, "{\"windows\":{}}");
+            assertThat(json(cleared).path("windows").size()).isZero();
+
+            HttpResponse<String> bad = admin(
+                    first,
+                    "POST",
+                    "/admin/keys",
+                    ADMIN_KEY,
+                    "{\"tenant\":\"acme\",\"tier\":\"pro\",\"windows\":{\"rpm\":\"ten a minute\"}}");
+            assertThat(bad.statusCode()).isEqualTo(400);
+            assertThat(bad.body()).contains("windows.rpm");
+        } finally {
+            if (another != null) {
+                another.close();
+            }
+            first.close();
+        }
+    }
+
     @Test
     @DisplayName("in memory (one process): create, update, expiry by the gateway's clock, revoke; each change"
             + " audited without its secret")
