@@ -3,13 +3,15 @@ package dev.ratelimit.gateway;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The gateway's own error answers (a bad request, a missing key, an unreachable upstream, a
- * shutdown, the mock model's failures on demand) in the shape of the caller's API: OpenAI's {@code {"error":{"message","type","param","code"}}}, or Anthropic's
- * {@code {"type":"error","error":{"type","message"}}}, whose type follows from the status. Refusals
- * of the limiter are the library's ({@code RateLimitResponses}).
+ * shutdown, the mock model's failures on demand) in the shape of the caller's API: OpenAI's {@code {"error":{"message","type","param","code"}}},
+ * Anthropic's {@code {"type":"error","error":{"type","message"}}}, whose type follows from the
+ * status, or Google's {@code {"error":{"code","message","status","details"}}} ({@link Gemini}).
+ * Refusals of the limiter are the library's ({@code RateLimitResponses}).
  */
 final class ApiErrors {
 
@@ -18,9 +20,9 @@ final class ApiErrors {
     /**
      * Writes an error answer.
      *
-     * @param type OpenAI's error type; Anthropic's follows from the status
-     * @param code OpenAI's error code; Anthropic's shape has none
-     * @param param OpenAI's offending parameter; Anthropic's shape has none
+     * @param type OpenAI's error type; Anthropic's and Google's follow from the status
+     * @param code OpenAI's error code; Anthropic's and Google's shapes have none
+     * @param param OpenAI's offending parameter, Google's field violation; Anthropic's shape has none
      */
     static void write(
             Protocol protocol,
@@ -31,10 +33,27 @@ final class ApiErrors {
             @Nullable String param,
             String message)
             throws IOException {
-        if (protocol == Protocol.ANTHROPIC) {
-            Anthropic.error(response, status, message);
-        } else {
-            OpenAi.json(response, status, OpenAi.errorBody(type, code, param, message));
+        write(protocol, response, status, type, code, param, message, null);
+    }
+
+    /**
+     * Writes an error answer of a refusal that knows when a retry may succeed: Google's shape
+     * carries it as a {@code google.rpc.RetryInfo} (the caller sets {@code Retry-After} itself).
+     */
+    static void write(
+            Protocol protocol,
+            HttpServletResponse response,
+            int status,
+            String type,
+            @Nullable String code,
+            @Nullable String param,
+            String message,
+            @Nullable Duration retry)
+            throws IOException {
+        switch (protocol) {
+            case ANTHROPIC -> Anthropic.error(response, status, message);
+            case GEMINI -> Gemini.error(response, status, message, param, retry);
+            case OPENAI -> OpenAi.json(response, status, OpenAi.errorBody(type, code, param, message));
         }
     }
 }

@@ -19,10 +19,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Identity from {@code Authorization: Bearer <key>}, or {@code x-api-key: <key>} (where Anthropic's
- * clients send it) when there is no bearer token: the key's SHA-256 digest is compared with
+ * clients send it) when there is no bearer token, or {@code x-goog-api-key: <key>} or the query's
+ * {@code key} under {@code /v1beta} (where Google's Gen AI clients send it): the key's SHA-256 digest is compared with
  * every configured key's in constant time (no early exit, no timing hint of how much matched), and
  * the key is never logged. An unknown or missing key gets OpenAI's 401 (Anthropic's {@code
- * authentication_error} on the Messages API's paths); a known one leaves the
+ * authentication_error} on the Messages API's paths, Google's {@code UNAUTHENTICATED} under {@code
+ * /v1beta}); a known one leaves the
  * tenant and its tier (from the configuration, never from the request) for the servlets, and in
  * {@link RateLimitFilter}'s user and tier attributes for the filter on the pass-through paths.
  */
@@ -73,12 +75,16 @@ final class ApiKeyFilter implements Filter {
         String header = request.getHeader("Authorization");
         String apiKey = request.getHeader("x-api-key"); // where Anthropic's clients send it
         boolean bearer = header != null && header.regionMatches(true, 0, BEARER, 0, BEARER.length());
+        String googleKey = bearer || (apiKey != null && !apiKey.isBlank()) ? null : Gemini.apiKey(request);
         if (!bearer && apiKey != null && !apiKey.isBlank()) {
             header = BEARER + apiKey;
+        } else if (!bearer && googleKey != null) {
+            header = BEARER + googleKey; // where Google's clients send it: x-goog-api-key or ?key=
         } else if (!bearer) {
             header = null;
         }
         boolean anthropic = Anthropic.isAnthropicCaller(request);
+        boolean gemini = Gemini.isGeminiCaller(request);
         GatewayConfig config = configs.get(); // read once: the request's tier, caps and prices come from it
         request.setAttribute(CONFIG, config);
         ApiKey key =
@@ -86,6 +92,18 @@ final class ApiKeyFilter implements Filter {
         if (key == null) {
             // the body is never read: the connection cannot serve another request after it
             response.setHeader("Connection", "close");
+        }
+        if (key == null && gemini) {
+            metrics.refused("auth", 401, "invalid_api_key");
+            Gemini.error(
+                    response,
+                    401,
+                    header == null
+                            ? "An API key is required: send it in x-goog-api-key (or the key query parameter)."
+                            : "API key not valid. Please pass a valid API key.",
+                    null,
+                    null);
+            return;
         }
         if (header == null && anthropic) {
             metrics.refused("auth", 401, "invalid_api_key");

@@ -7,6 +7,7 @@ import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
@@ -16,7 +17,8 @@ import org.jspecify.annotations.Nullable;
  * answer, plain ({@link #plainUsage}) or streamed ({@link #events}). The servlet does the rest the
  * same way for every endpoint: route, admit, forward, relay, settle once, and answer in the shape
  * of the endpoint's {@link #protocol()}. Another API plugs in by implementing this interface; {@link
- * OpenAiEndpoint} holds OpenAI's four, {@link AnthropicEndpoint} Anthropic's Messages API.
+ * OpenAiEndpoint} holds OpenAI's four, {@link AnthropicEndpoint} Anthropic's Messages API, {@link
+ * GeminiEndpoint} Google's {@code generateContent} and {@code streamGenerateContent}.
  */
 interface Endpoint {
 
@@ -25,6 +27,15 @@ interface Endpoint {
 
     /** The path below the upstream's base URL, such as {@code /chat/completions}. */
     String upstreamPath();
+
+    /**
+     * The path and query below the upstream's base URL that one call is sent to: {@link
+     * #upstreamPath()}, unless the endpoint's path names more (Gemini's names the model and the
+     * method).
+     */
+    default String upstreamPath(HttpServletRequest request, Call call) {
+        return upstreamPath();
+    }
 
     /** The API the endpoint speaks: the upstreams it is routed to, its error shape and rate-limit headers. */
     Protocol protocol();
@@ -57,6 +68,17 @@ interface Endpoint {
     Call parse(ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens) throws BadRequest;
 
     /**
+     * Validates a request and estimates it: its body ({@link #parse(ObjectNode, GatewayConfig.Limits,
+     * TokenCounter)}), and its path where the path names the model (Gemini's).
+     *
+     * @throws BadRequest for input the upstream would refuse, before any budget is touched
+     */
+    default Call parse(HttpServletRequest request, ObjectNode body, GatewayConfig.Limits limits, TokenCounter tokens)
+            throws BadRequest {
+        return parse(body, limits, tokens);
+    }
+
+    /**
      * The tokens a complete plain (not streamed) answer used, by kind: its {@code usage}, or failing
      * that the prompt estimate plus the answer's counted text.
      */
@@ -64,6 +86,27 @@ interface Endpoint {
 
     /** A watcher for one streamed answer of {@code call}, counting what it produced with {@code tokens}. */
     SseRelay.Events events(Call call, TokenCounter tokens);
+
+    /**
+     * Whether a 2xx answer to {@code call} is relayed as a stream: by default when the client asked
+     * for one and the upstream answers server-sent events.
+     */
+    default boolean streamed(Call call, Upstream.Exchange answer) {
+        return call.stream() && answer.isEventStream();
+    }
+
+    /** How a streamed answer's bytes frame its events: server-sent events by default. */
+    default StreamFraming framing(Call call, Upstream.Exchange answer, TokenCounter tokens) {
+        return new SseRelay(events(call, tokens));
+    }
+
+    /**
+     * The retry time an upstream's refusal carries in its body, which starts the model's cooldown
+     * like a {@code retry-after} header; {@code null} by default (OpenAI and Anthropic send headers).
+     */
+    default @Nullable Duration retryDelay(byte[] refusal) {
+        return null;
+    }
 
     /**
      * One validated request.

@@ -29,6 +29,7 @@ import org.jspecify.annotations.Nullable;
  * @param admission the doorway to the limiter and the concurrency slots
  * @param openAiResponses the rate-limit headers and refusals of OpenAI's metered endpoints
  * @param anthropicResponses the rate-limit headers and refusals of Anthropic's Messages API
+ * @param geminiResponses the rate-limit headers and refusals of Google's Gemini API
  * @param metrics the gateway's meters
  * @param upstream the server behind the gateway
  * @param slots the concurrency slots
@@ -42,6 +43,7 @@ record Gateway(
         Admission admission,
         RateLimitResponses openAiResponses,
         RateLimitResponses anthropicResponses,
+        RateLimitResponses geminiResponses,
         GatewayMetrics metrics,
         Upstream upstream,
         Slots slots,
@@ -75,8 +77,10 @@ record Gateway(
      * on a 429 {@code Retry-After} and {@code retry-after-ms}. OpenAI's adds {@code
      * x-ratelimit-{limit,remaining,reset}-{requests,tokens}}, {@code x-ratelimit-window} and
      * OpenAI's error bodies; Anthropic's {@code anthropic-ratelimit-*} (resets counted on {@code
-     * clock}) and Anthropic's error bodies. No {@code X-RateLimit-*} family: the pass-through paths'
-     * {@code RateLimitFilter} sends none either.
+     * clock}) and Anthropic's error bodies; Gemini's no family of its own (Google's API sends no
+     * rate-limit headers) and Google's error bodies, whose {@code RetryInfo} gives the delay to the
+     * millisecond. No {@code X-RateLimit-*} family: the pass-through paths' {@code RateLimitFilter}
+     * sends none either.
      *
      * @param clock the clock of Anthropic's reset times
      * @return the writer
@@ -97,12 +101,17 @@ record Gateway(
                         .clock(clock)
                         .errorShape(ErrorShape.ANTHROPIC)
                         .build();
+            case GEMINI -> responses.errorShape(ErrorShape.GEMINI).build();
         };
     }
 
     /** Returns the metered endpoints' writer of {@code protocol}'s headers and bodies. */
     RateLimitResponses responses(Protocol protocol) {
-        return protocol == Protocol.ANTHROPIC ? anthropicResponses : openAiResponses;
+        return switch (protocol) {
+            case ANTHROPIC -> anthropicResponses;
+            case GEMINI -> geminiResponses;
+            case OPENAI -> openAiResponses;
+        };
     }
 
     /**
@@ -137,7 +146,8 @@ record Gateway(
                     "server_error",
                     "server_shutting_down",
                     null,
-                    "The gateway is shutting down; retry, another instance will answer.");
+                    "The gateway is shutting down; retry, another instance will answer.",
+                    DRAINING_RETRY);
             return null;
         }
         Window unpriced = charge.unpricedSpend();

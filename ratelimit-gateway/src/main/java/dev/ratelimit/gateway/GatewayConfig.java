@@ -79,6 +79,13 @@ record GatewayConfig(
     static final int DEFAULT_STREAM_BUFFER_BYTES = 64 * 1024;
 
     /**
+     * The output reserved per candidate of a Gemini request without {@code maxOutputTokens}: the
+     * Gemini API's own default for its 2.0 models (its 2.5 models allow up to 65,536; an answer
+     * longer than the reservation is charged in full all the same).
+     */
+    static final long GEMINI_DEFAULT_MAX_OUTPUT_TOKENS = 8_192;
+
+    /**
      * The {@code models:} entry whose cap applies to every model not listed: one cap that all of
      * them share, as budget {@code model:*}.
      */
@@ -361,6 +368,9 @@ record GatewayConfig(
      * @param breaker the circuit breaker before the store (read at start)
      * @param expectedInstances how many gateways share the store: a window that decides locally
      *     while the store cannot ({@code fail-local}) admits its limit divided by this (read at start)
+     * @param geminiDefaultMaxOutputTokens the output tokens reserved per candidate when a Gemini
+     *     request sets no {@code generationConfig.maxOutputTokens}: the model's own default, which
+     *     the Gemini API applies then
      */
     record Limits(
             int maxBodyBytes,
@@ -373,7 +383,8 @@ record GatewayConfig(
             Duration storeTimeout,
             boolean failOpen,
             Breaker breaker,
-            int expectedInstances) {}
+            int expectedInstances,
+            long geminiDefaultMaxOutputTokens) {}
 
     /**
      * The circuit breaker before the store, {@code limits.breaker.*}; the defaults are the library's.
@@ -498,7 +509,8 @@ record GatewayConfig(
             @Nullable Integer storeTimeoutMs,
             @Nullable Boolean failOpen,
             @Nullable RawBreaker breaker,
-            @Nullable Integer expectedInstances) {}
+            @Nullable Integer expectedInstances,
+            @Nullable Long geminiDefaultMaxOutputTokens) {}
 
     record RawServer(
             @Nullable String host,
@@ -772,6 +784,7 @@ record GatewayConfig(
                     Duration.ZERO,
                     true,
                     Breaker.DEFAULTS,
+                    1,
                     1),
             new ServerSettings(null, null, null, null, Duration.ZERO, 1, 1, Duration.ZERO, false, null),
             List.of(),
@@ -985,8 +998,9 @@ record GatewayConfig(
     }
 
     private static Limits limits(@Nullable RawLimits raw, List<String> errors) {
-        RawLimits limits =
-                raw == null ? new RawLimits(null, null, null, null, null, null, null, null, null, null, null) : raw;
+        RawLimits limits = raw == null
+                ? new RawLimits(null, null, null, null, null, null, null, null, null, null, null, null)
+                : raw;
         return new Limits(
                 (int) checked(limits.maxBodyBytes(), 1_048_576, "limits.max-body-bytes", errors),
                 checked(limits.defaultMaxCompletionTokens(), 1_024, "limits.default-max-completion-tokens", errors),
@@ -1002,7 +1016,12 @@ record GatewayConfig(
                 Duration.ofMillis(checked(limits.storeTimeoutMs(), 500, "limits.store-timeout-ms", errors)),
                 limits.failOpen() == null || limits.failOpen(),
                 breaker(limits.breaker(), errors),
-                (int) checked(limits.expectedInstances(), 1, "limits.expected-instances", errors));
+                (int) checked(limits.expectedInstances(), 1, "limits.expected-instances", errors),
+                checked(
+                        limits.geminiDefaultMaxOutputTokens(),
+                        GEMINI_DEFAULT_MAX_OUTPUT_TOKENS,
+                        "limits.gemini-default-max-output-tokens",
+                        errors));
     }
 
     private static Breaker breaker(@Nullable RawBreaker raw, List<String> errors) {

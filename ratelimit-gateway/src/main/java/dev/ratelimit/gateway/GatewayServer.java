@@ -4,6 +4,7 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.http.ErrorShape;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -45,11 +46,11 @@ import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
 /**
- * The gateway server: OpenAI's and Anthropic's APIs on embedded Jetty 12. It authenticates API
+ * The gateway server: OpenAI's, Anthropic's and Google's Gemini APIs on embedded Jetty 12. It authenticates API
  * keys; keeps every tenant, team and organisation within its request, token and dollar budgets,
  * every model within its upstream cap and every tenant within its concurrency cap; and forwards by
- * model to the configured upstreams (OpenAI- or Anthropic-protocol), or to a built-in mock model
- * that speaks both when none is configured.
+ * model to the configured upstreams (OpenAI-, Anthropic- or Gemini-protocol), or to a built-in mock
+ * model that speaks all three when none is configured.
  *
  * <p>Environment: {@code HOST} (the address to listen on; default the configuration's {@code
  * server.host}, else 127.0.0.1; {@code 0.0.0.0} listens on every interface), {@code PORT} (default
@@ -296,6 +297,7 @@ public final class GatewayServer {
                     new Admission(limiter, slots, metrics, alerts),
                     Gateway.meteredResponses(UpstreamConfig.Protocol.OPENAI, wallClock),
                     Gateway.meteredResponses(UpstreamConfig.Protocol.ANTHROPIC, wallClock),
+                    Gateway.meteredResponses(UpstreamConfig.Protocol.GEMINI, wallClock),
                     metrics,
                     upstream,
                     slots,
@@ -349,11 +351,12 @@ public final class GatewayServer {
                     EnumSet.of(DispatcherType.REQUEST)); // only the API listener's requests reach it
             context.setErrorHandler(new JsonErrors());
             // before the key is checked: a connection beyond server.max-connections is refused whoever it is
-            context.addFilter(new FilterHolder(connections), "/v1/*", EnumSet.of(DispatcherType.REQUEST));
-            context.addFilter(
-                    new FilterHolder(new ApiKeyFilter(gateway::config, metrics, managedKeys)),
-                    "/v1/*",
-                    EnumSet.of(DispatcherType.REQUEST));
+            FilterHolder connectionLimit = new FilterHolder(connections);
+            context.addFilter(connectionLimit, "/v1/*", EnumSet.of(DispatcherType.REQUEST));
+            context.addFilter(connectionLimit, Gemini.PREFIX + "/*", EnumSet.of(DispatcherType.REQUEST));
+            FilterHolder apiKeys = new FilterHolder(new ApiKeyFilter(gateway::config, metrics, managedKeys));
+            context.addFilter(apiKeys, "/v1/*", EnumSet.of(DispatcherType.REQUEST));
+            context.addFilter(apiKeys, Gemini.PREFIX + "/*", EnumSet.of(DispatcherType.REQUEST));
             for (OpenAiEndpoint endpoint : OpenAiEndpoint.values()) {
                 context.addServlet(
                         new ServletHolder(new MeteredServlet(endpoint, gateway)), "/v1" + endpoint.upstreamPath());
@@ -362,6 +365,9 @@ public final class GatewayServer {
                     new ServletHolder(new MeteredServlet(new AnthropicEndpoint(new AnthropicTokens()), gateway));
             context.addServlet(messages, Anthropic.MESSAGES);
             context.addServlet(messages, Anthropic.COUNT_TOKENS);
+            ServletHolder gemini =
+                    new ServletHolder(GEMINI, new GeminiServlet(gateway, new GeminiEndpoint(new GeminiTokens())));
+            context.addServlet(gemini, Gemini.PREFIX + "/*");
             ServletHolder passthrough = new ServletHolder(PassthroughServlet.NAME, new PassthroughServlet(gateway));
             context.addServlet(passthrough, "/v1/*");
             // after ApiKeyFilter (mapped by path, so it runs first): the body, then the library's filter
@@ -373,6 +379,10 @@ public final class GatewayServer {
                     (request, response, chain) -> Objects.requireNonNull(passthroughLimit.get(), "passthroughLimit")
                             .doFilter(request, response, chain),
                     "rate-limit");
+            // Gemini's model list: the same request windows, refused in Google's shape
+            AtomicReference<Filter> geminiLimit =
+                    new AtomicReference<>(PassthroughServlet.rateLimitFilter(limiter, config, ErrorShape.GEMINI));
+            filterServlet(context, new GeminiServlet.Listing(gateway, geminiLimit::get), "gemini-listing", GEMINI);
             HealthCheck health = new HealthCheck(
                     limiter,
                     gateway::config,
@@ -430,7 +440,10 @@ public final class GatewayServer {
                         Path.of(file.trim()),
                         environment,
                         configs,
-                        next -> passthroughLimit.set(PassthroughServlet.rateLimitFilter(limiter, next)),
+                        next -> {
+                            passthroughLimit.set(PassthroughServlet.rateLimitFilter(limiter, next));
+                            geminiLimit.set(PassthroughServlet.rateLimitFilter(limiter, next, ErrorShape.GEMINI));
+                        },
                         managedKeys::conflict,
                         registry);
                 if (config.server().watchConfig()) {
@@ -487,6 +500,9 @@ public final class GatewayServer {
     static final int ACCEPT_QUEUE = 4_096;
 
     private static final String API = "api";
+    /** The Gemini API's servlet, which its listing filter is mapped to. */
+    private static final String GEMINI = "gemini";
+
     private static final String MANAGEMENT = "management";
 
     /**
@@ -510,11 +526,16 @@ public final class GatewayServer {
 
     /** Maps a filter to the pass-through servlet by its name, after the filters mapped so far. */
     private static void filterServlet(ServletContextHandler context, Filter filter, String name) {
+        filterServlet(context, filter, name, PassthroughServlet.NAME);
+    }
+
+    /** Maps a filter to the servlet named {@code servlet}, after the filters mapped so far. */
+    private static void filterServlet(ServletContextHandler context, Filter filter, String name, String servlet) {
         FilterHolder holder = new FilterHolder(filter);
         holder.setName(name);
         FilterMapping mapping = new FilterMapping();
         mapping.setFilterName(name);
-        mapping.setServletName(PassthroughServlet.NAME);
+        mapping.setServletName(servlet);
         mapping.setDispatcherTypes(EnumSet.of(DispatcherType.REQUEST));
         context.getServletHandler().addFilter(holder, mapping);
     }

@@ -2,6 +2,7 @@ package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.genai.TokenUsage;
+import dev.ratelimit.http.RetryAfter;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -11,7 +12,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One token-metered endpoint ({@link Endpoint}: OpenAI's chat completions, legacy completions,
- * embeddings and responses, and Anthropic's messages, plain and streamed): validate, estimate the
+ * embeddings and responses, Anthropic's messages, and Gemini's generateContent, plain and streamed): validate, estimate the
  * tokens, route by model, admit against the tenant's budgets and the model's upstream cap, forward,
  * and settle the admission exactly once by how the response ended, answering in the shape of the
  * endpoint's API. Another method on the endpoint's path is a 404, charged nothing: {@code GET
@@ -30,7 +31,8 @@ import org.jspecify.annotations.Nullable;
  *   <tr><td>stream ended by an error event ({@link SseRelay.Events#failed})</td><td>commit what was produced; cancel if nothing was</td></tr>
  *   <tr><td>client disconnects mid-stream</td><td>commit the prompt and the completion tokens read so far</td></tr>
  *   <tr><td>stream breaks off (reset, idle timeout)</td><td>commit what was relayed; cancel if nothing was</td></tr>
- *   <tr><td>upstream 429 (or Anthropic's 529)</td><td>cancel; its {@code Retry-After} is passed on</td></tr>
+ *   <tr><td>upstream 429 (or Anthropic's 529)</td><td>cancel; its {@code Retry-After} is passed on
+ *       (Google's {@code RetryInfo} in the body starts the cooldown and gives {@code Retry-After})</td></tr>
  *   <tr><td>upstream 4xx/5xx, timeout, unreachable</td><td>cancel</td></tr>
  * </table>
  */
@@ -84,7 +86,7 @@ final class MeteredServlet extends HttpServlet {
                 client.complete();
                 return; // such as Anthropic's count_tokens: the gateway's estimate, charged nothing
             }
-            call = endpoint.parse(json, config.limits(), gateway.tokens());
+            call = endpoint.parse(request, json, config.limits(), gateway.tokens());
         } catch (BadRequest e) {
             e.answer(endpoint.protocol(), endpoint.metric(), gateway.metrics(), response);
             client.complete();
@@ -210,7 +212,7 @@ final class MeteredServlet extends HttpServlet {
             client.quiet(); // the upstream's timeouts run now
             route.send(
                     "POST",
-                    endpoint.upstreamPath(),
+                    endpoint.upstreamPath(client.request(), forwarded),
                     "application/json",
                     body,
                     endpoint.upstreamHeaders(client.request()),
@@ -218,7 +220,7 @@ final class MeteredServlet extends HttpServlet {
                         @Override
                         public void headers(Upstream.Exchange answer) {
                             exchange = answer;
-                            run(() -> answered(answer, forwarded, admitted, started));
+                            run(() -> answered(answer, route, forwarded, admitted, started));
                         }
 
                         @Override
@@ -232,7 +234,12 @@ final class MeteredServlet extends HttpServlet {
                     });
         }
 
-        private void answered(Upstream.Exchange answer, Endpoint.Call call, Admission.Ticket ticket, long started)
+        private void answered(
+                Upstream.Exchange answer,
+                Upstream.Route route,
+                Endpoint.Call call,
+                Admission.Ticket ticket,
+                long started)
                 throws IOException {
             gateway.metrics().upstreamHeaders(endpoint.metric(), Duration.ofNanos(System.nanoTime() - started));
             int status = answer.status();
@@ -241,8 +248,8 @@ final class MeteredServlet extends HttpServlet {
                 logged.upstreamStatus = status;
             }
             if (status < 200 || status > 299) {
-                relayRefusal(answer, ticket);
-            } else if (call.stream() && answer.isEventStream()) {
+                relayRefusal(answer, route, ticket);
+            } else if (endpoint.streamed(call, answer)) {
                 relayStream(answer, call, ticket);
             } else {
                 relayPlain(answer, call, ticket);
@@ -250,7 +257,7 @@ final class MeteredServlet extends HttpServlet {
         }
 
         /** Any non-2xx answer: the upstream did no billable work, so the admission is given back. */
-        private void relayRefusal(Upstream.Exchange answer, Admission.Ticket ticket) {
+        private void relayRefusal(Upstream.Exchange answer, Upstream.Route route, Admission.Ticket ticket) {
             int status = answer.status();
             ticket.cancel(status == 429 ? "upstream_429" : status == 529 ? "upstream_529" : "upstream_error");
             answer.readAll((bytes, failure) -> run(() -> {
@@ -269,7 +276,15 @@ final class MeteredServlet extends HttpServlet {
                     client.complete();
                     return;
                 }
-                relayBytes(answer, bytes == null ? new byte[0] : bytes);
+                byte[] body = bytes == null ? new byte[0] : bytes;
+                Duration delay = status == 429 ? endpoint.retryDelay(body) : null;
+                if (delay != null) {
+                    route.coolDown(delay); // Google's retry time is in the body: the cooldown starts from it
+                    if (answer.header("retry-after") == null) {
+                        RetryAfter.write(delay, response::setHeader);
+                    }
+                }
+                relayBytes(answer, body);
             }));
         }
 
@@ -308,8 +323,7 @@ final class MeteredServlet extends HttpServlet {
             Upstream.copyHeaders(answer, response);
             response.setHeader("Cache-Control", "no-cache");
             response.setHeader("X-Accel-Buffering", "no");
-            SseRelay.Events events = endpoint.events(call, gateway.tokens());
-            SseRelay sse = new SseRelay(events);
+            StreamFraming sse = endpoint.framing(call, answer, gateway.tokens());
             new Relay(
                             client,
                             answer.body(),
@@ -333,7 +347,7 @@ final class MeteredServlet extends HttpServlet {
 
         /** Settles a stream by how it ended; returns the error event a stream that broke off ends with. */
         private byte @Nullable [] settle(
-                SseRelay sse,
+                StreamFraming sse,
                 SseRelay.Ending ending,
                 Upstream.Exchange answer,
                 Endpoint.Call call,

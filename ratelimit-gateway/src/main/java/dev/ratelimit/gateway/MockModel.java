@@ -29,8 +29,9 @@ import org.jspecify.annotations.Nullable;
  * server on a private loopback port that answers chat completions and legacy completions (plain and
  * streamed, one chunk per word, with {@code usage} when asked), the Responses API (plain and streamed
  * as typed events, ending {@code response.completed}, or {@code response.incomplete} when {@code
- * max_output_tokens} cuts the reply short), embeddings and the model list, and Anthropic's Messages
- * API ({@link AnthropicMock}, plain and streamed), deterministically and with real token counts. The gateway reaches it over HTTP like any upstream, so the Quickstart runs
+ * max_output_tokens} cuts the reply short), embeddings and the model list, Anthropic's Messages
+ * API ({@link AnthropicMock}, plain and streamed) and Google's Gemini API under {@code /v1beta}
+ * ({@link GeminiMock}), deterministically and with real token counts. The gateway reaches it over HTTP like any upstream, so the Quickstart runs
  * the same code path as a real deployment.
  */
 final class MockModel implements AutoCloseable {
@@ -59,6 +60,7 @@ final class MockModel implements AutoCloseable {
         ServletContextHandler context = new ServletContextHandler();
         context.addServlet(new ServletHolder(new Api(tokens, models, clock)), "/v1/*");
         context.addServlet(new ServletHolder(new AnthropicMock()), "/v1/messages"); // Anthropic's protocol
+        context.addServlet(new ServletHolder(new GeminiMock(models)), Gemini.PREFIX + "/*"); // Google's
         server.setHandler(context);
         server.start();
         return new MockModel(server, URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/v1"));

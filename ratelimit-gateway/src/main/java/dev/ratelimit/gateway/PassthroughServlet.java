@@ -5,6 +5,7 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.http.ErrorShape;
 import dev.ratelimit.servlet.RateLimitFilter;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -39,7 +40,8 @@ final class PassthroughServlet extends HttpServlet {
     static final String NAME = "passthrough";
 
     private static final long serialVersionUID = 1L;
-    private static final String BODY = "gateway.body";
+    /** The request attribute holding a relayed request's body, read by {@link BodyFirst}. */
+    static final String BODY = "gateway.body";
 
     private final transient Gateway gateway;
 
@@ -54,6 +56,11 @@ final class PassthroughServlet extends HttpServlet {
      * in shadow are charged under.
      */
     static RateLimitFilter rateLimitFilter(RateLimiter limiter, GatewayConfig config) {
+        return rateLimitFilter(limiter, config, ErrorShape.OPENAI);
+    }
+
+    /** The same filter with refusals in {@code shape}: Google's for Gemini's model list. */
+    static RateLimitFilter rateLimitFilter(RateLimiter limiter, GatewayConfig config, ErrorShape shape) {
         Map<String, Tier> tiers = new LinkedHashMap<>();
         config.tiers().values().forEach(tier -> tiers.put(tier.requests().name(), tier.requests()));
         config.keys()
@@ -64,7 +71,7 @@ final class PassthroughServlet extends HttpServlet {
         return RateLimitFilter.builder(limiter, requestWindows.build())
                 .rateLimitHeaders(false)
                 .openAiHeaders(true)
-                .openAiErrors(true)
+                .errorShape(shape)
                 .build();
     }
 
@@ -105,57 +112,95 @@ final class PassthroughServlet extends HttpServlet {
         byte[] body = (byte[]) request.getAttribute(BODY);
         String path = request.getPathInfo() == null ? "" : request.getPathInfo();
         String query = request.getQueryString() == null ? "" : "?" + request.getQueryString();
+        relay(gateway, request, response, Protocol.OPENAI, path + query, body);
+    }
+
+    /**
+     * Relays a request as it is to the first upstream of {@code protocol} (relayed paths go to an
+     * OpenAI upstream, Gemini's model list to a Gemini one), its answer streamed back as it arrives;
+     * with no upstream of the protocol, a 404 in its shape.
+     *
+     * @param pathAndQuery the path below the upstream's base, with the query to send
+     */
+    static void relay(
+            Gateway gateway,
+            HttpServletRequest request,
+            HttpServletResponse response,
+            Protocol protocol,
+            String pathAndQuery,
+            byte[] body) {
         GatewayConfig config = gateway.config(request);
         AsyncClient client =
                 AsyncClient.start(request, response, config.server().clientIdleTimeout());
         client.quiet(); // the upstream's timeouts run now
-        gateway.upstream()
-                .send(request.getMethod(), path + query, request.getContentType(), body, new Upstream.Answer() {
-                    @Override
-                    public void headers(Upstream.Exchange exchange) {
-                        try {
-                            response.setStatus(exchange.status());
-                            Upstream.copyHeaders(exchange, response);
-                            new Relay(
-                                            client,
-                                            exchange.body(),
-                                            Relay.AS_IS,
-                                            config.limits().streamBufferBytes(),
-                                            new Relay.Finish() {
-                                                @Override
-                                                public byte @Nullable [] ended(
-                                                        Relay.End end, @Nullable Throwable cause) {
-                                                    if (end != Relay.End.FINISHED) {
-                                                        // the client went away, or the upstream broke off (the
-                                                        // client sees a truncated body)
-                                                        exchange.abort();
-                                                    }
-                                                    return null;
-                                                }
+        Upstream.Answer answer = new Upstream.Answer() {
+            @Override
+            public void headers(Upstream.Exchange exchange) {
+                try {
+                    response.setStatus(exchange.status());
+                    Upstream.copyHeaders(exchange, response);
+                    new Relay(
+                                    client,
+                                    exchange.body(),
+                                    Relay.AS_IS,
+                                    config.limits().streamBufferBytes(),
+                                    new Relay.Finish() {
+                                        @Override
+                                        public byte @Nullable [] ended(Relay.End end, @Nullable Throwable cause) {
+                                            if (end != Relay.End.FINISHED) {
+                                                // the client went away, or the upstream broke off (the
+                                                // client sees a truncated body)
+                                                exchange.abort();
+                                            }
+                                            return null;
+                                        }
 
-                                                @Override
-                                                public void crashed(Throwable failure) {
-                                                    exchange.abort();
-                                                }
-                                            },
-                                            gateway.metrics().relays())
-                                    .start();
-                        } catch (RuntimeException e) {
-                            exchange.abort();
-                            client.complete();
-                        }
-                    }
+                                        @Override
+                                        public void crashed(Throwable failure) {
+                                            exchange.abort();
+                                        }
+                                    },
+                                    gateway.metrics().relays())
+                            .start();
+                } catch (RuntimeException e) {
+                    exchange.abort();
+                    client.complete();
+                }
+            }
 
-                    @Override
-                    public void failed(Upstream.Failure failure) {
-                        try {
-                            failure.answer(Protocol.OPENAI, response); // relayed paths go to an OpenAI upstream
-                        } catch (IOException | RuntimeException e) {
-                            // the client is gone
-                        }
-                        client.complete();
-                    }
-                });
+            @Override
+            public void failed(Upstream.Failure failure) {
+                try {
+                    failure.answer(protocol, response);
+                } catch (IOException | RuntimeException e) {
+                    // the client is gone
+                }
+                client.complete();
+            }
+        };
+        boolean sent = true;
+        if (protocol == Protocol.OPENAI) { // the first OpenAI upstream, or the only upstream of a one-upstream gateway
+            gateway.upstream().send(request.getMethod(), pathAndQuery, request.getContentType(), body, answer);
+        } else {
+            sent = gateway.upstream()
+                    .send(protocol, request.getMethod(), pathAndQuery, request.getContentType(), body, answer);
+        }
+        if (!sent) {
+            try {
+                ApiErrors.write(
+                        protocol,
+                        response,
+                        404,
+                        "invalid_request_error",
+                        "unknown_url",
+                        null,
+                        "No " + protocol.id() + " upstream is configured to answer " + request.getMethod() + " "
+                                + request.getRequestURI() + ".");
+            } catch (IOException | RuntimeException e) {
+                // the client is gone
+            }
+            client.complete();
+        }
     }
 
     /**
@@ -185,18 +230,33 @@ final class PassthroughServlet extends HttpServlet {
                 unknown(gateway, request, response, path);
                 return;
             }
+            readThenLimit(gateway, Protocol.OPENAI, request, response, chain);
+        }
+
+        /**
+         * Reads a relayed request's body (bounded; a bad query, charset or size answered in {@code
+         * protocol}'s shape, uncharged), then runs {@code limited}: the rate limit filter and the
+         * relay; counts the filter's refusals, and the shadow refusals of those it admitted.
+         */
+        static void readThenLimit(
+                Gateway gateway,
+                Protocol protocol,
+                HttpServletRequest request,
+                HttpServletResponse response,
+                FilterChain limited)
+                throws IOException, ServletException {
             try {
                 Requests.checkQuery(request);
                 Requests.contentType(request);
-                req.setAttribute(
+                request.setAttribute(
                         BODY,
-                        Requests.bytes((HttpServletRequest) req, config.limits().maxBodyBytes()));
+                        Requests.bytes(request, gateway.config(request).limits().maxBodyBytes()));
             } catch (BadRequest e) {
-                e.answer(Protocol.OPENAI, "other", gateway.metrics(), response);
+                e.answer(protocol, "other", gateway.metrics(), response);
                 return;
             }
-            chain.doFilter(req, res);
-            if (req.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE) instanceof Decision decision) {
+            limited.doFilter(request, response);
+            if (request.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE) instanceof Decision decision) {
                 if (!decision.allowed()) {
                     gateway.metrics().refused("other", 429, decision.window().isTokens() ? "tokens" : "requests");
                 } else {

@@ -16,12 +16,13 @@ import org.jspecify.annotations.Nullable;
  * Reads an upstream's server-sent events as their bytes arrive, for a {@link Relay} that passes them
  * on to the client one event at a time, while an {@link Events} watcher of the endpoint's protocol
  * reads each one: the usage, the text produced so far (counted as it passes, to charge a stream that
- * ends early) and whether the stream reached its end. Every protocol's stream is read here (OpenAI's
- * in this class's watchers, Anthropic's in {@link AnthropicEvents}). An event larger than {@value
+ * ends early) and whether the stream reached its end. Every protocol's events are read by a watcher
+ * (OpenAI's in this class's, Anthropic's in {@link AnthropicEvents}, Gemini's in {@link
+ * GeminiEvents}). An event larger than {@value
  * #MAX_EVENT_BYTES} bytes ends the stream as broken off. Not thread-safe: one per response, used on
  * its relay's steps.
  */
-final class SseRelay implements Relay.Transform {
+final class SseRelay implements StreamFraming {
 
     /** The largest event relayed: a Responses API stream's last event carries the whole response. */
     static final int MAX_EVENT_BYTES = 4 * 1024 * 1024;
@@ -85,8 +86,8 @@ final class SseRelay implements Relay.Transform {
         this.events = events;
     }
 
-    /** The events' watcher. */
-    Events events() {
+    @Override
+    public Events events() {
         return events;
     }
 
@@ -161,8 +162,8 @@ final class SseRelay implements Relay.Transform {
         eventBytes = 0;
     }
 
-    /** How the stream ended, given how its relay ended. */
-    Ending ending(Relay.End end) {
+    @Override
+    public Ending ending(Relay.End end) {
         if (end == Relay.End.CLIENT_GONE) {
             return Ending.CLIENT_GONE;
         }
@@ -171,7 +172,8 @@ final class SseRelay implements Relay.Transform {
     }
 
     /** The protocol's error event sent after a stream that broke off. */
-    byte[] brokenNotice() {
+    @Override
+    public byte[] brokenNotice() {
         return events.brokenNotice("The upstream's stream broke off before it finished; the answer is incomplete.")
                 .getBytes(StandardCharsets.UTF_8);
     }

@@ -95,7 +95,10 @@ final class Upstream implements AutoCloseable {
         private final UpstreamConfig config;
         private final String base;
         private final boolean secure;
-        /** The URIs of the metered endpoints' fixed paths, parsed once rather than per request. */
+        /** The most endpoint URIs kept parsed. */
+        private static final int ENDPOINTS = 256;
+
+        /** The URIs of the metered endpoints' paths, parsed once rather than per request. */
         private final Map<String, URI> endpoints = new ConcurrentHashMap<>();
 
         Target(UpstreamConfig config) {
@@ -105,10 +108,19 @@ final class Upstream implements AutoCloseable {
             this.base = text.endsWith("/") ? text.substring(0, text.length() - 1) : text;
         }
 
-        /** The URI of an endpoint's fixed path below this upstream's base. */
+        /**
+         * The URI of an endpoint's path below this upstream's base: parsed once for the few fixed
+         * paths, each time past {@value #ENDPOINTS} (Gemini's paths name the model, which a pattern
+         * such as {@code gemini-*} leaves open).
+         */
         URI endpoint(String path) {
             URI uri = endpoints.get(path);
-            return uri != null ? uri : endpoints.computeIfAbsent(path, absent -> URI.create(base + absent));
+            if (uri != null) {
+                return uri;
+            }
+            return endpoints.size() < ENDPOINTS
+                    ? endpoints.computeIfAbsent(path, absent -> URI.create(base + absent))
+                    : URI.create(base + path);
         }
 
         String name() {
@@ -147,6 +159,15 @@ final class Upstream implements AutoCloseable {
         }
 
         /**
+         * Starts this route's model's cooldown for {@code delay}: an upstream refusal whose retry
+         * time is in its body (Google's {@code RetryInfo}) rather than its headers.
+         */
+        void coolDown(Duration delay) {
+            Instant now = cooldowns.clock().instant();
+            cooldowns.start(target.name(), model, now.plus(delay), target.config.probeInterval());
+        }
+
+        /**
          * Sends a request to this route's upstream; its response headers, which may start or end the
          * model's cooldown, or its failure reach {@code answer}.
          *
@@ -168,7 +189,7 @@ final class Upstream implements AutoCloseable {
 
     record Routed(Route route) implements Routing {}
 
-    /** No upstream of the protocol serves the model; {@code elsewhere} is one of the other protocol that does. */
+    /** No upstream of the protocol serves the model; {@code elsewhere} is another protocol whose upstream does. */
     record NotServed(@Nullable Protocol elsewhere) implements Routing {}
 
     record Cooling(String upstream, Duration retryAfter) implements Routing {}
@@ -273,7 +294,7 @@ final class Upstream implements AutoCloseable {
      * The upstreams a gateway starts with: the file's {@code upstreams:}; else {@code UPSTREAM_URL}
      * (with {@code UPSTREAM_API_KEY}, {@code UPSTREAM_PROTOCOL}, default {@code openai}, and {@code
      * UPSTREAM_HTTP_VERSION}, default {@code 1.1}) serving
-     * every model; else the built-in mock model, speaking both protocols.
+     * every model; else the built-in mock model, speaking every protocol.
      */
     static List<UpstreamConfig> configured(GatewayConfig config, Map<String, String> environment, @Nullable URI mock) {
         String url = environment.get("UPSTREAM_URL");
@@ -293,7 +314,7 @@ final class Upstream implements AutoCloseable {
                 parsed = Protocol.valueOf(protocol.trim().toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(
-                        "UPSTREAM_PROTOCOL must be openai or anthropic, was '" + protocol + "'", e);
+                        "UPSTREAM_PROTOCOL must be openai, anthropic or gemini, was '" + protocol + "'", e);
             }
             return List.of(new UpstreamConfig(
                     "upstream",
@@ -309,14 +330,13 @@ final class Upstream implements AutoCloseable {
         }
         return List.of(
                 new UpstreamConfig("mock", mock, null, Protocol.OPENAI, List.of("*"), probe),
-                new UpstreamConfig("mock", mock, null, Protocol.ANTHROPIC, List.of("*"), probe));
+                new UpstreamConfig("mock", mock, null, Protocol.ANTHROPIC, List.of("*"), probe),
+                new UpstreamConfig("mock", mock.resolve(Gemini.PREFIX), null, Protocol.GEMINI, List.of("*"), probe));
     }
 
     String description() {
-        if (targets.size() == 2
-                && targets.get(0).name().equals("mock")
-                && targets.get(1).name().equals("mock")) {
-            return "built-in mock model"; // it speaks both protocols
+        if (targets.stream().allMatch(target -> target.name().equals("mock"))) {
+            return "built-in mock model"; // it speaks every protocol
         }
         return targets.stream().map(Target::describe).collect(Collectors.joining("; "));
     }
@@ -333,8 +353,12 @@ final class Upstream implements AutoCloseable {
     Routing route(Protocol protocol, String model) {
         Target target = find(protocol, model);
         if (target == null) {
-            Protocol other = protocol == Protocol.OPENAI ? Protocol.ANTHROPIC : Protocol.OPENAI;
-            return new NotServed(find(other, model) == null ? null : other);
+            for (Protocol other : Protocol.values()) {
+                if (other != protocol && find(other, model) != null) {
+                    return new NotServed(other);
+                }
+            }
+            return new NotServed(null);
         }
         Instant until = cooldowns.until(target.name(), model);
         if (until == null) {
@@ -379,9 +403,12 @@ final class Upstream implements AutoCloseable {
                     + (notServed.elsewhere() == null
                             ? "."
                             : " over this API; it is served over "
-                                    + (notServed.elsewhere() == Protocol.ANTHROPIC
-                                            ? "Anthropic's Messages API (POST /v1/messages)."
-                                            : "OpenAI's API (POST /v1/chat/completions)."));
+                                    + switch (notServed.elsewhere()) {
+                                        case ANTHROPIC -> "Anthropic's Messages API (POST /v1/messages).";
+                                        case GEMINI ->
+                                            "Google's Gemini API (POST /v1beta/models/{model}:generateContent).";
+                                        case OPENAI -> "OpenAI's API (POST /v1/chat/completions).";
+                                    });
             ApiErrors.write(protocol, response, 404, "invalid_request_error", "model_not_found", "model", message);
             return null;
         }
@@ -391,7 +418,7 @@ final class Upstream implements AutoCloseable {
         long seconds = RetryAfter.seconds(cooling.retryAfter().isNegative() ? Duration.ZERO : cooling.retryAfter());
         String message = "The upstream '" + cooling.upstream() + "' asked the gateway to slow down for model '" + model
                 + "'; nothing was charged; retry in " + seconds + (seconds == 1 ? " second." : " seconds.");
-        ApiErrors.write(protocol, response, 429, "requests", "upstream_cooldown", null, message);
+        ApiErrors.write(protocol, response, 429, "requests", "upstream_cooldown", null, message, cooling.retryAfter());
         return null;
     }
 
@@ -586,6 +613,26 @@ final class Upstream implements AutoCloseable {
         send(fallback, method, pathAndQuery, contentType, body, Map.of(), null, answer);
     }
 
+    /**
+     * Sends a request relayed without a model to the first upstream of {@code protocol}, such as
+     * Gemini's model list; {@code false}, sending nothing, when no upstream speaks it.
+     */
+    boolean send(
+            Protocol protocol,
+            String method,
+            String pathAndQuery,
+            @Nullable String contentType,
+            byte[] body,
+            Answer answer) {
+        for (Target target : targets) {
+            if (target.protocol() == protocol) {
+                send(target, method, pathAndQuery, contentType, body, Map.of(), null, answer);
+                return true;
+            }
+        }
+        return false;
+    }
+
     private void send(
             Target target,
             String method,
@@ -607,10 +654,10 @@ final class Upstream implements AutoCloseable {
                     headers.remove(HttpHeader.USER_AGENT);
                     extra.forEach(headers::put);
                     if (apiKey != null) {
-                        if (target.protocol() == Protocol.ANTHROPIC) {
-                            headers.put("x-api-key", apiKey);
-                        } else {
-                            headers.put(HttpHeader.AUTHORIZATION, "Bearer " + apiKey);
+                        switch (target.protocol()) {
+                            case ANTHROPIC -> headers.put("x-api-key", apiKey);
+                            case GEMINI -> headers.put("x-goog-api-key", apiKey);
+                            case OPENAI -> headers.put(HttpHeader.AUTHORIZATION, "Bearer " + apiKey);
                         }
                     }
                     headers.put(HttpHeader.ACCEPT, "application/json, text/event-stream");

@@ -27,12 +27,18 @@ import org.jspecify.annotations.Nullable;
  *     protocol: anthropic
  *     models: ["claude-*"]
  *     http-version: 2   # optional, default "1.1"
+ *   gemini:
+ *     url: https://generativelanguage.googleapis.com/v1beta
+ *     api-key: ${GEMINI_API_KEY}
+ *     protocol: gemini
+ *     models: ["gemini-*"]
  * }</pre>
  *
  * @param name the upstream's name, as metrics and the status page show it
- * @param url the base URL, the API's paths ({@code /chat/completions}, {@code /messages}) below it
+ * @param url the base URL, the API's paths ({@code /chat/completions}, {@code /messages}, {@code
+ *     /models/{model}:generateContent}) below it
  * @param apiKey the key the gateway sends ({@code Authorization: Bearer} to OpenAI's protocol, {@code
- *     x-api-key} to Anthropic's), or {@code null} for none
+ *     x-api-key} to Anthropic's, {@code x-goog-api-key} to Gemini's), or {@code null} for none
  * @param protocol the API it speaks
  * @param models exact model names and patterns where {@code *} stands for any characters
  * @param probeInterval while a model of this upstream cools down, one request per interval is let
@@ -69,7 +75,9 @@ record UpstreamConfig(
         /** OpenAI's: chat completions, embeddings and the rest under {@code /v1}. */
         OPENAI,
         /** Anthropic's Messages API. */
-        ANTHROPIC;
+        ANTHROPIC,
+        /** Google's Gemini API: {@code generateContent} and {@code streamGenerateContent} under {@code /v1beta}. */
+        GEMINI;
 
         /** The name as the configuration writes it. */
         String id() {
@@ -150,13 +158,13 @@ record UpstreamConfig(
         URI url = url(raw.url(), at + ".url");
         Protocol protocol;
         if (raw.protocol() == null) {
-            throw new IllegalArgumentException(at + ".protocol: missing (openai or anthropic)");
+            throw new IllegalArgumentException(at + ".protocol: missing (openai, anthropic or gemini)");
         }
         try {
             protocol = Protocol.valueOf(raw.protocol().trim().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
-                    at + ".protocol: must be openai or anthropic, was '" + raw.protocol() + "'", e);
+                    at + ".protocol: must be openai, anthropic or gemini, was '" + raw.protocol() + "'", e);
         }
         List<String> models = raw.models();
         if (models == null || models.isEmpty()) {

@@ -27,5 +27,18 @@ public enum ErrorShape {
      * Anthropic's: {@code {"type":"error","error":{"type":"rate_limit_error","message":"..."}}} for a
      * 429, type {@code invalid_request_error} for a 400 and {@code api_error} for a 503.
      */
-    ANTHROPIC
+    ANTHROPIC,
+
+    /**
+     * Google's (the Gemini API's): {@code {"error":{"code":429,"message":"...",
+     * "status":"RESOURCE_EXHAUSTED","details":[...]}}}, whose details hold a {@code
+     * type.googleapis.com/google.rpc.QuotaFailure} with one violation naming what tripped ({@code
+     * quotaMetric} {@code ratelimit/<unit>}, {@code quotaId} the window's name, {@code quotaValue}
+     * its limit, {@code quotaDimensions} the window and the level: the shared budget's name, or
+     * {@code caller} for the caller's own windows) and a {@code
+     * type.googleapis.com/google.rpc.RetryInfo} whose {@code retryDelay} is the delay as a protobuf
+     * duration to the millisecond, rounded up ({@code "57.200s"}); status {@code INVALID_ARGUMENT}
+     * for a 400 and {@code UNAVAILABLE} for a 503.
+     */
+    GEMINI
 }

@@ -242,7 +242,10 @@ public final class RateLimitResponses {
         }
         long retryAfter = decision.retryAfterSeconds();
         retry(decision.retryAfter(), window.name(), headers);
-        return new Refusal(TOO_MANY_REQUESTS, ErrorBodies.rateLimited(errorShape, window, retryAfter, message));
+        return new Refusal(
+                TOO_MANY_REQUESTS,
+                ErrorBodies.rateLimited(
+                        errorShape, window, decision.budget(), decision.retryAfter(), retryAfter, message));
     }
 
     /**
@@ -280,7 +283,8 @@ public final class RateLimitResponses {
         long seconds = RetryAfter.seconds(retryAfter);
         String message = "Too many concurrent requests: the limit of " + limit
                 + " requests in flight is reached; retry in " + seconds + (seconds == 1 ? " second." : " seconds.");
-        return new Refusal(TOO_MANY_REQUESTS, ErrorBodies.concurrencyLimited(errorShape, limit, seconds, message));
+        return new Refusal(
+                TOO_MANY_REQUESTS, ErrorBodies.concurrencyLimited(errorShape, limit, retryAfter, seconds, message));
     }
 
     /**

@@ -6,8 +6,9 @@ import java.util.function.BiConsumer;
 
 /**
  * The rounding of a retry delay for HTTP: {@code Retry-After} in whole seconds (RFC 9110) and
- * {@code retry-after-ms}, which OpenAI's and Anthropic's SDKs read first to wait to the millisecond.
- * Both round up, so a client that honours them never retries early. {@link RateLimitResponses}
+ * {@code retry-after-ms}, which OpenAI's and Anthropic's SDKs read first to wait to the millisecond,
+ * and the {@code google.rpc.RetryInfo.retryDelay} of Google's error bodies ({@link #protobufDuration}).
+ * All round up, so a client that honours them never retries early. {@link RateLimitResponses}
  * writes them on the refusals of the limiter; {@link #write} writes them on a refusal a front
  * answers itself, such as a 503 while it shuts down or a 429 while an upstream asked it to wait.
  */
@@ -58,6 +59,21 @@ public final class RetryAfter {
         Duration wait = delay.isNegative() ? Duration.ZERO : delay;
         headers.accept(RateLimitResponses.RETRY_AFTER, Long.toString(seconds(wait)));
         headers.accept(RateLimitResponses.RETRY_AFTER_MS, Long.toString(millis(wait)));
+    }
+
+    /**
+     * Returns a delay as protobuf's JSON writes a {@code google.protobuf.Duration}, the {@code
+     * retryDelay} of Google's {@code google.rpc.RetryInfo}: {@link #millis} as seconds with three
+     * decimals and an {@code s}, such as {@code 57.200s}.
+     *
+     * @param delay the delay; a negative one counts as zero, which is written as the least delay
+     * @return the duration's JSON string, without quotes
+     * @throws NullPointerException if {@code delay} is {@code null}
+     */
+    public static String protobufDuration(Duration delay) {
+        Objects.requireNonNull(delay, "delay must not be null");
+        long millis = millis(delay.isNegative() ? Duration.ZERO : delay);
+        return millis / 1000 + "." + String.format(java.util.Locale.ROOT, "%03d", millis % 1000) + "s";
     }
 
     /** Rounds up to whole seconds; zero stays zero. */

@@ -6,6 +6,7 @@ import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.http.CallerKeys;
+import dev.ratelimit.http.ErrorShape;
 import dev.ratelimit.http.HeaderFamily;
 import dev.ratelimit.http.RateLimitResponses;
 import dev.ratelimit.http.Refusal;
@@ -404,6 +405,21 @@ public final class RateLimitFilter implements Filter {
          */
         public Builder openAiErrors(boolean enabled) {
             responses.openAiErrors(enabled);
+            return this;
+        }
+
+        /**
+         * Sets the shape of the 429 and 503 bodies ({@link ErrorShape}); the default is the plain
+         * one, and {@link #openAiErrors} is {@code errorShape(ErrorShape.OPENAI)}. For APIs whose
+         * clients read another provider's shape, such as {@link ErrorShape#GEMINI} for Google's
+         * Gen AI SDKs. Status and headers stay as they are.
+         *
+         * @param shape the shape
+         * @return this builder
+         * @throws NullPointerException if {@code shape} is {@code null}
+         */
+        public Builder errorShape(ErrorShape shape) {
+            responses.errorShape(Objects.requireNonNull(shape, "shape must not be null"));
             return this;
         }
 
