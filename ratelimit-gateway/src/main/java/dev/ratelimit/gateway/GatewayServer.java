@@ -365,13 +365,12 @@ public final class GatewayServer {
                     new ServletHolder(new MeteredServlet(new AnthropicEndpoint(new AnthropicTokens()), gateway));
             context.addServlet(messages, Anthropic.MESSAGES);
             context.addServlet(messages, Anthropic.COUNT_TOKENS);
-            ServletHolder gemini =
-                    new ServletHolder(GEMINI, new GeminiServlet(gateway, new GeminiEndpoint(new GeminiTokens())));
-            context.addServlet(gemini, Gemini.PREFIX + "/*");
+            GeminiServlet geminiServlet = new GeminiServlet(gateway, new GeminiEndpoint(new GeminiTokens()));
+            context.addServlet(new ServletHolder(GEMINI, geminiServlet), Gemini.PREFIX + "/*");
             ServletHolder passthrough = new ServletHolder(PassthroughServlet.NAME, new PassthroughServlet(gateway));
             context.addServlet(passthrough, "/v1/*");
             // after ApiKeyFilter (mapped by path, so it runs first): the body, then the library's filter
-            filterServlet(context, new PassthroughServlet.BodyFirst(gateway), "body-first");
+            filterServlet(context, new PassthroughServlet.BodyFirst(gateway, geminiServlet), "body-first");
             AtomicReference<Filter> passthroughLimit =
                     new AtomicReference<>(PassthroughServlet.rateLimitFilter(limiter, config));
             filterServlet(

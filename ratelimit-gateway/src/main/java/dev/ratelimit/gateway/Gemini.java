@@ -27,6 +27,9 @@ final class Gemini {
     /** The prefix of the Gemini API's paths on the gateway. */
     static final String PREFIX = "/v1beta";
 
+    /** Google's stable version's prefix, under which the gateway answers a model's methods too. */
+    static final String STABLE = "/v1";
+
     /** The methods of a model the gateway answers: {@code POST /v1beta/models/{model}:{method}}. */
     static final String GENERATE = "generateContent";
 
@@ -67,10 +70,18 @@ final class Gemini {
                 && (pathInfo.equals("/models") || MODEL.matcher(pathInfo).matches());
     }
 
-    /** Whether a request is the Gemini API's: under {@code /v1beta}, whose errors are Google's. */
+    /**
+     * Whether a request is the Gemini API's, whose errors are Google's: under {@code /v1beta}, or a
+     * model's method under {@code /v1} ({@code /v1/models/{model}:generateContent}, Google's stable
+     * version, where the Gen AI SDKs send it unless told {@code apiVersion("v1beta")}).
+     */
     static boolean isGeminiCaller(HttpServletRequest request) {
         String path = request.getRequestURI();
-        return path != null && (path.equals(PREFIX) || path.startsWith(PREFIX + "/"));
+        return path != null
+                && (path.equals(PREFIX)
+                        || path.startsWith(PREFIX + "/")
+                        || (path.startsWith(STABLE + "/models/")
+                                && ModelCall.of(path.substring(STABLE.length())) != null));
     }
 
     /**

@@ -212,9 +212,12 @@ final class PassthroughServlet extends HttpServlet {
     static final class BodyFirst implements Filter {
 
         private final Gateway gateway;
+        private final GeminiServlet gemini;
 
-        BodyFirst(Gateway gateway) {
+        /** @param gemini answers a Gemini model's method under {@code /v1} ({@code /v1/models/{model}:generateContent}) */
+        BodyFirst(Gateway gateway, GeminiServlet gemini) {
             this.gateway = gateway;
+            this.gemini = gemini;
         }
 
         @Override
@@ -225,6 +228,10 @@ final class PassthroughServlet extends HttpServlet {
             String path = "/v1" + (request.getPathInfo() == null ? "" : request.getPathInfo());
             String method = request.getMethod();
             GatewayConfig config = gateway.config(request);
+            if (Gemini.ModelCall.of(request.getPathInfo()) != null) {
+                gemini.service(request, response); // Google's stable version: the same methods as under /v1beta
+                return;
+            }
             if (config.passthrough().stream().noneMatch(route -> route.matches(method, path))) {
                 // not relayed, so nothing is charged: an unknown path costs a client no request
                 unknown(gateway, request, response, path);

@@ -1,0 +1,170 @@
+package dev.ratelimit.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A Gemini API upstream the tests script ({@code /v1beta}): each request takes the next queued
+ * behaviour, or a plain answer with {@link #PLAIN_USAGE}. It records what it received.
+ */
+final class GeminiStub implements AutoCloseable {
+
+    /** The usage of a plain answer: 100 prompt tokens, 20 candidates' tokens. */
+    static final String PLAIN_USAGE = "{\"promptTokenCount\":100,\"candidatesTokenCount\":20,\"totalTokenCount\":120}";
+
+    /** What the stub saw of one request. */
+    record Received(
+            String path, @Nullable String query, @Nullable String googleKey, JsonNode body) {}
+
+    @FunctionalInterface
+    interface Behaviour {
+        void answer(HttpServletRequest request, HttpServletResponse response) throws Exception;
+    }
+
+    private final Server server;
+    private final int port;
+    private final BlockingQueue<Behaviour> queue = new LinkedBlockingQueue<>();
+    private final List<Received> received = new CopyOnWriteArrayList<>();
+
+    private GeminiStub(Server server, int port) {
+        this.server = server;
+        this.port = port;
+    }
+
+    static GeminiStub start() throws Exception {
+        Server server = new Server();
+        ServerConnector connector = new ServerConnector(server);
+        connector.setHost("127.0.0.1");
+        server.addConnector(connector);
+        ServletContextHandler context = new ServletContextHandler();
+        GeminiStub[] self = new GeminiStub[1];
+        context.addServlet(
+                new ServletHolder(new HttpServlet() {
+                    private static final long serialVersionUID = 1L;
+
+                    @Override
+                    protected void service(HttpServletRequest request, HttpServletResponse response)
+                            throws IOException {
+                        self[0].serve(request, response);
+                    }
+                }),
+                "/*");
+        server.setHandler(context);
+        server.start();
+        self[0] = new GeminiStub(server, connector.getLocalPort());
+        return self[0];
+    }
+
+    /** The base URL, as Google's is {@code https://generativelanguage.googleapis.com/v1beta}. */
+    String baseUrl() {
+        return "http://127.0.0.1:" + port + "/v1beta";
+    }
+
+    void enqueue(Behaviour behaviour) {
+        queue.add(behaviour);
+    }
+
+    List<Received> received() {
+        return received;
+    }
+
+    private void serve(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        byte[] bytes = request.getInputStream().readAllBytes();
+        JsonNode body = bytes.length == 0 ? OpenAi.JSON.nullNode() : OpenAi.JSON.readTree(bytes);
+        received.add(new Received(
+                request.getRequestURI(), request.getQueryString(), request.getHeader("x-goog-api-key"), body));
+        Behaviour behaviour = queue.poll();
+        try {
+            (behaviour == null ? plain(PLAIN_USAGE) : behaviour).answer(request, response);
+        } catch (IOException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IOException(e);
+        }
+    }
+
+    /** A plain answer: one candidate saying "ok", with {@code usage} as its {@code usageMetadata}. */
+    static Behaviour plain(String usage) {
+        return (request, response) -> write(response, 200, "application/json", chunk("ok", "STOP", usage));
+    }
+
+    /**
+     * A stream of {@code chunks} (each a whole {@code GenerateContentResponse}), as server-sent events
+     * when the request asked {@code alt=sse}, else as a JSON array; {@code breakOff} drops the
+     * connection after them instead of ending the stream.
+     */
+    static Behaviour stream(List<String> chunks, boolean breakOff) {
+        return (request, response) -> {
+            boolean sse = "sse".equals(request.getParameter("alt"));
+            response.setStatus(200);
+            response.setContentType(sse ? "text/event-stream" : "application/json");
+            var out = response.getOutputStream();
+            if (!sse) {
+                out.write('[');
+            }
+            for (int i = 0; i < chunks.size(); i++) {
+                String framed = sse ? "data: " + chunks.get(i) + "\r\n\r\n" : (i == 0 ? "" : ",\r\n") + chunks.get(i);
+                out.write(framed.getBytes(StandardCharsets.UTF_8));
+                out.flush();
+            }
+            if (breakOff) {
+                throw new IllegalStateException("the stub breaks the stream off");
+            }
+            if (!sse) {
+                out.write(']');
+            }
+        };
+    }
+
+    /** One {@code GenerateContentResponse}: a candidate with {@code text}, its finish reason, and the usage (or none). */
+    static String chunk(String text, @Nullable String finish, @Nullable String usage) {
+        return "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":"
+                + OpenAi.JSON.getNodeFactory().textNode(text)
+                + "}],\"role\":\"model\"}" + (finish == null ? "" : ",\"finishReason\":\"" + finish + "\"")
+                + ",\"index\":0}]" + (usage == null ? "" : ",\"usageMetadata\":" + usage) + "}";
+    }
+
+    /** Google's 429 {@code RESOURCE_EXHAUSTED} with a {@code RetryInfo} of {@code retryDelay}. */
+    static Behaviour exhausted(String retryDelay) {
+        return (request, response) -> write(
+                response,
+                429,
+                "application/json",
+                "{\"error\":{\"code\":429,\"message\":\"Quota exceeded.\",\"status\":\"RESOURCE_EXHAUSTED\","
+                        + "\"details\":[{\"@type\":\"type.googleapis.com/google.rpc.QuotaFailure\",\"violations\":"
+                        + "[{\"quotaMetric\":\"generativelanguage.googleapis.com/generate_content_requests\","
+                        + "\"quotaId\":\"GenerateRequestsPerMinutePerProjectPerModel\",\"quotaValue\":\"10\"}]},"
+                        + "{\"@type\":\"type.googleapis.com/google.rpc.RetryInfo\",\"retryDelay\":\"" + retryDelay
+                        + "\"}]}}");
+    }
+
+    static void write(HttpServletResponse response, int status, String type, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        response.setStatus(status);
+        response.setContentType(type);
+        response.setContentLength(bytes.length);
+        response.getOutputStream().write(bytes);
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.stop();
+        } catch (Exception e) {
+            // the test is over anyway
+        }
+    }
+}
