@@ -1,0 +1,90 @@
+package dev.ratelimit.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two gateways on one private redis-server share a Gemini tenant's budget exactly: calls released
+ * at once on both are admitted exactly up to the tenant's request window, the rest refused in
+ * Google's shape, and the token window holds exactly the admitted calls' {@code usageMetadata}.
+ */
+class GeminiSharedBudgetTest {
+
+    private static final int LIMIT = 10;
+    private static final int CALLS_PER_GATEWAY = 12;
+
+    @Test
+    @DisplayName("two gateways on one Redis: exactly the window's 10 of 24 racing Gemini calls pass, the rest 429")
+    void twoGatewaysShareTheBudget() throws Exception {
+        Path config = Harness.config(
+                Map.of("max-concurrent: 2", "max-concurrent: 100", "minute: 5/1m", "minute: " + LIMIT + "/1m"), "");
+        Map<String, String> environment = Map.of("GATEWAY_CONFIG", config.toString());
+        try (Harness first = Harness.start(Harness.Store.REDIS, false, environment);
+                Harness second = Harness.start(Harness.Store.REDIS, false, environment)) {
+            second.clock.set(first.clock.instant());
+            ExecutorService pool = Executors.newFixedThreadPool(2 * CALLS_PER_GATEWAY);
+            CountDownLatch ready = new CountDownLatch(2 * CALLS_PER_GATEWAY);
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<HttpResponse<String>>> calls = new ArrayList<>();
+            try {
+                for (int i = 0; i < 2 * CALLS_PER_GATEWAY; i++) {
+                    Harness via = i % 2 == 0 ? first : second;
+                    String body = "{\"contents\":[{\"parts\":[{\"text\":\"race " + i + "\"}]}],"
+                            + "\"generationConfig\":{\"maxOutputTokens\":50}}";
+                    calls.add(pool.submit(() -> {
+                        ready.countDown();
+                        go.await();
+                        return GeminiClientTest.post(
+                                via, "/v1beta/models/gemini-2.0-flash:generateContent", "demo-free", body);
+                    }));
+                }
+                ready.await(30, TimeUnit.SECONDS);
+                go.countDown();
+                int ok = 0;
+                int refused = 0;
+                long tokens = 0;
+                for (Future<HttpResponse<String>> call : calls) {
+                    HttpResponse<String> answer = call.get(60, TimeUnit.SECONDS);
+                    JsonNode body = OpenAi.JSON.readTree(answer.body());
+                    if (answer.statusCode() == 200) {
+                        ok++;
+                        tokens += body.path("usageMetadata")
+                                .path("totalTokenCount")
+                                .asLong();
+                    } else {
+                        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(429);
+                        assertThat(body.path("error").path("status").asText()).isEqualTo("RESOURCE_EXHAUSTED");
+                        refused++;
+                    }
+                }
+                assertThat(ok).isEqualTo(LIMIT);
+                assertThat(refused).isEqualTo(2 * CALLS_PER_GATEWAY - LIMIT);
+                assertThat(first.used("demo-user-free", "minute")).isEqualTo(LIMIT);
+                assertThat(second.used("demo-user-free", "minute")).isEqualTo(LIMIT);
+                long expected = tokens;
+                AtomicLong seen = new AtomicLong();
+                Harness.await("every admitted call settled to its usageMetadata", () -> {
+                    seen.set(first.used("demo-user-free", "tokens-minute"));
+                    return seen.get() == expected;
+                });
+                assertThat(second.used("demo-user-free", "tokens-minute")).isEqualTo(expected);
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+}
