@@ -366,7 +366,9 @@ public final class GatewayServer {
             context.addServlet(messages, Anthropic.MESSAGES);
             context.addServlet(messages, Anthropic.COUNT_TOKENS);
             GeminiServlet geminiServlet = new GeminiServlet(gateway, new GeminiEndpoint(new GeminiTokens()));
-            context.addServlet(new ServletHolder(GEMINI, geminiServlet), Gemini.PREFIX + "/*");
+            ServletHolder gemini = new ServletHolder(GEMINI, geminiServlet);
+            context.addServlet(gemini, Gemini.PREFIX + "/*");
+            context.addServlet(gemini, "/upload" + Gemini.PREFIX + "/*"); // the SDK's uploads: Google's 404
             ServletHolder passthrough = new ServletHolder(PassthroughServlet.NAME, new PassthroughServlet(gateway));
             context.addServlet(passthrough, "/v1/*");
             // after ApiKeyFilter (mapped by path, so it runs first): the body, then the library's filter

@@ -23,12 +23,13 @@ import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Nothing slips through: every endpoint openai-java and anthropic-java expose ({@code
- * openai-sdk-endpoints.txt}, {@code anthropic-sdk-endpoints.txt}: one row per method and path with
+ * Nothing slips through: every endpoint openai-java, anthropic-java and google-genai (Gemini's API)
+ * expose ({@code openai-sdk-endpoints.txt}, {@code anthropic-sdk-endpoints.txt}, {@code
+ * gemini-sdk-endpoints.txt}: one row per method and path with
  * what the gateway does with it) is sent over HTTP, in each API's style, to a gateway with the
  * default pass-through list in front of its mock model. A metered row answers with token headers, a
- * relayed row with request headers only, Anthropic's {@code count_tokens} with the gateway's
- * estimate and no rate-limit header, and every other row is a 404 in the caller's error shape with
+ * relayed row with request headers only, Anthropic's {@code count_tokens} and Gemini's {@code
+ * countTokens} with the gateway's estimate and no rate-limit header, and every other row is a 404 in the caller's error shape with
  * no rate-limit header; the tenant's request window then holds exactly the metered and relayed rows.
  */
 @ParameterizedClass
@@ -77,7 +78,33 @@ class EndpointTableTest {
                         ANTHROPIC_BODY.replace(",\"max_tokens\":20", "")),
                 List.of("POST /v1/messages/ 404", "POST /v1/messages/count_tokens/ 404", "POST /v1/message 404"),
                 "anthropic-ratelimit-tokens-remaining",
-                "anthropic-ratelimit-requests-remaining");
+                "anthropic-ratelimit-requests-remaining"),
+        GEMINI(
+                "gemini-sdk-endpoints.txt",
+                40,
+                Map.of("x-goog-api-key", "demo-enterprise"),
+                Map.of(
+                        "/v1beta/models/gemini-2.0-flash:generateContent",
+                        GEMINI_BODY,
+                        "/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse",
+                        GEMINI_BODY,
+                        "/v1beta/models/gemini-2.0-flash:countTokens",
+                        GEMINI_BODY,
+                        "/v1/models/gemini-2.0-flash:generateContent",
+                        GEMINI_BODY),
+                // near misses, and Google's stable version, where the SDK sends a model's methods by default
+                List.of(
+                        "POST /v1/models/{model}:generateContent metered",
+                        "POST /v1beta/models/{model}:generateContent/ 404",
+                        "POST /v1beta/models/{model}:generatecontent 404",
+                        "PUT /v1beta/models/{model}:generateContent 404",
+                        "GET /v1beta/models/{model}:streamGenerateContent 404",
+                        "POST /v1beta/models 404",
+                        "POST /v1beta/tunedModels/{id}:generateContent 404",
+                        "GET /v1beta 404"),
+                // Gemini's API has no rate-limit headers of its own: the IETF draft's name the windows
+                "RateLimit",
+                "RateLimit-Policy");
 
         final String table;
         final int atLeast;
@@ -106,12 +133,28 @@ class EndpointTableTest {
 
         /** Whether a 404's body is this API's error shape for an unknown path. */
         boolean unknownPath(JsonNode body) {
-            return this == OPENAI
-                    ? body.path("error").path("code").asText().equals("unknown_url")
-                    : body.path("type").asText().equals("error")
+            return switch (this) {
+                case OPENAI -> body.path("error").path("code").asText().equals("unknown_url");
+                case ANTHROPIC ->
+                    body.path("type").asText().equals("error")
                             && body.path("error").path("type").asText().equals("not_found_error");
+                case GEMINI ->
+                    body.path("error").path("code").asInt() == 404
+                            && body.path("error").path("status").asText().equals("NOT_FOUND");
+            };
+        }
+
+        /** Whether an answer reports token windows: the family's header, or for Gemini a token window in {@code RateLimit}. */
+        boolean tokens(HttpResponse<String> answer) {
+            java.util.Optional<String> header = answer.headers().firstValue(tokensHeader);
+            return this == GEMINI
+                    ? header.filter(value -> value.contains("tokens-")).isPresent()
+                    : header.isPresent();
         }
     }
+
+    private static final String GEMINI_BODY = "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"Hi\"}]}],"
+            + "\"generationConfig\":{\"maxOutputTokens\":20}}";
 
     private static final String ANTHROPIC_BODY = "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":20,"
             + "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
@@ -138,6 +181,14 @@ class EndpointTableTest {
     }
 
     @Test
+    @DisplayName("every google-genai (Gemini API) endpoint is metered (generateContent, streamGenerateContent),"
+            + " estimated uncharged (countTokens), relayed (GET /v1beta/models, /v1beta/models/{model}) or Google's"
+            + " 404 uncharged")
+    void everyGeminiEndpoint() throws Exception {
+        check(Api.GEMINI, 5);
+    }
+
+    @Test
     @DisplayName("every anthropic-java endpoint is metered (POST /v1/messages), estimated uncharged (count_tokens),"
             + " relayed (GET /v1/models, /v1/models/{id}) or Anthropic's 404 uncharged")
     void everyAnthropicEndpoint() throws Exception {
@@ -161,8 +212,9 @@ class EndpointTableTest {
         for (String row : rows) {
             String[] parts = row.split(" ");
             String method = parts[0];
-            String path =
-                    parts[1].replace("/models/{id}", "/models/gpt-4o-mini").replace("{id}", "x1");
+            String path = parts[1].replace("{model}", "gemini-2.0-flash")
+                    .replace("/models/{id}", "/models/gpt-4o-mini")
+                    .replace("{id}", "x1");
             String expected = parts[2];
             HttpResponse<String> answer;
             try {
@@ -192,7 +244,7 @@ class EndpointTableTest {
 
     /** What the gateway did, read from the answer alone. */
     private static String classify(Api api, HttpResponse<String> answer) throws Exception {
-        boolean tokens = answer.headers().firstValue(api.tokensHeader).isPresent();
+        boolean tokens = api.tokens(answer);
         boolean requests = answer.headers().firstValue(api.requestsHeader).isPresent();
         // relayed paths are the library filter's, whose request headers are OpenAI's family for both APIs
         boolean relayed =
@@ -207,7 +259,10 @@ class EndpointTableTest {
         }
         if (answer.statusCode() == 200 && !anyLimit) {
             JsonNode body = OpenAi.JSON.readTree(answer.body());
-            return body.path("input_tokens").asLong() > 0 ? "estimated" : "200 (" + body + ")";
+            return body.path("input_tokens").asLong() > 0
+                            || body.path("totalTokens").asLong() > 0
+                    ? "estimated"
+                    : "200 (" + body + ")";
         }
         if (answer.statusCode() == 404 && !anyLimit) {
             JsonNode body = OpenAi.JSON.readTree(answer.body());
