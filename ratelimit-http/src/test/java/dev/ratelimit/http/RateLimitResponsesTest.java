@@ -255,6 +255,49 @@ class RateLimitResponsesTest {
     }
 
     @Test
+    @DisplayName("Google's error shape: code, status, a QuotaFailure naming window, level and limit, and a RetryInfo"
+            + " to the millisecond")
+    void geminiBodies() {
+        RateLimitResponses gemini = RateLimitResponses.builder()
+                .header(HeaderFamily.X_RATELIMIT, false)
+                .errorShape(ErrorShape.GEMINI)
+                .build();
+        Decision rejected = Decision.reject(MINUTE, Duration.ofMillis(57_200));
+        Refusal refusal = gemini.rejected(TIER, rejected, headers::put);
+        assertThat(refusal.status()).isEqualTo(429);
+        assertThat(refusal.body())
+                .isEqualTo("{\"error\":{\"code\":429,\"message\":\"Too many requests: the limit of 5 requests per"
+                        + " minute (window 'minute') is used up; retry in 58 seconds.\",\"status\":\"RESOURCE_EXHAUSTED\","
+                        + "\"details\":[{\"@type\":\"type.googleapis.com/google.rpc.QuotaFailure\",\"violations\":"
+                        + "[{\"quotaMetric\":\"ratelimit/requests\",\"quotaId\":\"minute\",\"quotaDimensions\":"
+                        + "{\"window\":\"minute\",\"level\":\"caller\"},\"quotaValue\":\"5\"}]},"
+                        + "{\"@type\":\"type.googleapis.com/google.rpc.RetryInfo\",\"retryDelay\":\"57.200s\"}]}}");
+        assertThat(headers).containsEntry("Retry-After", "58").doesNotContainKey("retry-after-ms");
+        assertThat(gemini.concurrencyLimited(TIER, List.of(), 2, Duration.ofSeconds(1), headers::put)
+                        .body())
+                .contains(
+                        "\"status\":\"RESOURCE_EXHAUSTED\"", "\"quotaId\":\"concurrent\"", "\"retryDelay\":\"1.000s\"");
+        Decision tooLarge =
+                new Decision(false, 1_000, 0, Duration.ZERO, TOKENS, Duration.ZERO, false, null, true, List.of());
+        Refusal large = gemini.rejected(TIER, tooLarge, "Too large.", headers::put);
+        assertThat(large.status()).isEqualTo(400);
+        assertThat(large.body())
+                .isEqualTo("{\"error\":{\"code\":400,\"message\":\"Too large.\",\"status\":\"INVALID_ARGUMENT\"}}");
+        Refusal unavailable = gemini.unavailable(TIER, headers::put);
+        assertThat(unavailable.status()).isEqualTo(503);
+        assertThat(unavailable.body()).contains("\"status\":\"UNAVAILABLE\"", "\"retryDelay\":\"5.000s\"");
+    }
+
+    @Test
+    @DisplayName("a delay as protobuf's JSON duration: seconds and three decimals, rounded up to the millisecond")
+    void protobufDuration() {
+        assertThat(RetryAfter.protobufDuration(Duration.ofMillis(57_200))).isEqualTo("57.200s");
+        assertThat(RetryAfter.protobufDuration(Duration.ofNanos(1_000_001))).isEqualTo("0.002s");
+        assertThat(RetryAfter.protobufDuration(Duration.ofSeconds(3))).isEqualTo("3.000s");
+        assertThat(RetryAfter.protobufDuration(Duration.ofSeconds(-1))).isEqualTo("0.001s");
+    }
+
+    @Test
     @DisplayName("a delay the front decides itself: Retry-After and retry-after-ms, both rounded up")
     void retryAfterWriter() {
         RetryAfter.write(Duration.ofMillis(1_200), headers::put);
