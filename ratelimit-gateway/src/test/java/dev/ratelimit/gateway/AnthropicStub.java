@@ -3,7 +3,6 @@ package dev.ratelimit.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import jakarta.servlet.ServletOutputStream;
-import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -15,10 +14,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -59,26 +55,9 @@ final class AnthropicStub implements AutoCloseable {
     }
 
     static AnthropicStub start() throws Exception {
-        Server server = new Server();
-        ServerConnector connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
-        server.addConnector(connector);
-        ServletContextHandler context = new ServletContextHandler();
         AnthropicStub[] self = new AnthropicStub[1];
-        context.addServlet(
-                new ServletHolder(new HttpServlet() {
-                    private static final long serialVersionUID = 1L;
-
-                    @Override
-                    protected void service(HttpServletRequest request, HttpServletResponse response)
-                            throws IOException {
-                        self[0].serve(request, response);
-                    }
-                }),
-                "/*");
-        server.setHandler(context);
-        server.start();
-        self[0] = new AnthropicStub(server, connector.getLocalPort());
+        Server server = StubServer.start((request, response) -> self[0].serve(request, response));
+        self[0] = new AnthropicStub(server, StubServer.port(server));
         return self[0];
     }
 

@@ -1,7 +1,6 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -10,10 +9,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
-import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -45,26 +41,9 @@ final class GeminiStub implements AutoCloseable {
     }
 
     static GeminiStub start() throws Exception {
-        Server server = new Server();
-        ServerConnector connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
-        server.addConnector(connector);
-        ServletContextHandler context = new ServletContextHandler();
         GeminiStub[] self = new GeminiStub[1];
-        context.addServlet(
-                new ServletHolder(new HttpServlet() {
-                    private static final long serialVersionUID = 1L;
-
-                    @Override
-                    protected void service(HttpServletRequest request, HttpServletResponse response)
-                            throws IOException {
-                        self[0].serve(request, response);
-                    }
-                }),
-                "/*");
-        server.setHandler(context);
-        server.start();
-        self[0] = new GeminiStub(server, connector.getLocalPort());
+        Server server = StubServer.start((request, response) -> self[0].serve(request, response));
+        self[0] = new GeminiStub(server, StubServer.port(server));
         return self[0];
     }
 

@@ -3,7 +3,6 @@ package dev.ratelimit.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import jakarta.servlet.ServletOutputStream;
-import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -15,8 +14,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -77,21 +74,8 @@ final class StubUpstream implements AutoCloseable {
                 new ServerConnector(server, new HttpConnectionFactory(http), new HTTP2CServerConnectionFactory(http));
         connector.setHost("127.0.0.1");
         server.addConnector(connector);
-        ServletContextHandler context = new ServletContextHandler();
         StubUpstream[] self = new StubUpstream[1];
-        context.addServlet(
-                new ServletHolder(new HttpServlet() {
-                    private static final long serialVersionUID = 1L;
-
-                    @Override
-                    protected void service(HttpServletRequest request, HttpServletResponse response)
-                            throws IOException {
-                        self[0].serve(request, response);
-                    }
-                }),
-                "/*");
-        server.setHandler(context);
-        server.start();
+        StubServer.start(server, (request, response) -> self[0].serve(request, response));
         self[0] = new StubUpstream(server, connector.getLocalPort());
         return self[0];
     }
