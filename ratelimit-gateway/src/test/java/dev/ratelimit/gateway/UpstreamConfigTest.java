@@ -77,7 +77,7 @@ class UpstreamConfigTest {
                             models: [x]
                           b:
                             url: https://example.com/v1
-                            protocol: gemini
+                            protocol: mistral
                             models: [x]
                           c:
                             url: https://example.com/v1
@@ -95,7 +95,7 @@ class UpstreamConfigTest {
                         """, Map.of()))
                 .hasMessageContaining("5 errors")
                 .hasMessageContaining("upstreams.a.url: must be an http(s) URL")
-                .hasMessageContaining("upstreams.b.protocol: must be openai or anthropic, was 'gemini'")
+                .hasMessageContaining("upstreams.b.protocol: must be openai, anthropic or gemini, was 'mistral'")
                 .hasMessageContaining("upstreams.c.models: list the models it serves")
                 .hasMessageContaining("upstreams.d.probe-interval-seconds: must be at least 1")
                 .hasMessageContaining("upstreams.e.http-version: must be \"1.1\" or \"2\", was '3'");
@@ -123,8 +123,11 @@ class UpstreamConfigTest {
                         none, Map.of("UPSTREAM_URL", "http://127.0.0.1:1/v1", "UPSTREAM_HTTP_VERSION", "2.0"), null))
                 .hasMessage("UPSTREAM_HTTP_VERSION: must be \"1.1\" or \"2\", was '2.0'");
         assertThat(Upstream.configured(none, Map.of(), URI.create("http://127.0.0.1:1/v1")))
-                .extracting(UpstreamConfig::protocol)
-                .containsExactly(Protocol.OPENAI, Protocol.ANTHROPIC);
+                .extracting(UpstreamConfig::protocol, upstream -> upstream.url().toString())
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(Protocol.OPENAI, "http://127.0.0.1:1/v1"),
+                        org.assertj.core.groups.Tuple.tuple(Protocol.ANTHROPIC, "http://127.0.0.1:1/v1"),
+                        org.assertj.core.groups.Tuple.tuple(Protocol.GEMINI, "http://127.0.0.1:1/v1beta"));
         GatewayConfig section = parse("""
                 upstreams:
                   a: { url: "https://example.com/v1", protocol: openai, models: ["*"] }
