@@ -146,10 +146,11 @@ final class Gemini {
 
     /**
      * Google's error body: the status's code, the message, and the details: a {@code
-     * google.rpc.BadRequest} naming {@code field} and a {@code google.rpc.RetryInfo} of {@code
-     * retry}, each when given.
+     * google.rpc.BadRequest} naming {@code field} (on a 400) and a {@code google.rpc.RetryInfo} of
+     * {@code retry}, each when given.
      */
-    static ObjectNode errorBody(int code, String message, @Nullable String field, @Nullable Duration retry) {
+    static ObjectNode errorBody(int code, String message, @Nullable String given, @Nullable Duration retry) {
+        String field = code == 400 ? given : null;
         ObjectNode body = OpenAi.JSON.createObjectNode();
         ObjectNode error = body.putObject("error");
         error.put("code", code).put("message", message).put("status", status(code));
