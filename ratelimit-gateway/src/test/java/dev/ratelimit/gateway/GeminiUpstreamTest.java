@@ -168,6 +168,27 @@ class GeminiUpstreamTest {
     }
 
     @Test
+    @DisplayName("an error chunk ends an alt=sse stream: relayed, the input and what was produced committed")
+    void errorChunk() throws Exception {
+        gemini.enqueue(GeminiStub.stream(
+                List.of(
+                        GeminiStub.chunk("one", null, "{\"promptTokenCount\":50,\"candidatesTokenCount\":1}"),
+                        "{\"error\":{\"code\":503,\"message\":\"The model is overloaded.\",\"status\":\"UNAVAILABLE\"}}"),
+                false));
+        HttpResponse<String> answer = GeminiClientTest.post(
+                harness,
+                "/v1beta/models/" + MODEL + ":streamGenerateContent?alt=sse",
+                "dave-key",
+                "{\"contents\":[{\"parts\":[{\"text\":\"go\"}]}]}");
+
+        assertThat(answer.body()).contains("\"text\":\"one\"").contains("The model is overloaded.");
+        harness.awaitSettled("committed", "stream_error", "dave");
+        assertThat(harness.used("dave", "spend-day"))
+                .as("the 50 prompt tokens at $1 and the 1 produced at $5 per million")
+                .isEqualTo(50 + 5);
+    }
+
+    @Test
     @DisplayName("an upstream 429 RESOURCE_EXHAUSTED: relayed uncharged, its retryDelay starts the model's cooldown")
     void upstreamQuotaStartsACooldown() throws Exception {
         gemini.enqueue(GeminiStub.exhausted("2.5s"));
