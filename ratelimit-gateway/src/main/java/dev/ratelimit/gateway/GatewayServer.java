@@ -301,7 +301,8 @@ public final class GatewayServer {
                     slots,
                     store.description(),
                     draining,
-                    new ShadowRefusals());
+                    new ShadowRefusals(),
+                    threads);
             StatusReport status = new StatusReport(
                     limiter,
                     gateway::config,
