@@ -68,7 +68,7 @@ final class Admission {
     /**
      * Admits one request of {@code tenant}: its reservation and its concurrency slot in one store
      * call; a refusal of either leaves nothing held. No thread waits for the store: the stage
-     * completes on the thread that brings the store's answer.
+     * completes on the thread its answer is handed to (the server's pool, for Redis).
      *
      * @return a stage completed with the ticket, or exceptionally with {@link
      *     RateLimiterUnavailableException} when the limiter fails closed and its store is down
@@ -188,24 +188,29 @@ final class Admission {
          * @param ending how the response ended, for the metrics
          */
         void commit(TokenUsage usage, String ending) {
-            commitAsync(usage, ending).toCompletableFuture().join();
+            Amounts actual = settling(usage, ending);
+            if (actual == null) {
+                return;
+            }
+            try {
+                if (reservation != null) {
+                    reservation.commit(actual).toCompletableFuture().join();
+                }
+            } finally {
+                committed(actual, ending);
+            }
         }
 
         /**
          * Settles as {@link #commit} does without waiting for the store: the stage completes, never
          * exceptionally, once the store has applied the settlement (or the limiter has queued it to
-         * be retried), on the thread that brings the store's answer.
+         * be retried), on the thread the store's answer is handed to.
          */
         CompletionStage<Void> commitAsync(TokenUsage usage, String ending) {
-            if (!settled.compareAndSet(false, true)) {
+            Amounts actual = settling(usage, ending);
+            if (actual == null) {
                 return DONE;
             }
-            Amounts actual = charge.actual(usage);
-            long tokens = actual.get(Window.Unit.TOKENS);
-            long micros = actual.get(Window.Unit.USD_MICROS);
-            this.ending = ending;
-            this.settledTokens = tokens;
-            this.settledMicros = charge.price() == null ? -1 : micros;
             CompletionStage<Void> applied;
             try {
                 applied = reservation == null ? DONE : reservation.commit(actual);
@@ -214,19 +219,37 @@ final class Admission {
                 throw e;
             }
             return applied.handle((ignored, failure) -> {
-                try {
-                    metrics.settled(charge.tenant(), charge.metricModel(), "committed", ending, tokens);
-                    if (reservation != null) {
-                        metrics.overrun(charge.metricModel(), estimate, actual);
-                    }
-                    if (charge.price() != null) {
-                        metrics.spent(charge, micros);
-                    }
-                } finally {
-                    finish();
-                }
+                committed(actual, ending);
                 return null;
             });
+        }
+
+        /** The amounts to commit, or {@code null} when the ticket is settled already. */
+        private @Nullable Amounts settling(TokenUsage usage, String ending) {
+            if (!settled.compareAndSet(false, true)) {
+                return null;
+            }
+            Amounts actual = charge.actual(usage);
+            this.ending = ending;
+            this.settledTokens = actual.get(Window.Unit.TOKENS);
+            this.settledMicros = charge.price() == null ? -1 : actual.get(Window.Unit.USD_MICROS);
+            return actual;
+        }
+
+        /** Counts a commit the store has (or the limiter has queued), then frees the slot. */
+        private void committed(Amounts actual, String ending) {
+            try {
+                long tokens = actual.get(Window.Unit.TOKENS);
+                metrics.settled(charge.tenant(), charge.metricModel(), "committed", ending, tokens);
+                if (reservation != null) {
+                    metrics.overrun(charge.metricModel(), estimate, actual);
+                }
+                if (charge.price() != null) {
+                    metrics.spent(charge, actual.get(Window.Unit.USD_MICROS));
+                }
+            } finally {
+                finish();
+            }
         }
 
         /** Frees the slot, then forgets the ticket: last, as a shutdown waiting for open() to drain then closes the store. */

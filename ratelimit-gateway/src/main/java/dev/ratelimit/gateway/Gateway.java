@@ -20,7 +20,6 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
@@ -39,8 +38,6 @@ import org.jspecify.annotations.Nullable;
  * @param store what the budgets are kept in, for messages
  * @param draining set once a shutdown began: metered requests are then refused
  * @param shadowRefusals what shadow windows would have refused, by tenant and budget, for the status page
- * @param work the server's threads, where a request goes on once the store has answered: never the
- *     store client's own I/O thread, whose other answers would wait behind the request's work
  */
 record Gateway(
         AtomicReference<GatewayConfig> configs,
@@ -53,8 +50,7 @@ record Gateway(
         Slots slots,
         String store,
         AtomicBoolean draining,
-        ShadowRefusals shadowRefusals,
-        Executor work) {
+        ShadowRefusals shadowRefusals) {
 
     /** How long a client refused during a shutdown waits before it retries (on another instance). */
     static final Duration DRAINING_RETRY = Duration.ofSeconds(1);
@@ -123,7 +119,7 @@ record Gateway(
      * (with the gateway's estimate) or for a model without a price where a spend window applies, 503
      * when a fail-closed limiter ({@code limits.fail-open: false}) cannot reach its store, or 503
      * while the gateway shuts down. No thread waits for the store: the stage completes on one of
-     * the server's threads ({@link #work}) once it has answered.
+     * the server's threads once it has answered.
      *
      * @return a stage completed with the ticket to settle, or with {@code null} when the request was
      *     answered; exceptionally when answering failed (a ticket admitted by then is cancelled)
@@ -169,21 +165,16 @@ record Gateway(
             return ANSWERED;
         }
         Amounts estimate = charge.estimate(call.promptTokens(), call.maxOutputTokens());
-        return admission
-                .admit(account.tier(), charge, estimate)
-                .handleAsync(
-                        (ticket, failure) -> {
-                            try {
-                                return decided(
-                                        response, endpoint, account, charge, call, logged, estimate, ticket, failure);
-                            } catch (IOException | RuntimeException e) {
-                                if (ticket != null) {
-                                    ticket.cancel("gateway_error"); // answering failed: nothing stays held
-                                }
-                                throw new CompletionException(e);
-                            }
-                        },
-                        work);
+        return admission.admit(account.tier(), charge, estimate).handle((ticket, failure) -> {
+            try {
+                return decided(response, endpoint, account, charge, call, logged, estimate, ticket, failure);
+            } catch (IOException | RuntimeException e) {
+                if (ticket != null) {
+                    ticket.cancel("gateway_error"); // answering failed: nothing stays held
+                }
+                throw new CompletionException(e);
+            }
+        });
     }
 
     /** What the limiter decided, answered: the headers of an admission, or the refusal. */

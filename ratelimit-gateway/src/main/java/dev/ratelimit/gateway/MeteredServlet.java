@@ -310,7 +310,7 @@ final class MeteredServlet extends HttpServlet {
                 // answered once the store has the settlement; a client gone by now was charged all
                 // the same: the work is done
                 ticket.commitAsync(plainUsage(bytes, call), "completed")
-                        .whenCompleteAsync((settled, failure2) -> run(() -> relayBytes(answer, bytes)), gateway.work());
+                        .whenComplete((settled, failure2) -> run(() -> relayBytes(answer, bytes)));
             }));
         }
 
