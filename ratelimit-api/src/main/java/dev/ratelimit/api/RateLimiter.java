@@ -258,6 +258,27 @@ public interface RateLimiter {
     CompletionStage<Reservation> reserveAsync(String userId, Tier tier, Amounts estimate, List<SharedBudget> shared);
 
     /**
+     * Reserves as {@link #reserveAsync(String, Tier, Amounts, List)} does and takes one of the
+     * user's concurrency slots in the same atomic store step, as {@link #reserve(String, Tier,
+     * Amounts, List, Concurrency)} describes, without blocking the caller.
+     *
+     * <p>Invalid arguments are rejected by throwing from this method, before a stage is returned.
+     * The default throws {@link UnsupportedOperationException}.
+     *
+     * @param userId the identity whose budget is charged
+     * @param tier the tier whose windows apply
+     * @param estimate the amount of each unit the request is expected to use
+     * @param shared budgets shared with other users; distinct names
+     * @param concurrency the user's concurrency cap
+     * @return a stage completed with the reservation, or exceptionally with {@link
+     *     RateLimiterUnavailableException}
+     */
+    default CompletionStage<Reservation> reserveAsync(
+            String userId, Tier tier, Amounts estimate, List<SharedBudget> shared, Concurrency concurrency) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no concurrency caps");
+    }
+
+    /**
      * Returns the state of each of a user's windows without charging anything: what is used, what
      * remains, and when the oldest entry leaves, for dashboards and usage endpoints.
      *

@@ -123,6 +123,15 @@ final class Limiter implements RateLimiter {
     }
 
     @Override
+    public CompletionStage<Reservation> reserveAsync(
+            String userId, Tier tier, Amounts estimate, List<SharedBudget> shared, Concurrency concurrency) {
+        Objects.requireNonNull(tier, "tier must not be null");
+        Objects.requireNonNull(concurrency, "concurrency must not be null");
+        return reserveLater(
+                start(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, concurrency, tier.name()));
+    }
+
+    @Override
     public List<Decision.Usage> usage(String userId, Tier tier) {
         Plan.validateUser(userId);
         Objects.requireNonNull(tier, "tier must not be null");

@@ -13,6 +13,8 @@ import dev.ratelimit.genai.TokenUsage;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
@@ -36,6 +38,8 @@ final class Admission {
     private final Slots slots;
     private final GatewayMetrics metrics;
     private final @Nullable BudgetAlerts alerts;
+    private static final CompletionStage<Void> DONE = CompletableFuture.completedFuture(null);
+
     private final Set<Ticket> open = ConcurrentHashMap.newKeySet(); // admitted, not settled yet
 
     /**
@@ -63,17 +67,23 @@ final class Admission {
 
     /**
      * Admits one request of {@code tenant}: its reservation and its concurrency slot in one store
-     * call; a refusal of either leaves nothing held.
+     * call; a refusal of either leaves nothing held. No thread waits for the store: the stage
+     * completes on the thread its answer is handed to (the server's pool, for Redis).
      *
-     * @throws RateLimiterUnavailableException when the limiter fails closed and its store is down
+     * @return a stage completed with the ticket, or exceptionally with {@link
+     *     RateLimiterUnavailableException} when the limiter fails closed and its store is down
      */
-    Ticket admit(TierConfig tier, Charge charge, Amounts estimate) {
+    CompletionStage<Ticket> admit(TierConfig tier, Charge charge, Amounts estimate) {
         String tenant = charge.tenant();
         List<SharedBudget> shared = charge.budgets();
         Concurrency concurrency = slots.concurrency(tier.maxConcurrent());
-        Reservation reservation = concurrency == null
-                ? limiter.reserve(tenant, tier.tier(), estimate, shared)
-                : limiter.reserve(tenant, tier.tier(), estimate, shared, concurrency);
+        CompletionStage<Reservation> reserved = concurrency == null
+                ? limiter.reserveAsync(tenant, tier.tier(), estimate, shared)
+                : limiter.reserveAsync(tenant, tier.tier(), estimate, shared, concurrency);
+        return reserved.thenApply(reservation -> ticket(charge, estimate, reservation));
+    }
+
+    private Ticket ticket(Charge charge, Amounts estimate, Reservation reservation) {
         Decision decision = reservation.decision();
         if (reservation.concurrencyLimited()) {
             return new Ticket(charge, estimate, null, decision.usage(), null);
@@ -85,7 +95,7 @@ final class Admission {
         open.add(ticket);
         slots.held(reservation);
         if (alerts != null) {
-            alerts.observe(tenant, charge, decision.usage());
+            alerts.observe(charge.tenant(), charge, decision.usage());
         }
         return ticket;
     }
@@ -178,29 +188,74 @@ final class Admission {
          * @param ending how the response ended, for the metrics
          */
         void commit(TokenUsage usage, String ending) {
-            if (settled.compareAndSet(false, true)) {
-                Amounts actual = charge.actual(usage);
-                long tokens = actual.get(Window.Unit.TOKENS);
-                long micros = actual.get(Window.Unit.USD_MICROS);
-                this.ending = ending;
-                this.settledTokens = tokens;
-                this.settledMicros = charge.price() == null ? -1 : micros;
-                try {
-                    if (reservation != null) {
-                        reservation.commit(actual).toCompletableFuture().join();
-                    }
-                    metrics.settled(charge.tenant(), charge.metricModel(), "committed", ending, tokens);
-                    if (reservation != null) {
-                        metrics.overrun(charge.metricModel(), estimate, actual);
-                    }
-                    if (charge.price() != null) {
-                        metrics.spent(charge, micros);
-                    }
-                } finally {
-                    release();
-                    open.remove(this); // last: a shutdown waiting for open() to drain then closes the store
-                }
+            Amounts actual = settling(usage, ending);
+            if (actual == null) {
+                return;
             }
+            try {
+                if (reservation != null) {
+                    reservation.commit(actual).toCompletableFuture().join();
+                }
+            } finally {
+                committed(actual, ending);
+            }
+        }
+
+        /**
+         * Settles as {@link #commit} does without waiting for the store: the stage completes, never
+         * exceptionally, once the store has applied the settlement (or the limiter has queued it to
+         * be retried), on the thread the store's answer is handed to.
+         */
+        CompletionStage<Void> commitAsync(TokenUsage usage, String ending) {
+            Amounts actual = settling(usage, ending);
+            if (actual == null) {
+                return DONE;
+            }
+            CompletionStage<Void> applied;
+            try {
+                applied = reservation == null ? DONE : reservation.commit(actual);
+            } catch (RuntimeException e) {
+                finish();
+                throw e;
+            }
+            return applied.handle((ignored, failure) -> {
+                committed(actual, ending);
+                return null;
+            });
+        }
+
+        /** The amounts to commit, or {@code null} when the ticket is settled already. */
+        private @Nullable Amounts settling(TokenUsage usage, String ending) {
+            if (!settled.compareAndSet(false, true)) {
+                return null;
+            }
+            Amounts actual = charge.actual(usage);
+            this.ending = ending;
+            this.settledTokens = actual.get(Window.Unit.TOKENS);
+            this.settledMicros = charge.price() == null ? -1 : actual.get(Window.Unit.USD_MICROS);
+            return actual;
+        }
+
+        /** Counts a commit the store has (or the limiter has queued), then frees the slot. */
+        private void committed(Amounts actual, String ending) {
+            try {
+                long tokens = actual.get(Window.Unit.TOKENS);
+                metrics.settled(charge.tenant(), charge.metricModel(), "committed", ending, tokens);
+                if (reservation != null) {
+                    metrics.overrun(charge.metricModel(), estimate, actual);
+                }
+                if (charge.price() != null) {
+                    metrics.spent(charge, actual.get(Window.Unit.USD_MICROS));
+                }
+            } finally {
+                finish();
+            }
+        }
+
+        /** Frees the slot, then forgets the ticket: last, as a shutdown waiting for open() to drain then closes the store. */
+        private void finish() {
+            release();
+            open.remove(this);
         }
 
         /**

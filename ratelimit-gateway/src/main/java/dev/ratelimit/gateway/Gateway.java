@@ -17,6 +17,9 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
@@ -105,6 +108,9 @@ record Gateway(
         };
     }
 
+    /** An admission answered without asking the limiter. */
+    private static final CompletionStage<Admission.@Nullable Ticket> ANSWERED = CompletableFuture.completedFuture(null);
+
     /** Returns the metered endpoints' writer of {@code protocol}'s headers and bodies. */
     RateLimitResponses responses(Protocol protocol) {
         return switch (protocol) {
@@ -121,11 +127,13 @@ record Gateway(
      * insufficient_quota} for a spend window), 400 for a request larger than a window could ever hold
      * (with the gateway's estimate) or for a model without a price where a spend window applies, 503
      * when a fail-closed limiter ({@code limits.fail-open: false}) cannot reach its store, or 503
-     * while the gateway shuts down.
+     * while the gateway shuts down. No thread waits for the store: the stage completes on one of
+     * the server's threads once it has answered.
      *
-     * @return the ticket to settle, or {@code null} when the request was answered
+     * @return a stage completed with the ticket to settle, or with {@code null} when the request was
+     *     answered; exceptionally when answering failed (a ticket admitted by then is cancelled)
      */
-    Admission.@Nullable Ticket admit(
+    CompletionStage<Admission.@Nullable Ticket> admit(
             HttpServletResponse response,
             Endpoint endpoint,
             ApiKeyFilter.Account account,
@@ -148,7 +156,7 @@ record Gateway(
                     null,
                     "The gateway is shutting down; retry, another instance will answer.",
                     DRAINING_RETRY);
-            return null;
+            return ANSWERED;
         }
         Window unpriced = charge.unpricedSpend();
         if (unpriced != null) {
@@ -164,22 +172,65 @@ record Gateway(
                     "The model '" + charge.model() + "' has no price in the gateway's price table, and the spend"
                             + " window '" + unpriced.name() + "' applies to this key: it cannot be charged in money,"
                             + " so it is refused. Ask the gateway's operator to add it under prices:.");
-            return null;
+            return ANSWERED;
         }
+        Amounts estimate = charge.estimate(call.promptTokens(), call.maxOutputTokens());
+        return admission.admit(account.tier(), charge, estimate).handle((ticket, failure) -> {
+            try {
+                return decided(response, endpoint, account, charge, call, logged, estimate, ticket, failure);
+            } catch (IOException | RuntimeException e) {
+                if (ticket != null) {
+                    ticket.cancel("gateway_error"); // answering failed: nothing stays held
+                }
+                throw new CompletionException(e);
+            }
+        });
+    }
+
+    /** What the limiter decided, answered: the headers of an admission, or the refusal. */
+    private Admission.@Nullable Ticket decided(
+            HttpServletResponse response,
+            Endpoint endpoint,
+            ApiKeyFilter.Account account,
+            Charge charge,
+            Endpoint.Call call,
+            AccessLog.@Nullable Entry logged,
+            Amounts estimate,
+            Admission.@Nullable Ticket ticket,
+            @Nullable Throwable failure)
+            throws IOException {
+        String metric = endpoint.metric();
         RateLimitResponses responses = responses(endpoint.protocol());
         Tier tier = account.tier().tier();
-        Amounts estimate = charge.estimate(call.promptTokens(), call.maxOutputTokens());
-        Admission.Ticket ticket;
-        try {
-            ticket = admission.admit(account.tier(), charge, estimate);
-            if (logged != null) {
-                logged.ticket = ticket; // its decision and, once settled, its ending for the access log
+        if (failure != null) {
+            Throwable cause =
+                    failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            if (cause instanceof RateLimiterUnavailableException) {
+                metrics.refused(metric, 503, "rate_limiter_unavailable");
+                send(response, responses.unavailable(tier, response::setHeader));
+                return null;
             }
-        } catch (RateLimiterUnavailableException e) {
-            metrics.refused(metric, 503, "rate_limiter_unavailable");
-            send(response, responses.unavailable(tier, response::setHeader));
-            return null;
+            throw cause instanceof RuntimeException r ? r : new CompletionException(cause);
         }
+        Admission.Ticket admitted = Objects.requireNonNull(ticket, "ticket");
+        if (logged != null) {
+            logged.ticket = admitted; // its decision and, once settled, its ending for the access log
+        }
+        return answered(response, endpoint, account, charge, call, estimate, admitted);
+    }
+
+    private Admission.@Nullable Ticket answered(
+            HttpServletResponse response,
+            Endpoint endpoint,
+            ApiKeyFilter.Account account,
+            Charge charge,
+            Endpoint.Call call,
+            Amounts estimate,
+            Admission.Ticket ticket)
+            throws IOException {
+        String metric = endpoint.metric();
+        RateLimitResponses responses = responses(endpoint.protocol());
+        Tier tier = account.tier().tier();
         Decision decision = ticket.decision();
         if (decision == null) {
             metrics.refused(metric, 429, "concurrency");

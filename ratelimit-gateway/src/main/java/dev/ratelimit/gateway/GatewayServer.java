@@ -193,11 +193,25 @@ public final class GatewayServer {
         }
         upstreamUrl(environment.get("UPSTREAM_URL")); // checked before anything starts
         List<AutoCloseable> opened = new ArrayList<>();
-        GatewayStore store = GatewayStore.select(
-                environment.get("REDIS_URL"),
-                environment.get("REDIS_CLUSTER_URL"),
-                config.limits().storeTimeout());
+        // one pool for both listeners, the upstream client and what follows a store's answer: no
+        // request holds a thread while it waits for a client, an upstream or the store, so its size
+        // bounds the work done at once, not the requests in flight
+        QueuedThreadPool threads = new QueuedThreadPool(config.server().maxThreads());
+        threads.setName("gateway");
+        threads.start();
+        GatewayStore store;
+        try {
+            store = GatewayStore.select(
+                    environment.get("REDIS_URL"),
+                    environment.get("REDIS_CLUSTER_URL"),
+                    config.limits().storeTimeout(),
+                    threads);
+        } catch (RuntimeException e) {
+            threads.stop();
+            throw e;
+        }
         opened.add(store);
+        opened.add(threads::stop); // after the store
         try {
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             // what operators expect of a Micrometer application's /metrics: memory, GC, threads, classes, CPU, uptime
@@ -276,13 +290,6 @@ public final class GatewayServer {
             if (conflict != null) {
                 throw new IllegalArgumentException(config.source() + ": " + conflict);
             }
-            // one pool for both listeners and the upstream client: no request holds a thread while it
-            // waits for a client or an upstream, so its size bounds the work done at once, not the
-            // requests in flight
-            QueuedThreadPool threads = new QueuedThreadPool(config.server().maxThreads());
-            threads.setName("gateway");
-            threads.start();
-            opened.add(threads::stop);
             Upstream upstream = new Upstream(
                     upstreamConfigs,
                     config.limits(),

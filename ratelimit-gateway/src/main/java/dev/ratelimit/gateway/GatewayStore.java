@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
@@ -65,9 +66,11 @@ final class GatewayStore implements AutoCloseable {
      * The store of the Redis the environment names ({@link RedisTarget#of}), or this process's memory.
      *
      * @param timeout the store's command timeout ({@code limits.store-timeout-ms})
+     * @param work where a Redis store's asynchronous calls complete, off the client's I/O threads
      * @throws IllegalArgumentException when the variables name no valid Redis, or both are set
      */
-    static GatewayStore select(@Nullable String redisUrl, @Nullable String clusterUrl, Duration timeout) {
+    static GatewayStore select(
+            @Nullable String redisUrl, @Nullable String clusterUrl, Duration timeout, Executor work) {
         RedisTarget redis = RedisTarget.of(redisUrl, clusterUrl);
         if (redis == null) {
             return new GatewayStore(
@@ -78,13 +81,15 @@ final class GatewayStore implements AutoCloseable {
                     null,
                     null);
         }
-        return redis.cluster() ? cluster(redis, timeout) : standalone(redis, timeout);
+        return redis.cluster() ? cluster(redis, timeout, work) : standalone(redis, timeout, work);
     }
 
-    private static GatewayStore standalone(RedisTarget redis, Duration timeout) {
+    private static GatewayStore standalone(RedisTarget redis, Duration timeout, Executor work) {
         RedisClient client = RedisClient.create(redis.uri());
-        CloseableWindowStore store =
-                LettuceWindowStore.builder(client).commandTimeout(timeout).build();
+        CloseableWindowStore store = LettuceWindowStore.builder(client)
+                .commandTimeout(timeout)
+                .completeAsyncOn(work)
+                .build();
         String description = "redis at " + redis.where() + " (Lettuce, Redis server time), " + probe(client);
         return new GatewayStore(
                 store,
@@ -106,12 +111,15 @@ final class GatewayStore implements AutoCloseable {
      * it owns: commands refused at once while a node is disconnected, bounded commands, and adaptive
      * topology refresh, so a failover's new master is found.
      */
-    private static GatewayStore cluster(RedisTarget redis, Duration timeout) {
+    private static GatewayStore cluster(RedisTarget redis, Duration timeout, Executor work) {
         RedisClusterClient client = RedisClusterClient.create(redis.uris());
         client.setOptions(LettuceWindowStore.clusterClientOptions());
         CloseableWindowStore store;
         try {
-            store = LettuceWindowStore.builder(client).commandTimeout(timeout).build();
+            store = LettuceWindowStore.builder(client)
+                    .commandTimeout(timeout)
+                    .completeAsyncOn(work)
+                    .build();
         } catch (RuntimeException e) {
             shutdown(client);
             throw e;

@@ -8,6 +8,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.concurrent.CompletionException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -104,7 +105,25 @@ final class MeteredServlet extends HttpServlet {
             client.complete();
             return; // answered: 404 (no upstream serves the model) or 429 (the upstream's cooldown), uncharged
         }
-        Admission.Ticket ticket = gateway.admit(response, endpoint, account, charge, call, logged);
+        Endpoint.Call parsed = call;
+        gateway.admit(response, endpoint, account, charge, call, logged)
+                .whenComplete((ticket, failure) -> admitted(client, config, parsed, route, body, ticket, failure));
+    }
+
+    /** The limiter's answer, on the thread that brought it: forward, or end what was answered. */
+    private void admitted(
+            AsyncClient client,
+            GatewayConfig config,
+            Endpoint.Call call,
+            Upstream.Route route,
+            Requests.Body body,
+            Admission.@Nullable Ticket ticket,
+            @Nullable Throwable failure) {
+        if (failure != null) {
+            new Metered(client, config)
+                    .crashed(failure instanceof CompletionException c && c.getCause() != null ? c.getCause() : failure);
+            return;
+        }
         if (ticket == null) {
             client.complete();
             return; // answered: 429, 400 or 503
@@ -303,8 +322,10 @@ final class MeteredServlet extends HttpServlet {
                     client.complete();
                     return;
                 }
-                ticket.commit(plainUsage(bytes, call), "completed");
-                relayBytes(answer, bytes); // a client gone by now was charged all the same: the work is done
+                // answered once the store has the settlement; a client gone by now was charged all
+                // the same: the work is done
+                ticket.commitAsync(plainUsage(bytes, call), "completed")
+                        .whenComplete((settled, failure2) -> run(() -> relayBytes(answer, bytes)));
             }));
         }
 

@@ -264,7 +264,8 @@ class ShutdownDrainTest {
         assertThat(redis.get().call("KEYS", "*:lease"))
                 .as("lease sets left in Redis")
                 .isEqualTo(List.of());
-        try (GatewayStore store = GatewayStore.select(redis.get().uri(), null, java.time.Duration.ofSeconds(2))) {
+        try (GatewayStore store =
+                GatewayStore.select(redis.get().uri(), null, java.time.Duration.ofSeconds(2), Runnable::run)) {
             RateLimiter limiter =
                     SlidingWindowRateLimiter.builder(store.store()).build();
             List<Decision.Usage> tenant =

@@ -235,6 +235,62 @@ interface LeaseRules extends ConformanceSection {
         }
     }
 
+    @Test
+    @DisplayName("Q7 40 simultaneous asynchronous reservations under a cap of 5 hold exactly 5, as the blocking ones"
+            + " do; one a window refuses takes no slot")
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    default void asyncUnderConcurrency() throws Exception {
+        assumeLeases("Q7");
+        String user = user("q7");
+        Concurrency cap = Concurrency.of(5);
+        Queue<CompletableFuture<Reservation>> answers = new ConcurrentLinkedQueue<>();
+        allowedOfRace(40, thread -> {
+            answers.add(limiter()
+                    .reserveAsync(user, ROOMY, Amounts.none(), List.of(), cap)
+                    .toCompletableFuture());
+            return true;
+        });
+        List<Reservation> all = answers.stream().map(CompletableFuture::join).toList();
+        List<Reservation> held =
+                all.stream().filter(r -> r.decision().allowed()).toList();
+        assertThat(held)
+                .as("[Q7] admitted of 40 simultaneous asynchronous reservations, cap 5")
+                .hasSize(5);
+        assertThat(all.stream().filter(Reservation::concurrencyLimited).count())
+                .as("[Q7] the other 35 are refused by the cap")
+                .isEqualTo(35);
+        assertThat(limiter().inFlight(user)).as("[Q7] slots held").isEqualTo(5);
+        CompletableFuture.allOf(held.stream()
+                        .map(r -> r.commit(Amounts.none()).toCompletableFuture())
+                        .toArray(CompletableFuture[]::new))
+                .join();
+        assertThat(limiter().inFlight(user)).as("[Q7] released").isZero();
+        Tier one = Tier.of("q7-one", Window.of(1, MINUTE));
+        String alone = user("q7-window");
+        Reservation first = limiter()
+                .reserveAsync(alone, one, Amounts.none(), List.of(), cap)
+                .toCompletableFuture()
+                .join();
+        assertThat(first.decision().allowed())
+                .as("[Q7] the first fits the window of 1")
+                .isTrue();
+        Reservation second = limiter()
+                .reserveAsync(alone, one, Amounts.none(), List.of(), cap)
+                .toCompletableFuture()
+                .join();
+        assertThat(second.decision().allowed())
+                .as("[Q7] the window of 1 a minute refuses the second")
+                .isFalse();
+        assertThat(second.concurrencyLimited())
+                .as("[Q7] refused by its window, not the cap")
+                .isFalse();
+        assertThat(limiter().inFlight(alone))
+                .as("[Q7] the refused one took no slot")
+                .isEqualTo(1);
+        settled(first.cancel());
+        assertThat(limiter().inFlight(alone)).isZero();
+    }
+
     private static StoreRequest request(
             String user, List<Window> windows, String entryId, long now, StoreRequest.Lease lease) {
         return new StoreRequest(List.of(StoreRequest.Scope.user(user, windows)), 0, entryId, now, lease);

@@ -20,6 +20,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
@@ -37,6 +38,7 @@ final class LettuceStore implements CloseableWindowStore {
     private final Duration timeout;
     private final Duration connectTimeout;
     private final LettuceConnection connection;
+    private final @Nullable Executor completions;
     private final Runnable onClose;
 
     /**
@@ -44,6 +46,8 @@ final class LettuceStore implements CloseableWindowStore {
      *
      * @param replacesClosedConnections whether the store itself replaces a connection Redis closed
      *     (standalone and Sentinel), or leaves its node connections to Lettuce (cluster)
+     * @param completions where the asynchronous calls' stages complete; {@code null} for the I/O
+     *     thread that read the answer
      * @param onClose run once the connection is closed: shuts down a client the store created, and
      *     does nothing for a client it was given
      */
@@ -53,11 +57,13 @@ final class LettuceStore implements CloseableWindowStore {
             Duration connectTimeout,
             Supplier<Connected> connector,
             boolean replacesClosedConnections,
+            @Nullable Executor completions,
             Runnable onClose) {
         this.keys = keys;
         this.timeout = timeout;
         this.connectTimeout = connectTimeout;
         this.connection = new LettuceConnection(keys, timeout, connectTimeout, connector, replacesClosedConnections);
+        this.completions = completions;
         this.onClose = onClose;
     }
 
@@ -70,7 +76,26 @@ final class LettuceStore implements CloseableWindowStore {
     @Override
     public CompletionStage<Evaluation> evaluateAsync(StoreRequest request) {
         Objects.requireNonNull(request, "request must not be null");
-        return run(ScriptCall.reserve(request, keys));
+        return handedOff(run(ScriptCall.reserve(request, keys)));
+    }
+
+    /** The stage of an asynchronous call, completed on {@code completions} when there is one. */
+    private <T> CompletionStage<T> handedOff(CompletableFuture<T> answer) {
+        Executor executor = completions;
+        if (executor == null) {
+            return answer;
+        }
+        CompletableFuture<T> handed = new CompletableFuture<>();
+        answer.whenCompleteAsync(
+                (value, failure) -> {
+                    if (failure == null) {
+                        handed.complete(value);
+                    } else {
+                        handed.completeExceptionally(failure);
+                    }
+                },
+                executor);
+        return handed;
     }
 
     @Override
@@ -81,11 +106,15 @@ final class LettuceStore implements CloseableWindowStore {
 
     @Override
     public void settle(Settlement settlement) {
-        await(settleAsync(settlement).toCompletableFuture());
+        await(settling(settlement));
     }
 
     @Override
     public CompletionStage<Void> settleAsync(Settlement settlement) {
+        return handedOff(settling(settlement));
+    }
+
+    private CompletableFuture<Void> settling(Settlement settlement) {
         Objects.requireNonNull(settlement, "settlement must not be null");
         List<ScriptCall<Boolean>> calls = ScriptCall.settle(settlement, keys);
         CompletableFuture<?>[] runs = new CompletableFuture<?>[calls.size()];

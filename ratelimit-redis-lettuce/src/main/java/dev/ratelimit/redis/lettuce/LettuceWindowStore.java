@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
@@ -202,6 +203,7 @@ public final class LettuceWindowStore {
         private Duration commandTimeout = Duration.ofMillis(DEFAULT_COMMAND_TIMEOUT_MILLIS);
         private Duration connectTimeout = Duration.ofMillis(DEFAULT_CONNECT_TIMEOUT_MILLIS);
         private String keyPrefix = KeySpace.DEFAULT_PREFIX;
+        private @Nullable Executor completions;
 
         private Builder(
                 @Nullable RedisClient client,
@@ -262,6 +264,24 @@ public final class LettuceWindowStore {
         }
 
         /**
+         * Sets where the stages of the store's asynchronous calls complete (the limiter's {@code
+         * checkAsync}, {@code reserveAsync} and settlements, and whatever the caller chains to
+         * them). By default they complete on the Lettuce I/O thread that read Redis's answer, which
+         * costs no hand-off, but while the work chained to one answer runs there, the answers behind
+         * it on that connection wait, and may pass the command timeout when that work is slow (a
+         * JVM that has just started runs it interpreted). Give an executor when the caller goes on
+         * with real work once the store has answered, as a server going on with a request does. The
+         * blocking calls do not use it. The store never shuts it down.
+         *
+         * @param executor where the asynchronous calls' stages complete
+         * @return this builder
+         */
+        public Builder completeAsyncOn(Executor executor) {
+            this.completions = Objects.requireNonNull(executor, "executor must not be null");
+            return this;
+        }
+
+        /**
          * Returns the store once its first connection attempt has settled or the connect timeout has
          * passed (a Redis that is down now is retried by later checks); a client the caller gave is
          * left as it was.
@@ -279,6 +299,7 @@ public final class LettuceWindowStore {
                         connectTimeout,
                         () -> LettuceConnection.Connected.of(standalone.connect(StringCodec.UTF8)),
                         true,
+                        completions,
                         () -> {}));
             }
             if (clusterClient != null) {
@@ -319,6 +340,7 @@ public final class LettuceWindowStore {
                     connectTimeout,
                     () -> LettuceConnection.Connected.ofCluster(cluster.connect(StringCodec.UTF8)),
                     false,
+                    completions,
                     onClose));
         }
 

@@ -76,6 +76,59 @@ class LettuceWindowStoreTest {
     }
 
     @Test
+    void asyncCallsCompleteOnTheExecutorGivenAndBlockingOnesDoNot() throws Exception {
+        java.util.concurrent.ExecutorService completions =
+                java.util.concurrent.Executors.newFixedThreadPool(2, task -> new Thread(task, "given-completions"));
+        CloseableWindowStore store =
+                LettuceWindowStore.builder(client).completeAsyncOn(completions).build();
+        CloseableWindowStore plain = LettuceWindowStore.builder(client).build();
+        try {
+            String user = "handed-" + UUID.randomUUID();
+            List<Window> windows = List.of(Window.of(1, Duration.ofMinutes(1)));
+            StoreRequest request = new StoreRequest(user, windows, 0, StoreRequest.STORE_TIME);
+            // Redis holds each answer back a moment, so the stage below is chained before it completes
+            assertThat(held(() -> store.evaluateAsync(request)
+                            .thenApply(evaluation -> evaluation.isAllowed() + " on "
+                                    + Thread.currentThread().getName())))
+                    .isEqualTo("true on given-completions");
+            assertThat(held(() -> store.evaluateAsync(request)
+                            .thenApply(evaluation -> evaluation.isAllowed() + " on "
+                                    + Thread.currentThread().getName())))
+                    .as("a refusal too")
+                    .isEqualTo("false on given-completions");
+            dev.ratelimit.core.Settlement cancel =
+                    new dev.ratelimit.core.Settlement(request.scopes(), request.entryId(), 0, 0, 0, 0, null);
+            assertThat(held(() -> store.settleAsync(cancel)
+                            .thenApply(done -> Thread.currentThread().getName())))
+                    .isEqualTo("given-completions");
+            assertThat(held(() -> plain.evaluateAsync(request)
+                            .thenApply(evaluation -> Thread.currentThread().getName())))
+                    .as("by default, Lettuce's I/O thread")
+                    .contains("lettuce");
+            StoreRequest blocking = new StoreRequest(user + "-blocking", windows, 0, StoreRequest.STORE_TIME);
+            completions.shutdown();
+            assertThat(store.evaluate(blocking).isAllowed())
+                    .as("a blocking call answers without the executor")
+                    .isTrue();
+            assertThat(store.evaluate(blocking).isAllowed()).isFalse();
+        } finally {
+            store.close();
+            plain.close();
+            completions.shutdownNow();
+        }
+        assertThatThrownBy(() -> LettuceWindowStore.builder(client).completeAsyncOn(null))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("executor");
+    }
+
+    /** Runs {@code call} while Redis holds its answers back for 300 ms, and waits for its stage. */
+    private static String held(java.util.function.Supplier<java.util.concurrent.CompletionStage<String>> call)
+            throws Exception {
+        redis.get().call("CLIENT", "PAUSE", "300", "ALL");
+        return call.get().toCompletableFuture().get();
+    }
+
+    @Test
     void buildingAndClosingAStoreLeavesTheCallersClientAsItWas() {
         RedisClient fresh = RedisClient.create(redis.get().uri());
         try {
