@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
@@ -38,6 +39,7 @@ final class Admission {
     private final Slots slots;
     private final GatewayMetrics metrics;
     private final @Nullable BudgetAlerts alerts;
+    private final Executor work;
     private static final CompletionStage<Void> DONE = CompletableFuture.completedFuture(null);
 
     private final Set<Ticket> open = ConcurrentHashMap.newKeySet(); // admitted, not settled yet
@@ -57,8 +59,13 @@ final class Admission {
         }
     }
 
-    Admission(RateLimiter limiter, Slots slots, GatewayMetrics metrics, @Nullable BudgetAlerts alerts) {
+    /**
+     * @param work where an asynchronous settlement goes on once the store has applied it (never the
+     *     store client's I/O thread, whose other answers would wait behind it)
+     */
+    Admission(RateLimiter limiter, Slots slots, GatewayMetrics metrics, @Nullable BudgetAlerts alerts, Executor work) {
         this.limiter = limiter;
+        this.work = work;
         this.slots = slots;
         this.metrics = metrics;
         this.alerts = alerts;
@@ -204,7 +211,7 @@ final class Admission {
         /**
          * Settles as {@link #commit} does without waiting for the store: the stage completes, never
          * exceptionally, once the store has applied the settlement (or the limiter has queued it to
-         * be retried), on the thread the store's answer is handed to.
+         * be retried), on one of the {@code work} threads; nothing may wait for it there.
          */
         CompletionStage<Void> commitAsync(TokenUsage usage, String ending) {
             Amounts actual = settling(usage, ending);
@@ -218,10 +225,12 @@ final class Admission {
                 finish();
                 throw e;
             }
-            return applied.handle((ignored, failure) -> {
-                committed(actual, ending);
-                return null;
-            });
+            return applied.handleAsync(
+                    (ignored, failure) -> {
+                        committed(actual, ending);
+                        return null;
+                    },
+                    work);
         }
 
         /** The amounts to commit, or {@code null} when the ticket is settled already. */

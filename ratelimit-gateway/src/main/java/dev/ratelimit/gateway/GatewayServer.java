@@ -301,7 +301,7 @@ public final class GatewayServer {
             Gateway gateway = new Gateway(
                     configs,
                     tokens,
-                    new Admission(limiter, slots, metrics, alerts),
+                    new Admission(limiter, slots, metrics, alerts, threads),
                     Gateway.meteredResponses(UpstreamConfig.Protocol.OPENAI, wallClock),
                     Gateway.meteredResponses(UpstreamConfig.Protocol.ANTHROPIC, wallClock),
                     Gateway.meteredResponses(UpstreamConfig.Protocol.GEMINI, wallClock),

@@ -46,8 +46,8 @@ final class LettuceStore implements CloseableWindowStore {
      *
      * @param replacesClosedConnections whether the store itself replaces a connection Redis closed
      *     (standalone and Sentinel), or leaves its node connections to Lettuce (cluster)
-     * @param completions where the asynchronous calls' stages complete; {@code null} for the I/O
-     *     thread that read the answer
+     * @param completions where the asynchronous evaluations' stages complete; {@code null} for the
+     *     I/O thread that read the answer
      * @param onClose run once the connection is closed: shuts down a client the store created, and
      *     does nothing for a client it was given
      */
@@ -79,7 +79,7 @@ final class LettuceStore implements CloseableWindowStore {
         return handedOff(run(ScriptCall.reserve(request, keys)));
     }
 
-    /** The stage of an asynchronous call, completed on {@code completions} when there is one. */
+    /** The stage of an asynchronous evaluation, completed on {@code completions} when there is one. */
     private <T> CompletionStage<T> handedOff(CompletableFuture<T> answer) {
         Executor executor = completions;
         if (executor == null) {
@@ -111,7 +111,8 @@ final class LettuceStore implements CloseableWindowStore {
 
     @Override
     public CompletionStage<Void> settleAsync(Settlement settlement) {
-        return handedOff(settling(settlement));
+        // not handed off: a blocking commit waits for this stage, maybe on a thread of that executor
+        return settling(settlement);
     }
 
     private CompletableFuture<Void> settling(Settlement settlement) {

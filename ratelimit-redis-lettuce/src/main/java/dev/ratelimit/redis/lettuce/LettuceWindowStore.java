@@ -264,16 +264,18 @@ public final class LettuceWindowStore {
         }
 
         /**
-         * Sets where the stages of the store's asynchronous calls complete (the limiter's {@code
-         * checkAsync}, {@code reserveAsync} and settlements, and whatever the caller chains to
-         * them). By default they complete on the Lettuce I/O thread that read Redis's answer, which
-         * costs no hand-off, but while the work chained to one answer runs there, the answers behind
-         * it on that connection wait, and may pass the command timeout when that work is slow (a
-         * JVM that has just started runs it interpreted). Give an executor when the caller goes on
-         * with real work once the store has answered, as a server going on with a request does. The
-         * blocking calls do not use it. The store never shuts it down.
+         * Sets where the stages of the store's asynchronous evaluations complete (the limiter's
+         * {@code checkAsync} and {@code reserveAsync}, and whatever the caller chains to them). By
+         * default they complete on the Lettuce I/O thread that read Redis's answer, which costs no
+         * hand-off, but while the work chained to one answer runs there, the answers behind it on
+         * that connection wait, and may pass the command timeout when that work is slow (a JVM that
+         * has just started runs it interpreted). Give an executor when the caller goes on with real
+         * work once the store has answered, as a server going on with a request does. Settlements
+         * still complete on the I/O thread (a blocking {@code commit} waits for them, perhaps on a
+         * thread of this executor), and the blocking calls do not use it. The store never shuts it
+         * down.
          *
-         * @param executor where the asynchronous calls' stages complete
+         * @param executor where the asynchronous evaluations' stages complete
          * @return this builder
          */
         public Builder completeAsyncOn(Executor executor) {
