@@ -258,22 +258,32 @@ local function int(x)
 end
 
 -- Window i's parameters, key(s) and state, one positional table per window (a table built whole
--- costs a fraction of one filled by name). kind: 0 exact requests, 1 exact amounts, 2 precision (ring).
--- amount: what the request reserves in the window (1 in a request window); settled: what it
--- settles to (settle only). Entries at or before cutoff have left the window.
-local KEY, LENGTH, LIMIT, AMOUNT, STEP, KIND, USED, OLDEST, SUMKEY, CAL, START, STOP, CUTOFF, SETTLED,
-  DIRTY, SKIPPED, SLOTS, LO, HI, HELD, FRESH, MOVED, HW, CUT =
-  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24
+-- costs a fraction of one filled by name), indexed by literal numbers (named locals would be upvalues
+-- of every function below, which costs each call more than the rest of a window's bookkeeping):
+--  [1] key              [2] length (ms)     [3] limit          [4] amount (1 in a request window)
+--  [5] step (0 exact)   [6] kind: 0 exact requests, 1 exact amounts, 2 precision (ring)
+--  [7] used             [8] oldest entry's time (exact windows), false when none read
+--  [9] sum key (exact amounts)              [10] calendar window  [11] period start  [12] period end
+--  [13] cutoff: entries at or before it have left   [14] settled amount (settle only)
+--  [15] dirty: a trim changed what save writes      [16] skipped: not evaluated after a rejection
+--  rings: [17] slots  [18] lo  [19] hi  [20] weight of step lo, false when not read  [21] fresh
+--  [22] hi moved  [23] weight of step hi  [24] the lowest step still in the window
 local windows = {}
 local k = 1
 local weighted, rings = false, false
+local argv = ARGV
 for i = 1, n do
   local a = 5 + stride * (i - 1)
-  local step = num(ARGV[a + 4])
+  -- parsed once per distinct text (inline: the lookup alone is cheaper than a call)
+  local text = argv[a + 4]
+  local step = nums[text]
+  if step == nil then
+    step = num(text)
+  end
   local cal, start, stop = false, 0, 0
   if not step then
     -- a calendar window: 'c' and ascending period starts; the period counted is the one holding now
-    local spec, from, to = ARGV[a + 4], nil, nil
+    local spec, from, to = text, nil, nil
     if string.sub(spec, 1, 1) == 'c' then
       local previous = nil
       for bound in string.gmatch(spec, '%d+') do
@@ -289,37 +299,55 @@ for i = 1, n do
     end
     cal, step, start, stop = true, 0, from, to
   end
-  local text = ARGV[a + 3]
+  text = argv[a + 3]
   local amount = 1
-  if text ~= '' then
-    amount = num(text)
+  local counts = text ~= ''
+  if counts then
+    amount = nums[text]
+    if amount == nil then
+      amount = num(text)
+    end
     if not amount or amount < 0 then
       return redis.error_reply('ERR sliding_window: bad amount for window ' .. i)
     end
   end
-  local length = num(ARGV[a + 1])
+  text = argv[a + 1]
+  local length = nums[text]
+  if length == nil then
+    length = num(text)
+  end
+  text = argv[a + 2]
+  local limit = nums[text]
+  if limit == nil then
+    limit = num(text)
+  end
   local settled = 1
-  if stride == 5 and text ~= '' then
-    settled = num(ARGV[a + 5])
+  if stride == 5 and counts then
+    settled = num(argv[a + 5])
     if not settled or settled < 0 then
       return redis.error_reply('ERR sliding_window: bad settled amount for window ' .. i)
     end
   end
-  local kind, sumkey = 0, false
+  local cutoff = cal and start - 1 or now - length
   if step > 0 then
-    kind = 2
     rings = true
-  elseif text ~= '' then
-    kind = 1
-    sumkey = KEYS[k + 1]
+    windows[i] = {
+      KEYS[k], length, limit, amount, step, 2, 0, false, false, cal, start, stop, cutoff, settled,
+      false, false, 0, 0, 0, false, false, false, 0, 0,
+    }
+  elseif counts then
     weighted = true
+    windows[i] = {
+      KEYS[k], length, limit, amount, step, 1, 0, false, KEYS[k + 1], cal, start, stop, cutoff, settled,
+      false, false,
+    }
     k = k + 1
+  else
+    windows[i] = {
+      KEYS[k], length, limit, amount, step, 0, 0, false, false, cal, start, stop, cutoff, settled,
+      false, false,
+    }
   end
-  windows[i] = {
-    KEYS[k - (kind == 1 and 1 or 0)], length, num(ARGV[a + 2]), amount, step, kind, 0, false, sumkey,
-    cal, start, stop, cal and start - 1 or now - length, settled,
-    false, false, 0, 0, 0, false, false, false, 0, 0,
-  }
   k = k + 1
 end
 -- a settled set (a marked settlement), then a lease set come after the windows' keys: the lease
@@ -354,16 +382,16 @@ if weighted then
   -- The oldest members are read a page at a time, their weights subtracted until one still counts,
   -- which is the new oldest: one read in the usual case, where at most one member has left.
   weighted_trim = function(w)
-    local key = w[KEY]
+    local key = w[1]
     -- (ZRANGEBYSCORE rather than ZRANGE 0 1: the same page, and the ACL rule names the command for
     -- the windows of an amount, which alone run it)
     local page = redis.call('ZRANGEBYSCORE', key, '-inf', '+inf', 'WITHSCORES', 'LIMIT', '0', '2')
     if #page == 0 then
-      w[USED] = 0
+      w[7] = 0
       return
     end
-    local cutoff = w[CUTOFF]
-    local sum = tonumber(redis.call('GET', w[SUMKEY]) or '0')
+    local cutoff = w[13]
+    local sum = tonumber(redis.call('GET', w[9]) or '0')
     local oldest = tonumber(page[2])
     if oldest <= cutoff then
       local gone, from = 0, 0
@@ -388,18 +416,18 @@ if weighted then
       if sum <= 0 then
         sum, oldest = 0, false
       end
-      w[DIRTY] = true
+      w[15] = true
     end
-    w[USED] = sum
-    w[OLDEST] = oldest
+    w[7] = sum
+    w[8] = oldest
   end
 
   weighted_save = function(w)
-    if w[DIRTY] then
-      if w[USED] <= 0 then
-        redis.call('DEL', w[SUMKEY])
+    if w[15] then
+      if w[7] <= 0 then
+        redis.call('DEL', w[9])
       else
-        redis.call('SET', w[SUMKEY], int(w[USED]), 'KEEPTTL')
+        redis.call('SET', w[9], int(w[7]), 'KEEPTTL')
       end
     end
   end
@@ -428,20 +456,20 @@ if rings then
   -- excess: stops where the weights seen reach it, returning that step. Returns nil when it finds none.
   ring_walk = function(w, first, count, cutoff, excess)
     local s, run, seen = first, 1, 0
-    local slots, hi = w[SLOTS], w[HI]
+    local slots, hi = w[17], w[19]
     while count > 0 do
       local index = s % slots
       run = math.min(count, slots - index, run)
       local bytes = ''
       if not (run == 1 and s == hi) then
         local from = HEADER + SLOT * index
-        bytes = redis.call('GETRANGE', w[KEY], int(from), int(from + SLOT * run - 1))
+        bytes = redis.call('GETRANGE', w[1], int(from), int(from + SLOT * run - 1))
       end
       for j = 0, run - 1 do
         local at = 1 + SLOT * j
         local step, wt = s + j, 0
         if step == hi then
-          wt = w[HW]
+          wt = w[23]
         elseif at + SLOT - 1 <= #bytes then
           local found
           found, wt = struct.unpack('<dd', bytes, at)
@@ -473,15 +501,15 @@ if rings then
   -- Loads the ring's header, drops the steps that have left the window, and moves `lo` to the oldest
   -- live one; `held` is the weight of step lo, false when not read (nothing left the window).
   ring_trim = function(w)
-    local key, step, length = w[KEY], w[STEP], w[LENGTH]
+    local key, step, length = w[1], w[5], w[2]
     local slots = math.ceil(length / step) + 1
-    w[SLOTS] = slots
+    w[17] = slots
     local header = redis.call('GETRANGE', key, '0', HEADER_LAST)
     local cutoff = math.floor((now - length) / step) -- steps at or below cutoff - 1 have left
     local current = math.floor(now / step)
-    w[CUT] = cutoff
+    w[24] = cutoff
     if #header < 24 then
-      w[USED], w[LO], w[HI], w[HELD], w[HW], w[FRESH] = 0, current, current, 0, 0, true
+      w[7], w[18], w[19], w[20], w[23], w[21] = 0, current, current, 0, 0, true
       return
     end
     local sum, lo, hi, mark, hw
@@ -499,10 +527,10 @@ if rings then
     end
     local lo0 = lo
     local held = false
-    w[HI], w[HW] = hi, hw
+    w[19], w[23] = hi, hw
     if cutoff > hi then
       sum, lo, held = 0, current, 0
-      w[HW] = 0
+      w[23] = 0
     elseif lo < cutoff or migrated then
       -- (a ring of the layout before may start at an emptied step: walked once)
       local live, wt, dropped = ring_walk(w, lo, hi - lo + 1, cutoff)
@@ -517,14 +545,14 @@ if rings then
     if sum < 0 then
       sum = 0
     end
-    w[USED], w[LO], w[HELD] = sum, lo, held
+    w[7], w[18], w[20] = sum, lo, held
     if lo ~= lo0 then
-      w[DIRTY] = true
+      w[15] = true
     end
   end
 
   ring_save_header = function(w)
-    redis.call('SETRANGE', w[KEY], '0', struct.pack('<ddddd', w[USED], w[LO], w[HI], -1, w[HW]))
+    redis.call('SETRANGE', w[1], '0', struct.pack('<ddddd', w[7], w[18], w[19], -1, w[23]))
   end
 
   -- Adds `amount` (may be negative, never below what the step holds) to step s; returns what it added.
@@ -532,15 +560,15 @@ if rings then
   -- has never been recorded (its slot holds an older step): only other steps are read. When hi moves
   -- on, the step it leaves is written to its slot (unless it has left the window).
   ring_add = function(w, s, amount)
-    local hi, lo = w[HI], w[LO]
+    local hi, lo = w[19], w[18]
     local held = 0
     if s == hi then
-      held = w[HW]
-    elseif s == lo and w[HELD] then
-      held = w[HELD]
+      held = w[23]
+    elseif s == lo and w[20] then
+      held = w[20]
     elseif s < hi then
-      local offset = HEADER + SLOT * (s % w[SLOTS])
-      local bytes = redis.call('GETRANGE', w[KEY], int(offset), int(offset + SLOT - 1))
+      local offset = HEADER + SLOT * (s % w[17])
+      local bytes = redis.call('GETRANGE', w[1], int(offset), int(offset + SLOT - 1))
       if #bytes == SLOT then
         local step, wt = struct.unpack('<dd', bytes)
         if step == s then
@@ -553,21 +581,21 @@ if rings then
     end
     local total = held + amount
     if s > hi then
-      if not w[FRESH] and hi >= w[CUT] then
-        redis.call('SETRANGE', w[KEY], int(HEADER + SLOT * (hi % w[SLOTS])), struct.pack('<dd', hi, w[HW]))
+      if not w[21] and hi >= w[24] then
+        redis.call('SETRANGE', w[1], int(HEADER + SLOT * (hi % w[17])), struct.pack('<dd', hi, w[23]))
       end
-      w[HI], w[HW], w[MOVED] = s, total, true
+      w[19], w[23], w[22] = s, total, true
     elseif s == hi then
-      w[HW] = total
+      w[23] = total
     else
-      redis.call('SETRANGE', w[KEY], int(HEADER + SLOT * (s % w[SLOTS])), struct.pack('<dd', s, total))
+      redis.call('SETRANGE', w[1], int(HEADER + SLOT * (s % w[17])), struct.pack('<dd', s, total))
     end
-    w[USED] = w[USED] + amount
+    w[7] = w[7] + amount
     if s < lo then
-      w[LO] = s
+      w[18] = s
     end
-    if s == w[LO] then
-      w[HELD] = total
+    if s == w[18] then
+      w[20] = total
     end
     return amount
   end
@@ -575,22 +603,22 @@ if rings then
   -- After a cancel or refund emptied step lo: lo moves to the oldest live step, or to the current one
   -- when none holds weight.
   ring_advance = function(w)
-    if w[HELD] == 0 and w[LO] <= w[HI] then
-      local live, wt = ring_walk(w, w[LO], w[HI] - w[LO] + 1, w[LO])
-      w[LO], w[HELD] = live or math.floor(now / w[STEP]), wt
+    if w[20] == 0 and w[18] <= w[19] then
+      local live, wt = ring_walk(w, w[18], w[19] - w[18] + 1, w[18])
+      w[18], w[20] = live or math.floor(now / w[5]), wt
     end
   end
 
   ring_create = function(w)
     -- Allocate the whole ring at once (a SETRANGE past the end of a missing key allocates exactly
     -- that length, zero-filled): growing it write by write would over-allocate up to twice.
-    redis.call('SETRANGE', w[KEY], int(HEADER + SLOT * w[SLOTS] - 1), '\0')
+    redis.call('SETRANGE', w[1], int(HEADER + SLOT * w[17] - 1), '\0')
   end
 
   -- The expiry depends only on hi: it is set when the ring is created and whenever hi moves.
   ring_expire = function(w)
     -- the ring's newest step leaves at (hi + 1) * step + length
-    redis.call('EXPIRE', w[KEY], int(math.ceil(((w[HI] + 1) * w[STEP] + w[LENGTH] - now) / 1000) + 1))
+    redis.call('EXPIRE', w[1], int(math.ceil(((w[19] + 1) * w[5] + w[2] - now) / 1000) + 1))
   end
 end
 
@@ -598,14 +626,14 @@ end
 
 -- Drops what has left window w and reads its use (and, for exact windows, its oldest entry).
 local function trim(w)
-  local kind = w[KIND]
+  local kind = w[6]
   if kind == 0 then
-    local key = w[KEY]
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', int(w[CUTOFF]))
+    local key = w[1]
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', int(w[13]))
     local used = redis.call('ZCARD', key)
-    w[USED] = used
+    w[7] = used
     if used > 0 then
-      w[OLDEST] = tonumber(redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')[2])
+      w[8] = tonumber(redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')[2])
     end
   elseif kind == 1 then
     weighted_trim(w)
@@ -616,10 +644,10 @@ end
 
 -- Writes back what a trim changed, for a call that records nothing in w.
 local function save(w)
-  if w[DIRTY] then
-    if w[KIND] == 2 then
+  if w[15] then
+    if w[6] == 2 then
       ring_save_header(w)
-    elseif w[KIND] == 1 then
+    elseif w[6] == 1 then
       weighted_save(w)
     end
   end
@@ -631,16 +659,16 @@ local function state(status, index, retry)
   local result = {status, now, index, retry}
   for i = 1, n do
     local w = windows[i]
-    local used, reset = w[USED], 0
-    if w[SKIPPED] then
+    local used, reset = w[7], 0
+    if w[16] then
       used, reset = -1, -1
     elseif used > 0 then
-      if w[KIND] == 2 then
-        reset = (w[LO] + 1) * w[STEP] + w[LENGTH] - now
-      elseif w[CAL] then
-        reset = w[STOP] - now
-      elseif w[OLDEST] then
-        reset = math.max(0, w[OLDEST] + w[LENGTH] - now)
+      if w[6] == 2 then
+        reset = (w[18] + 1) * w[5] + w[2] - now
+      elseif w[10] then
+        reset = w[12] - now
+      elseif w[8] then
+        reset = math.max(0, w[8] + w[2] - now)
       end
     end
     result[3 + 2 * i] = used
@@ -663,33 +691,33 @@ if op == 'r' then
   local status, index, retry, bound = 1, -1, 0, 0
   for i = 1, n do
     local w = windows[i]
-    local length = w[LENGTH]
+    local length = w[2]
     if status ~= 1 and length > bound then
-      w[SKIPPED] = true -- no command runs on its keys: save and state leave it alone
+      w[16] = true -- no command runs on its keys: save and state leave it alone
     else
       trim(w)
     end
     if status == 1 then
-      local need, limit = w[AMOUNT], w[LIMIT]
+      local need, limit = w[4], w[3]
       if need > limit then
         status, index, bound = 2, i - 1, length
       else
         if need < 1 then
           need = 1
         end
-        if w[USED] + need > limit then
+        if w[7] + need > limit then
           -- room returns when enough weight has left: the entry that frees the excess leaves
-          local excess = w[USED] + need - limit
-          local kind = w[KIND]
+          local excess = w[7] + need - limit
+          local kind = w[6]
           local leaves
-          if w[CAL] then
-            leaves = w[STOP] -- every entry of the period leaves at its end
+          if w[10] then
+            leaves = w[12] -- every entry of the period leaves at its end
           elseif kind == 0 then
             if excess == 1 then
-              leaves = w[OLDEST] + length
+              leaves = w[8] + length
             else
               local at = int(excess - 1)
-              leaves = tonumber(redis.call('ZRANGE', w[KEY], at, at, 'WITHSCORES')[2]) + length
+              leaves = tonumber(redis.call('ZRANGE', w[1], at, at, 'WITHSCORES')[2]) + length
             end
           elseif kind == 1 then
             -- the member at which the running sum of weights, oldest first, reaches the excess
@@ -697,7 +725,7 @@ if op == 'r' then
             leaves = now + length
             local freed, from = 0, 0
             while from >= 0 do
-              local page = redis.call('ZRANGE', w[KEY], int(from), int(from + 63), 'WITHSCORES')
+              local page = redis.call('ZRANGE', w[1], int(from), int(from + 63), 'WITHSCORES')
               from = #page == 0 and -1 or from + 64
               for j = 1, #page, 2 do
                 freed = freed + tonumber(string.match(page[j], '^(%d+):'))
@@ -708,8 +736,8 @@ if op == 'r' then
               end
             end
           else
-            local s = ring_walk(w, w[LO], w[HI] - w[LO] + 1, nil, excess)
-            leaves = s and ((s + 1) * w[STEP] + length) or (now + length)
+            local s = ring_walk(w, w[18], w[19] - w[18] + 1, nil, excess)
+            leaves = s and ((s + 1) * w[5] + length) or (now + length)
           end
           status, index, retry, bound = 0, i - 1, math.max(1, leaves - now), length
         end
@@ -729,43 +757,43 @@ if op == 'r' then
   local members = {}
   for i = 1, n do
     local w = windows[i]
-    local kind = w[KIND]
+    local kind = w[6]
     -- the entry leaves at now + length, or at the calendar period's end
-    local leaves = w[CAL] and w[STOP] or now + w[LENGTH]
+    local leaves = w[10] and w[12] or now + w[2]
     if kind == 0 then
       -- an entry id names one entry: recording it again changes nothing
-      w[USED] = w[USED] + redis.call('ZADD', w[KEY], 'NX', score, id)
-      redis.call('EXPIRE', w[KEY], int(math.ceil((leaves - now) / 1000) + 1))
-      if not w[OLDEST] then
-        w[OLDEST] = now
+      w[7] = w[7] + redis.call('ZADD', w[1], 'NX', score, id)
+      redis.call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
+      if not w[8] then
+        w[8] = now
       end
     elseif kind == 1 then
-      local amount = w[AMOUNT]
+      local amount = w[4]
       local member = members[amount]
       if amount > 0 and not member then
         member = int(amount) .. ':' .. id
         members[amount] = member
       end
-      if amount > 0 and redis.call('ZADD', w[KEY], 'NX', score, member) == 1 then
+      if amount > 0 and redis.call('ZADD', w[1], 'NX', score, member) == 1 then
         local seconds = int(math.ceil((leaves - now) / 1000) + 1)
-        w[USED] = w[USED] + amount
-        redis.call('EXPIRE', w[KEY], seconds)
-        redis.call('SET', w[SUMKEY], int(w[USED]), 'EX', seconds)
-        if not w[OLDEST] then
-          w[OLDEST] = now
+        w[7] = w[7] + amount
+        redis.call('EXPIRE', w[1], seconds)
+        redis.call('SET', w[9], int(w[7]), 'EX', seconds)
+        if not w[8] then
+          w[8] = now
         end
       else
         weighted_save(w)
       end
     else
-      local amount = w[AMOUNT]
+      local amount = w[4]
       if amount > 0 then
-        if w[FRESH] then
+        if w[21] then
           ring_create(w)
         end
-        ring_add(w, math.max(math.floor(now / w[STEP]), w[LO]), amount)
+        ring_add(w, math.max(math.floor(now / w[5]), w[18]), amount)
         ring_save_header(w)
-        if w[FRESH] or w[MOVED] then
+        if w[21] or w[22] then
           ring_expire(w)
         end
       else
@@ -801,10 +829,10 @@ if reserved == nil then
   for i = 1, n do
     local w = windows[i]
     local score = false
-    if w[KIND] == 0 then
-      score = redis.call('ZADD', w[KEY], 'XX', 'INCR', '0', id)
-    elseif w[KIND] == 1 and w[AMOUNT] > 0 then
-      score = redis.call('ZADD', w[KEY], 'XX', 'INCR', '0', fmt('%d', w[AMOUNT]) .. ':' .. id)
+    if w[6] == 0 then
+      score = redis.call('ZADD', w[1], 'XX', 'INCR', '0', id)
+    elseif w[6] == 1 and w[4] > 0 then
+      score = redis.call('ZADD', w[1], 'XX', 'INCR', '0', fmt('%d', w[4]) .. ':' .. id)
     end
     if score then
       reserved = tonumber(score)
@@ -820,45 +848,45 @@ if reserved == nil then
 end
 for i = 1, n do
   local w = windows[i]
-  local estimate, target = w[AMOUNT], w[SETTLED]
+  local estimate, target = w[4], w[14]
   if cancel then
     target = 0
   end
-  local kind = w[KIND]
+  local kind = w[6]
   if kind == 0 then
     if cancel then
-      redis.call('ZREM', w[KEY], id)
+      redis.call('ZREM', w[1], id)
     end
   elseif kind == 1 then
     if target < estimate and estimate > 0 then
-      if redis.call('ZREM', w[KEY], fmt('%d', estimate) .. ':' .. id) == 1 then
+      if redis.call('ZREM', w[1], fmt('%d', estimate) .. ':' .. id) == 1 then
         if target > 0 then
-          redis.call('ZADD', w[KEY], fmt('%d', reserved), fmt('%d', target) .. ':' .. id)
+          redis.call('ZADD', w[1], fmt('%d', reserved), fmt('%d', target) .. ':' .. id)
         end
-        local left = redis.call('DECRBY', w[SUMKEY], fmt('%d', estimate - target))
+        local left = redis.call('DECRBY', w[9], fmt('%d', estimate - target))
         if left <= 0 then
-          redis.call('DEL', w[SUMKEY])
+          redis.call('DEL', w[9])
         end
       end
-    elseif target > estimate and not w[CAL] then
-      local seconds = fmt('%d', math.ceil(w[LENGTH] / 1000) + 1)
-      redis.call('ZADD', w[KEY], fmt('%d', now), fmt('%d', target - estimate) .. ':' .. id .. '+')
-      redis.call('INCRBY', w[SUMKEY], fmt('%d', target - estimate))
-      redis.call('EXPIRE', w[KEY], seconds)
-      redis.call('EXPIRE', w[SUMKEY], seconds)
-    elseif target > estimate and reserved >= w[START] then
+    elseif target > estimate and not w[10] then
+      local seconds = fmt('%d', math.ceil(w[2] / 1000) + 1)
+      redis.call('ZADD', w[1], fmt('%d', now), fmt('%d', target - estimate) .. ':' .. id .. '+')
+      redis.call('INCRBY', w[9], fmt('%d', target - estimate))
+      redis.call('EXPIRE', w[1], seconds)
+      redis.call('EXPIRE', w[9], seconds)
+    elseif target > estimate and reserved >= w[11] then
       -- a calendar window charges the overrun in the reservation's period, while it lasts
-      local seconds = fmt('%d', math.ceil((w[STOP] - now) / 1000) + 1)
-      redis.call('ZADD', w[KEY], fmt('%d', reserved), fmt('%d', target - estimate) .. ':' .. id .. '+')
-      redis.call('INCRBY', w[SUMKEY], fmt('%d', target - estimate))
-      redis.call('EXPIRE', w[KEY], seconds)
-      redis.call('EXPIRE', w[SUMKEY], seconds)
+      local seconds = fmt('%d', math.ceil((w[12] - now) / 1000) + 1)
+      redis.call('ZADD', w[1], fmt('%d', reserved), fmt('%d', target - estimate) .. ':' .. id .. '+')
+      redis.call('INCRBY', w[9], fmt('%d', target - estimate))
+      redis.call('EXPIRE', w[1], seconds)
+      redis.call('EXPIRE', w[9], seconds)
     end
   elseif target ~= estimate then
     trim(w)
     if target < estimate then
-      local s = math.floor(reserved / w[STEP])
-      if not w[FRESH] and s >= w[LO] and s <= w[HI] then
+      local s = math.floor(reserved / w[5])
+      if not w[21] and s >= w[18] and s <= w[19] then
         ring_add(w, s, target - estimate)
         ring_advance(w)
         ring_save_header(w)
@@ -866,10 +894,10 @@ for i = 1, n do
         save(w)
       end
     else
-      if w[FRESH] then
+      if w[21] then
         ring_create(w)
       end
-      ring_add(w, math.max(math.floor(now / w[STEP]), w[LO]), target - estimate)
+      ring_add(w, math.max(math.floor(now / w[5]), w[18]), target - estimate)
       ring_save_header(w)
       ring_expire(w)
     end
