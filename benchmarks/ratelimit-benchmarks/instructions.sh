@@ -22,4 +22,4 @@ cat >"$dir/redis-server" <<WRAPPER
 exec valgrind --tool=callgrind --callgrind-out-file="$dir/callgrind.out" "$(command -v redis-server)" "\$@" --hz 1
 WRAPPER
 chmod +x "$dir/redis-server"
-REDIS_SERVER="$dir/redis-server" CALLGRIND_DIR="$dir" java -jar benchmarks/ratelimit-benchmarks/target/benchmarks.jar --instructions
+REDIS_SERVER="$dir/redis-server" CALLGRIND_DIR="$dir" java ${COST_ONLY:+"-Dratelimit.cost.only=$COST_ONLY"} -jar benchmarks/ratelimit-benchmarks/target/benchmarks.jar --instructions

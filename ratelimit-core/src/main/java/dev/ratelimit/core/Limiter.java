@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -31,6 +32,7 @@ final class Limiter implements RateLimiter {
     private final boolean disabled;
     private final LimiterMetrics metrics;
     private final @Nullable RejectionCache rejections;
+    private final LongSupplier clockMillis = this::now;
 
     Limiter(
             StoreGuard guard,
@@ -198,7 +200,7 @@ final class Limiter implements RateLimiter {
         RejectionCache cache = rejections;
         long tick = cache == null ? 0 : cache.tick();
         long cancels = cache == null ? 0 : cache.cancels();
-        Plan plan = Plan.of(userId, windows, amounts, shared, concurrency, this::now);
+        Plan plan = Plan.of(userId, windows, amounts, shared, concurrency, clockMillis);
         Reservation answer = null;
         if (disabled) {
             answer = HeldReservation.none(metrics.recordDisabled(tier, disabledDecision(windows)));
@@ -238,7 +240,19 @@ final class Limiter implements RateLimiter {
      * enforced windows admitted the request, the shadow windows' calls are made the same way.
      */
     private Reservation stepwise(Plan plan) {
-        Steps enforced = steps(plan, plan.calls(guard.store()));
+        List<StoreRequest> calls = plan.calls(guard.store());
+        if (calls.size() == 1 && !plan.hasShadow()) {
+            // one store call and nothing in shadow (a plain check): no run of steps to keep
+            StoreRequest request = calls.get(0);
+            Evaluation evaluation;
+            try {
+                evaluation = guard.evaluate(request);
+            } catch (StoreGuard.Unavailable e) {
+                return stopped(plan, request, List.of(), null, e);
+            }
+            return answered(plan, request, evaluation);
+        }
+        Steps enforced = steps(plan, calls);
         StoreRequest stopped = enforced.stopped();
         if (stopped != null) {
             return stopped(plan, stopped, enforced.held(), enforced.evaluation(), enforced.failure());
@@ -250,7 +264,15 @@ final class Limiter implements RateLimiter {
 
     /** {@link #stepwise} without blocking. */
     private CompletionStage<Reservation> stepwiseAsync(Plan plan) {
-        return stepsAsync(plan, plan.calls(guard.store()), 0, new ArrayList<>()).thenCompose(enforced -> {
+        List<StoreRequest> calls = plan.calls(guard.store());
+        if (calls.size() == 1 && !plan.hasShadow()) {
+            StoreRequest request = calls.get(0);
+            return guard.evaluateAsync(request)
+                    .handle((evaluation, failure) -> failure == null
+                            ? answered(plan, request, evaluation)
+                            : stopped(plan, request, List.of(), null, failure));
+        }
+        return stepsAsync(plan, calls, 0, new ArrayList<>()).thenCompose(enforced -> {
             StoreRequest stopped = enforced.stopped();
             if (stopped != null) {
                 return enforced.cancel()
@@ -326,6 +348,14 @@ final class Limiter implements RateLimiter {
                 .thenCompose(stage -> stage);
     }
 
+    /** The answer of a reservation's only store call, with nothing in shadow. */
+    private Reservation answered(Plan plan, StoreRequest request, Evaluation evaluation) {
+        if (!evaluation.isAllowed()) {
+            return stopped(plan, request, List.of(), evaluation, null);
+        }
+        return admitted(plan, List.of(new HeldReservation.Part(request, evaluation)), Steps.NONE, null);
+    }
+
     /** Cancels what earlier calls of a stepwise reservation hold; nothing to do before the first admits. */
     private CompletableFuture<Void> cancel(Plan plan, List<HeldReservation.Part> held) {
         if (held.isEmpty()) {
@@ -389,7 +419,7 @@ final class Limiter implements RateLimiter {
             parts = new ArrayList<>(held);
             parts.addAll(shadow.held());
         }
-        return new HeldReservation(decision, parts, plan.amounts(), guard, this::now);
+        return new HeldReservation(decision, parts, plan.amounts(), guard, clockMillis);
     }
 
     private long now() {

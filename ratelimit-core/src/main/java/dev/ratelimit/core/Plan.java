@@ -34,6 +34,15 @@ final class Plan {
      * windows and the lease, and the request of the shadow windows under an entry id of its own.
      */
     private Plan(StoreRequest full) {
+        if (!anyInShadow(full)) {
+            // nothing in shadow (the usual case): the request as it is
+            this.request = full;
+            this.perScope = split(full);
+            this.shadow = null;
+            this.shadowPerScope = List.of();
+            this.shortest = full.scopes().get(0).windows().get(0);
+            return;
+        }
         List<StoreRequest.Scope> enforced = new ArrayList<>(full.scopes().size());
         List<StoreRequest.Scope> shadows = new ArrayList<>(1);
         StoreRequest.Lease lease = full.lease();
@@ -70,6 +79,20 @@ final class Plan {
             }
         }
         this.shortest = first;
+    }
+
+    private static boolean anyInShadow(StoreRequest full) {
+        for (StoreRequest.Scope scope : full.scopes()) {
+            if (scope.windows().isEmpty()) {
+                return true; // a scope holding only a lease: the general split below
+            }
+            for (Window window : scope.windows()) {
+                if (window.inShadow()) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     private static List<StoreRequest> split(StoreRequest request) {
@@ -120,7 +143,7 @@ final class Plan {
         long now = nowMillis.getAsLong();
         List<StoreRequest.Scope> scopes = new ArrayList<>(1 + shared.size());
         scopes.add(StoreRequest.Scope.user(userId, windows));
-        Set<String> names = new HashSet<>();
+        Set<String> names = shared.isEmpty() ? Set.of() : new HashSet<>();
         for (SharedBudget budget : shared) {
             if (budget == null) {
                 throw new NullPointerException("shared must not contain null");
@@ -253,6 +276,11 @@ final class Plan {
             return split;
         }
         return List.of(whole);
+    }
+
+    /** Whether some window is in shadow: its calls come once the enforced ones admitted. */
+    boolean hasShadow() {
+        return shadow != null;
     }
 
     /**

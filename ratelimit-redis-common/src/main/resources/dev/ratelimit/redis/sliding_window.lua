@@ -232,25 +232,58 @@ if op == 'r' and #KEYS == n + (lease_key and 1 or 0) then
 end
 
 -- A key expires one second after the last entry it holds leaves its window, so idle users cost no
--- memory: every EXPIRE and SET EX below sets ceil((leaves - now) / 1000) + 1 seconds (never early),
--- written out at each place (a shared function would be allocated on every call).
+-- memory: every EXPIRE and SET EX below sets ceil((leaves - now) / 1000) + 1 seconds (never early).
 
--- Window i's parameters and key(s). kind: 0 exact requests, 1 exact amounts, 2 precision (ring).
--- amount: what the request reserves in the window (1 in a request window); settled: what it
--- settles to (settle only).
+-- What a call costs Redis is mostly its redis.call()s, then tonumber() and string.format() (each a
+-- sizeable fraction of a command): numbers are parsed once per distinct argument text (windows of one
+-- length, limit, unit or precision share them) and integer texts formatted once per value.
+local nums, ints = {}, {}
+-- the number an argument spells, or false
+local function num(text)
+  local v = nums[text]
+  if v == nil then
+    v = tonumber(text) or false
+    nums[text] = v
+  end
+  return v
+end
+-- x as integer text, for redis.call
+local function int(x)
+  local s = ints[x]
+  if not s then
+    s = fmt('%d', x)
+    ints[x] = s
+  end
+  return s
+end
+
+-- Window i's parameters, key(s) and state, one positional table per window (a table built whole
+-- costs a fraction of one filled by name), indexed by literal numbers (named locals would be upvalues
+-- of every function below, which costs each call more than the rest of a window's bookkeeping):
+--  [1] key              [2] length (ms)     [3] limit          [4] amount (1 in a request window)
+--  [5] step (0 exact)   [6] kind: 0 exact requests, 1 exact amounts, 2 precision (ring)
+--  [7] used             [8] oldest entry's time (exact windows), false when none read
+--  [9] sum key (exact amounts)              [10] calendar window  [11] period start  [12] period end
+--  [13] cutoff: entries at or before it have left   [14] settled amount (settle only)
+--  [15] dirty: a trim changed what save writes      [16] skipped: not evaluated after a rejection
+--  rings: [17] slots  [18] lo  [19] hi  [20] weight of step lo, false when not read  [21] fresh
+--  [22] hi moved  [23] weight of step hi  [24] the lowest step still in the window
 local windows = {}
 local k = 1
 local weighted, rings = false, false
--- windows of one unit carry the same amount text: parsed once (Lua interns strings, so the
--- comparison is cheap) and checked when parsed
-local last_text, last_amount = '', 1
+local argv = ARGV
 for i = 1, n do
   local a = 5 + stride * (i - 1)
-  local step = tonumber(ARGV[a + 4])
-  local cal, start, stop = false, 0, 0
+  -- parsed once per distinct text (inline: the lookup alone is cheaper than a call)
+  local text = argv[a + 4]
+  local step = nums[text]
   if step == nil then
+    step = num(text)
+  end
+  local cal, start, stop = false, 0, 0
+  if not step then
     -- a calendar window: 'c' and ascending period starts; the period counted is the one holding now
-    local spec, from, to = ARGV[a + 4], nil, nil
+    local spec, from, to = text, nil, nil
     if string.sub(spec, 1, 1) == 'c' then
       local previous = nil
       for bound in string.gmatch(spec, '%d+') do
@@ -266,51 +299,56 @@ for i = 1, n do
     end
     cal, step, start, stop = true, 0, from, to
   end
-  local text = ARGV[a + 3]
-  local counts = text ~= ''
+  text = argv[a + 3]
   local amount = 1
+  local counts = text ~= ''
   if counts then
-    if text ~= last_text then
-      last_amount = tonumber(text)
-      if last_amount == nil or last_amount < 0 then
-        return redis.error_reply('ERR sliding_window: bad amount for window ' .. i)
-      end
-      last_text = text
+    amount = nums[text]
+    if amount == nil then
+      amount = num(text)
     end
-    amount = last_amount
-  end
-  local w = {
-    key = KEYS[k], length = tonumber(ARGV[a + 1]), limit = tonumber(ARGV[a + 2]), counts = counts,
-    amount = amount, step = step, kind = 0, used = 0, oldest = false, sumkey = false,
-    cal = cal, start = start, stop = stop,
-  }
-  -- entries at or before the cutoff have left the window
-  if cal then
-    w.cutoff = start - 1
-  else
-    w.cutoff = now - w.length
-  end
-  if stride == 5 then
-    local settled = 1
-    if counts then
-      settled = tonumber(ARGV[a + 5])
-      if settled == nil or settled < 0 then
-        return redis.error_reply('ERR sliding_window: bad settled amount for window ' .. i)
-      end
+    if not amount or amount < 0 then
+      return redis.error_reply('ERR sliding_window: bad amount for window ' .. i)
     end
-    w.settled = settled
   end
+  text = argv[a + 1]
+  local length = nums[text]
+  if length == nil then
+    length = num(text)
+  end
+  text = argv[a + 2]
+  local limit = nums[text]
+  if limit == nil then
+    limit = num(text)
+  end
+  local settled = 1
+  if stride == 5 and counts then
+    settled = num(argv[a + 5])
+    if not settled or settled < 0 then
+      return redis.error_reply('ERR sliding_window: bad settled amount for window ' .. i)
+    end
+  end
+  local cutoff = cal and start - 1 or now - length
   if step > 0 then
-    w.kind = 2
     rings = true
+    windows[i] = {
+      KEYS[k], length, limit, amount, step, 2, 0, false, false, cal, start, stop, cutoff, settled,
+      false, false, 0, 0, 0, false, false, false, 0, 0,
+    }
   elseif counts then
-    w.kind = 1
-    w.sumkey = KEYS[k + 1]
     weighted = true
+    windows[i] = {
+      KEYS[k], length, limit, amount, step, 1, 0, false, KEYS[k + 1], cal, start, stop, cutoff, settled,
+      false, false,
+    }
     k = k + 1
+  else
+    windows[i] = {
+      KEYS[k], length, limit, amount, step, 0, 0, false, false, cal, start, stop, cutoff, settled,
+      false, false,
+    }
   end
   k = k + 1
-  windows[i] = w
 end
 -- a settled set (a marked settlement), then a lease set come after the windows' keys: the lease
 -- taken by a reservation, released by a settlement
@@ -341,83 +379,114 @@ end
 local weighted_trim, weighted_save
 if weighted then
   -- Drops the members that have left; the sum is written back by weighted_save (or with the next add).
+  -- The oldest members are read a page at a time, their weights subtracted until one still counts,
+  -- which is the new oldest: one read in the usual case, where at most one member has left.
   weighted_trim = function(w)
-    local first = redis.call('ZRANGE', w.key, '0', '0', 'WITHSCORES')
-    if #first == 0 then
-      w.used = 0
+    local key = w[1]
+    -- (ZRANGEBYSCORE rather than ZRANGE 0 1: the same page, and the ACL rule names the command for
+    -- the windows of an amount, which alone run it)
+    local page = redis.call('ZRANGEBYSCORE', key, '-inf', '+inf', 'WITHSCORES', 'LIMIT', '0', '2')
+    if #page == 0 then
+      w[7] = 0
       return
     end
-    local cutoff = w.cutoff
-    local sum = tonumber(redis.call('GET', w.sumkey) or '0')
-    local oldest = tonumber(first[2])
+    local cutoff = w[13]
+    local sum = tonumber(redis.call('GET', w[9]) or '0')
+    local oldest = tonumber(page[2])
     if oldest <= cutoff then
-      local gone = redis.call('ZRANGEBYSCORE', w.key, '-inf', fmt('%d', cutoff))
-      for j = 1, #gone do
-        sum = sum - tonumber(string.match(gone[j], '^(%d+):'))
-      end
-      redis.call('ZREMRANGEBYSCORE', w.key, '-inf', fmt('%d', cutoff))
-      if sum <= 0 then
-        sum = 0
-      end
-      w.dirty = true
+      local gone, from = 0, 0
       oldest = false
-      if sum > 0 then
-        oldest = tonumber(redis.call('ZRANGE', w.key, '0', '0', 'WITHSCORES')[2])
+      while true do
+        for j = 1, #page, 2 do
+          local score = tonumber(page[j + 1])
+          if score > cutoff then
+            oldest = score
+            break
+          end
+          gone = gone + tonumber(string.match(page[j], '^(%d+):'))
+        end
+        if oldest or #page < (from == 0 and 4 or 128) then
+          break
+        end
+        from = from + (from == 0 and 2 or 64)
+        page = redis.call('ZRANGE', key, int(from), int(from + 63), 'WITHSCORES')
       end
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', int(cutoff))
+      sum = sum - gone
+      if sum <= 0 then
+        sum, oldest = 0, false
+      end
+      w[15] = true
     end
-    w.used = sum
-    w.oldest = oldest
+    w[7] = sum
+    w[8] = oldest
   end
 
   weighted_save = function(w)
-    if w.dirty then
-      if w.used <= 0 then
-        redis.call('DEL', w.sumkey)
+    if w[15] then
+      if w[7] <= 0 then
+        redis.call('DEL', w[9])
       else
-        redis.call('SET', w.sumkey, fmt('%d', w.used), 'KEEPTTL')
+        redis.call('SET', w[9], int(w[7]), 'KEEPTTL')
       end
     end
   end
 end
 
 ---------------------------------------------------------------------------------------------------
--- precision windows: a ring of steps in one string. A 24-byte header (sum, lowest live step, highest
--- recorded step; little-endian doubles), then one 16-byte slot per step (step number, weight), slot =
--- step mod slots. Entries within one step are one weighted entry recorded as if at the end of the
--- step, (step + 1) * precision, so it leaves the window at most one step late and never early.
--- A request counts 1, or its amount in a window of another unit. Memory is fixed by the window's
--- length and precision, not by traffic.
+-- precision windows: a ring of steps in one string. A 40-byte header (sum, lowest live step, highest
+-- recorded step hi, -1, the weight of step hi; little-endian doubles), then one 16-byte slot per step
+-- (step number, weight), slot = step mod slots. Step hi's weight lives in the header alone (its slot
+-- is written when hi moves on), so a reservation in the newest step reads and writes the header only.
+-- Entries within one step are one weighted entry recorded as if at the end of the step,
+-- (step + 1) * precision, so it leaves the window at most one step late and never early. A request
+-- counts 1, or its amount in a window of another unit. Memory is fixed by the window's length and
+-- precision, not by traffic. The lowest live step holds weight (a cancel that empties it moves it on),
+-- unless the ring holds none.
+-- A ring of the layout before (a 24-byte header: sum, lo, hi; every step's weight in its slot; bytes
+-- 24-31 are slot 0's step, never negative) is rewritten in this layout when first read.
 
-local HEADER, SLOT = 24, 16
-local HEADER_LAST = '23' -- HEADER - 1, as text
-local ring_walk, ring_trim, ring_add, ring_save_header, ring_create, ring_expire
+local HEADER, SLOT = 40, 16
+local HEADER_LAST = '39' -- HEADER - 1, as text
+local ring_walk, ring_trim, ring_add, ring_save_header, ring_create, ring_expire, ring_advance
 if rings then
   -- Walks the live steps from step `first` (count slots, in step order, read 64 at a time after the
-  -- first). With a cutoff: stops at the first live step at or above it, returning that step, its
-  -- weight and the weight of the live steps below it. With an excess: stops where the weights seen
-  -- reach it, returning that step. Returns nil when it finds none.
+  -- first), step hi's weight taken from the header. With a cutoff: stops at the first live step at or
+  -- above it, returning that step, its weight and the weight of the live steps below it. With an
+  -- excess: stops where the weights seen reach it, returning that step. Returns nil when it finds none.
   ring_walk = function(w, first, count, cutoff, excess)
     local s, run, seen = first, 1, 0
+    local slots, hi = w[17], w[19]
     while count > 0 do
-      local index = s % w.slots
-      run = math.min(count, w.slots - index, run)
-      local from = HEADER + SLOT * index
-      local bytes = redis.call('GETRANGE', w.key, fmt('%d', from), fmt('%d', from + SLOT * run - 1))
+      local index = s % slots
+      run = math.min(count, slots - index, run)
+      local bytes = ''
+      if not (run == 1 and s == hi) then
+        local from = HEADER + SLOT * index
+        bytes = redis.call('GETRANGE', w[1], int(from), int(from + SLOT * run - 1))
+      end
       for j = 0, run - 1 do
         local at = 1 + SLOT * j
-        if at + SLOT - 1 <= #bytes then
-          local step, wt = struct.unpack('<dd', bytes, at)
-          if step == s + j and wt > 0 then
-            if cutoff then
-              if step >= cutoff then
-                return step, wt, seen
-              end
-              seen = seen + wt
-            else
-              seen = seen + wt
-              if seen >= excess then
-                return step
-              end
+        local step, wt = s + j, 0
+        if step == hi then
+          wt = w[23]
+        elseif at + SLOT - 1 <= #bytes then
+          local found
+          found, wt = struct.unpack('<dd', bytes, at)
+          if found ~= step then
+            wt = 0
+          end
+        end
+        if wt > 0 then
+          if cutoff then
+            if step >= cutoff then
+              return step, wt, seen
+            end
+            seen = seen + wt
+          else
+            seen = seen + wt
+            if seen >= excess then
+              return step
             end
           end
         end
@@ -429,53 +498,77 @@ if rings then
     return nil, 0, seen
   end
 
-  -- Loads the ring, drops the steps that have left the window, and moves `lo` to the oldest live one;
-  -- `held` is the weight of step lo.
+  -- Loads the ring's header, drops the steps that have left the window, and moves `lo` to the oldest
+  -- live one; `held` is the weight of step lo, false when not read (nothing left the window).
   ring_trim = function(w)
-    w.slots = math.ceil(w.length / w.step) + 1
-    local header = redis.call('GETRANGE', w.key, '0', HEADER_LAST)
-    local cutoff = math.floor((now - w.length) / w.step) -- steps at or below cutoff - 1 have left
-    local current = math.floor(now / w.step)
-    if #header < HEADER then
-      w.used, w.lo, w.hi, w.held, w.fresh = 0, current, current, 0, true
+    local key, step, length = w[1], w[5], w[2]
+    local slots = math.ceil(length / step) + 1
+    w[17] = slots
+    local header = redis.call('GETRANGE', key, '0', HEADER_LAST)
+    local cutoff = math.floor((now - length) / step) -- steps at or below cutoff - 1 have left
+    local current = math.floor(now / step)
+    w[24] = cutoff
+    if #header < 24 then
+      w[7], w[18], w[19], w[20], w[23], w[21] = 0, current, current, 0, 0, true
       return
     end
-    local sum, lo, hi = struct.unpack('<ddd', header)
+    local sum, lo, hi, mark, hw
+    if #header == HEADER then
+      sum, lo, hi, mark, hw = struct.unpack('<ddddd', header)
+    end
+    local migrated = mark ~= -1
+    if migrated then
+      -- the layout before: rewritten whole, once
+      local old = redis.call('GET', key)
+      sum, lo, hi = struct.unpack('<ddd', old)
+      local found, wt = struct.unpack('<dd', old, 25 + SLOT * (hi % slots))
+      hw = found == hi and wt or 0
+      redis.call('SET', key, struct.pack('<ddddd', sum, lo, hi, -1, hw) .. string.sub(old, 25), 'KEEPTTL')
+    end
     local lo0 = lo
-    local held = 0
+    local held = false
+    w[19], w[23] = hi, hw
     if cutoff > hi then
-      sum, lo = 0, current
-    else
+      sum, lo, held = 0, current, 0
+      w[23] = 0
+    elseif lo < cutoff or migrated then
+      -- (a ring of the layout before may start at an emptied step: walked once)
       local live, wt, dropped = ring_walk(w, lo, hi - lo + 1, cutoff)
       sum = sum - dropped
       -- no live weight left (cancels can empty steps): the ring starts again at the current step, so
       -- the next entry is neither recorded a step late nor reported as leaving from an empty step
       lo = live or current
       held = wt
+    elseif lo == hi then
+      held = hw
     end
     if sum < 0 then
       sum = 0
     end
-    w.used, w.lo, w.hi, w.held = sum, lo, hi, held
+    w[7], w[18], w[20] = sum, lo, held
     if lo ~= lo0 then
-      w.dirty = true
+      w[15] = true
     end
   end
 
   ring_save_header = function(w)
-    redis.call('SETRANGE', w.key, '0', struct.pack('<ddd', w.used, w.lo, w.hi))
+    redis.call('SETRANGE', w[1], '0', struct.pack('<ddddd', w[7], w[18], w[19], -1, w[23]))
   end
 
   -- Adds `amount` (may be negative, never below what the step holds) to step s; returns what it added.
-  -- A step above hi has never been recorded (its slot holds an older step), and step lo's weight is
-  -- known from the trim: only other steps are read.
+  -- Step hi's weight is in the header, step lo's known from the trim when it read it; a step above hi
+  -- has never been recorded (its slot holds an older step): only other steps are read. When hi moves
+  -- on, the step it leaves is written to its slot (unless it has left the window).
   ring_add = function(w, s, amount)
-    local offset = HEADER + SLOT * (s % w.slots)
+    local hi, lo = w[19], w[18]
     local held = 0
-    if s == w.lo then
-      held = w.held
-    elseif s <= w.hi then
-      local bytes = redis.call('GETRANGE', w.key, fmt('%d', offset), fmt('%d', offset + SLOT - 1))
+    if s == hi then
+      held = w[23]
+    elseif s == lo and w[20] then
+      held = w[20]
+    elseif s < hi then
+      local offset = HEADER + SLOT * (s % w[17])
+      local bytes = redis.call('GETRANGE', w[1], int(offset), int(offset + SLOT - 1))
       if #bytes == SLOT then
         local step, wt = struct.unpack('<dd', bytes)
         if step == s then
@@ -486,31 +579,46 @@ if rings then
     if held + amount < 0 then
       amount = -held
     end
-    redis.call('SETRANGE', w.key, fmt('%d', offset), struct.pack('<dd', s, held + amount))
-    w.used = w.used + amount
-    if s > w.hi then
-      w.hi = s
-      w.moved = true
+    local total = held + amount
+    if s > hi then
+      if not w[21] and hi >= w[24] then
+        redis.call('SETRANGE', w[1], int(HEADER + SLOT * (hi % w[17])), struct.pack('<dd', hi, w[23]))
+      end
+      w[19], w[23], w[22] = s, total, true
+    elseif s == hi then
+      w[23] = total
+    else
+      redis.call('SETRANGE', w[1], int(HEADER + SLOT * (s % w[17])), struct.pack('<dd', s, total))
     end
-    if s < w.lo then
-      w.lo = s
+    w[7] = w[7] + amount
+    if s < lo then
+      w[18] = s
     end
-    if s == w.lo then
-      w.held = held + amount
+    if s == w[18] then
+      w[20] = total
     end
     return amount
+  end
+
+  -- After a cancel or refund emptied step lo: lo moves to the oldest live step, or to the current one
+  -- when none holds weight.
+  ring_advance = function(w)
+    if w[20] == 0 and w[18] <= w[19] then
+      local live, wt = ring_walk(w, w[18], w[19] - w[18] + 1, w[18])
+      w[18], w[20] = live or math.floor(now / w[5]), wt
+    end
   end
 
   ring_create = function(w)
     -- Allocate the whole ring at once (a SETRANGE past the end of a missing key allocates exactly
     -- that length, zero-filled): growing it write by write would over-allocate up to twice.
-    redis.call('SETRANGE', w.key, fmt('%d', HEADER + SLOT * w.slots - 1), '\0')
+    redis.call('SETRANGE', w[1], int(HEADER + SLOT * w[17] - 1), '\0')
   end
 
   -- The expiry depends only on hi: it is set when the ring is created and whenever hi moves.
   ring_expire = function(w)
     -- the ring's newest step leaves at (hi + 1) * step + length
-    redis.call('EXPIRE', w.key, fmt('%d', math.ceil(((w.hi + 1) * w.step + w.length - now) / 1000) + 1))
+    redis.call('EXPIRE', w[1], int(math.ceil(((w[19] + 1) * w[5] + w[2] - now) / 1000) + 1))
   end
 end
 
@@ -518,13 +626,14 @@ end
 
 -- Drops what has left window w and reads its use (and, for exact windows, its oldest entry).
 local function trim(w)
-  local kind = w.kind
+  local kind = w[6]
   if kind == 0 then
-    redis.call('ZREMRANGEBYSCORE', w.key, '-inf', fmt('%d', w.cutoff))
-    local used = redis.call('ZCARD', w.key)
-    w.used = used
+    local key = w[1]
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', int(w[13]))
+    local used = redis.call('ZCARD', key)
+    w[7] = used
     if used > 0 then
-      w.oldest = tonumber(redis.call('ZRANGE', w.key, '0', '0', 'WITHSCORES')[2])
+      w[8] = tonumber(redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')[2])
     end
   elseif kind == 1 then
     weighted_trim(w)
@@ -535,10 +644,10 @@ end
 
 -- Writes back what a trim changed, for a call that records nothing in w.
 local function save(w)
-  if w.dirty then
-    if w.kind == 2 then
+  if w[15] then
+    if w[6] == 2 then
       ring_save_header(w)
-    elseif w.kind == 1 then
+    elseif w[6] == 1 then
       weighted_save(w)
     end
   end
@@ -550,19 +659,19 @@ local function state(status, index, retry)
   local result = {status, now, index, retry}
   for i = 1, n do
     local w = windows[i]
-    local used, reset = w.used, 0
-    if w.skipped then
+    local used, reset = w[7], 0
+    if w[16] then
       used, reset = -1, -1
     elseif used > 0 then
-      if w.kind == 2 then
-        reset = (w.lo + 1) * w.step + w.length - now
-      elseif w.cal then
-        reset = w.stop - now
-      elseif w.oldest then
-        reset = math.max(0, w.oldest + w.length - now)
+      if w[6] == 2 then
+        reset = (w[18] + 1) * w[5] + w[2] - now
+      elseif w[10] then
+        reset = w[12] - now
+      elseif w[8] then
+        reset = math.max(0, w[8] + w[2] - now)
       end
     end
-    result[4 + 2 * i - 1] = used
+    result[3 + 2 * i] = used
     result[4 + 2 * i] = reset
   end
   return result
@@ -582,53 +691,55 @@ if op == 'r' then
   local status, index, retry, bound = 1, -1, 0, 0
   for i = 1, n do
     local w = windows[i]
-    if status ~= 1 and w.length > bound then
-      w.skipped = true -- no command runs on its keys: save and state leave it alone
+    local length = w[2]
+    if status ~= 1 and length > bound then
+      w[16] = true -- no command runs on its keys: save and state leave it alone
     else
       trim(w)
     end
     if status == 1 then
-      local need = w.amount
-      if need > w.limit then
-        status, index, bound = 2, i - 1, w.length
+      local need, limit = w[4], w[3]
+      if need > limit then
+        status, index, bound = 2, i - 1, length
       else
         if need < 1 then
           need = 1
         end
-        if w.used + need > w.limit then
+        if w[7] + need > limit then
           -- room returns when enough weight has left: the entry that frees the excess leaves
-          local excess = w.used + need - w.limit
+          local excess = w[7] + need - limit
+          local kind = w[6]
           local leaves
-          if w.cal then
-            leaves = w.stop -- every entry of the period leaves at its end
-          elseif w.kind == 0 then
+          if w[10] then
+            leaves = w[12] -- every entry of the period leaves at its end
+          elseif kind == 0 then
             if excess == 1 then
-              leaves = w.oldest + w.length
+              leaves = w[8] + length
             else
-              local at = fmt('%d', excess - 1)
-              leaves = tonumber(redis.call('ZRANGE', w.key, at, at, 'WITHSCORES')[2]) + w.length
+              local at = int(excess - 1)
+              leaves = tonumber(redis.call('ZRANGE', w[1], at, at, 'WITHSCORES')[2]) + length
             end
-          elseif w.kind == 1 then
+          elseif kind == 1 then
             -- the member at which the running sum of weights, oldest first, reaches the excess
             -- (inline: a helper would be allocated on every call, and only a rejection needs it)
-            leaves = now + w.length
+            leaves = now + length
             local freed, from = 0, 0
             while from >= 0 do
-              local page = redis.call('ZRANGE', w.key, fmt('%d', from), fmt('%d', from + 63), 'WITHSCORES')
+              local page = redis.call('ZRANGE', w[1], int(from), int(from + 63), 'WITHSCORES')
               from = #page == 0 and -1 or from + 64
               for j = 1, #page, 2 do
                 freed = freed + tonumber(string.match(page[j], '^(%d+):'))
                 if freed >= excess then
-                  leaves, from = tonumber(page[j + 1]) + w.length, -1
+                  leaves, from = tonumber(page[j + 1]) + length, -1
                   break
                 end
               end
             end
           else
-            local s = ring_walk(w, w.lo, w.hi - w.lo + 1, nil, excess)
-            leaves = s and ((s + 1) * w.step + w.length) or (now + w.length)
+            local s = ring_walk(w, w[18], w[19] - w[18] + 1, nil, excess)
+            leaves = s and ((s + 1) * w[5] + length) or (now + length)
           end
-          status, index, retry, bound = 0, i - 1, math.max(1, leaves - now), w.length
+          status, index, retry, bound = 0, i - 1, math.max(1, leaves - now), length
         end
       end
     end
@@ -642,41 +753,47 @@ if op == 'r' then
     end
     return state(status, index, retry)
   end
-  local score = fmt('%d', now)
+  local score = int(now)
+  local members = {}
   for i = 1, n do
     local w = windows[i]
-    local kind = w.kind
+    local kind = w[6]
     -- the entry leaves at now + length, or at the calendar period's end
-    local leaves = w.cal and w.stop or now + w.length
+    local leaves = w[10] and w[12] or now + w[2]
     if kind == 0 then
       -- an entry id names one entry: recording it again changes nothing
-      w.used = w.used + redis.call('ZADD', w.key, 'NX', score, id)
-      redis.call('EXPIRE', w.key, fmt('%d', math.ceil((leaves - now) / 1000) + 1))
-      if not w.oldest then
-        w.oldest = now
+      w[7] = w[7] + redis.call('ZADD', w[1], 'NX', score, id)
+      redis.call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
+      if not w[8] then
+        w[8] = now
       end
     elseif kind == 1 then
-      local amount = w.amount
-      if amount > 0 and redis.call('ZADD', w.key, 'NX', score, fmt('%d', amount) .. ':' .. id) == 1 then
-        local seconds = fmt('%d', math.ceil((leaves - now) / 1000) + 1)
-        w.used = w.used + amount
-        redis.call('EXPIRE', w.key, seconds)
-        redis.call('SET', w.sumkey, fmt('%d', w.used), 'EX', seconds)
-        if not w.oldest then
-          w.oldest = now
+      local amount = w[4]
+      local member = members[amount]
+      if amount > 0 and not member then
+        member = int(amount) .. ':' .. id
+        members[amount] = member
+      end
+      if amount > 0 and redis.call('ZADD', w[1], 'NX', score, member) == 1 then
+        local seconds = int(math.ceil((leaves - now) / 1000) + 1)
+        w[7] = w[7] + amount
+        redis.call('EXPIRE', w[1], seconds)
+        redis.call('SET', w[9], int(w[7]), 'EX', seconds)
+        if not w[8] then
+          w[8] = now
         end
       else
         weighted_save(w)
       end
     else
-      local amount = w.amount
+      local amount = w[4]
       if amount > 0 then
-        if w.fresh then
+        if w[21] then
           ring_create(w)
         end
-        ring_add(w, math.max(math.floor(now / w.step), w.lo), amount)
+        ring_add(w, math.max(math.floor(now / w[5]), w[18]), amount)
         ring_save_header(w)
-        if w.fresh or w.moved then
+        if w[21] or w[22] then
           ring_expire(w)
         end
       else
@@ -712,10 +829,10 @@ if reserved == nil then
   for i = 1, n do
     local w = windows[i]
     local score = false
-    if w.kind == 0 then
-      score = redis.call('ZADD', w.key, 'XX', 'INCR', '0', id)
-    elseif w.kind == 1 and w.amount > 0 then
-      score = redis.call('ZADD', w.key, 'XX', 'INCR', '0', fmt('%d', w.amount) .. ':' .. id)
+    if w[6] == 0 then
+      score = redis.call('ZADD', w[1], 'XX', 'INCR', '0', id)
+    elseif w[6] == 1 and w[4] > 0 then
+      score = redis.call('ZADD', w[1], 'XX', 'INCR', '0', fmt('%d', w[4]) .. ':' .. id)
     end
     if score then
       reserved = tonumber(score)
@@ -731,54 +848,56 @@ if reserved == nil then
 end
 for i = 1, n do
   local w = windows[i]
-  local estimate, target = w.amount, w.settled
+  local estimate, target = w[4], w[14]
   if cancel then
     target = 0
   end
-  if w.kind == 0 then
+  local kind = w[6]
+  if kind == 0 then
     if cancel then
-      redis.call('ZREM', w.key, id)
+      redis.call('ZREM', w[1], id)
     end
-  elseif w.kind == 1 then
+  elseif kind == 1 then
     if target < estimate and estimate > 0 then
-      if redis.call('ZREM', w.key, fmt('%d', estimate) .. ':' .. id) == 1 then
+      if redis.call('ZREM', w[1], fmt('%d', estimate) .. ':' .. id) == 1 then
         if target > 0 then
-          redis.call('ZADD', w.key, fmt('%d', reserved), fmt('%d', target) .. ':' .. id)
+          redis.call('ZADD', w[1], fmt('%d', reserved), fmt('%d', target) .. ':' .. id)
         end
-        local left = redis.call('DECRBY', w.sumkey, fmt('%d', estimate - target))
+        local left = redis.call('DECRBY', w[9], fmt('%d', estimate - target))
         if left <= 0 then
-          redis.call('DEL', w.sumkey)
+          redis.call('DEL', w[9])
         end
       end
-    elseif target > estimate and not w.cal then
-      local seconds = fmt('%d', math.ceil(w.length / 1000) + 1)
-      redis.call('ZADD', w.key, fmt('%d', now), fmt('%d', target - estimate) .. ':' .. id .. '+')
-      redis.call('INCRBY', w.sumkey, fmt('%d', target - estimate))
-      redis.call('EXPIRE', w.key, seconds)
-      redis.call('EXPIRE', w.sumkey, seconds)
-    elseif target > estimate and reserved >= w.start then
+    elseif target > estimate and not w[10] then
+      local seconds = fmt('%d', math.ceil(w[2] / 1000) + 1)
+      redis.call('ZADD', w[1], fmt('%d', now), fmt('%d', target - estimate) .. ':' .. id .. '+')
+      redis.call('INCRBY', w[9], fmt('%d', target - estimate))
+      redis.call('EXPIRE', w[1], seconds)
+      redis.call('EXPIRE', w[9], seconds)
+    elseif target > estimate and reserved >= w[11] then
       -- a calendar window charges the overrun in the reservation's period, while it lasts
-      local seconds = fmt('%d', math.ceil((w.stop - now) / 1000) + 1)
-      redis.call('ZADD', w.key, fmt('%d', reserved), fmt('%d', target - estimate) .. ':' .. id .. '+')
-      redis.call('INCRBY', w.sumkey, fmt('%d', target - estimate))
-      redis.call('EXPIRE', w.key, seconds)
-      redis.call('EXPIRE', w.sumkey, seconds)
+      local seconds = fmt('%d', math.ceil((w[12] - now) / 1000) + 1)
+      redis.call('ZADD', w[1], fmt('%d', reserved), fmt('%d', target - estimate) .. ':' .. id .. '+')
+      redis.call('INCRBY', w[9], fmt('%d', target - estimate))
+      redis.call('EXPIRE', w[1], seconds)
+      redis.call('EXPIRE', w[9], seconds)
     end
   elseif target ~= estimate then
     trim(w)
     if target < estimate then
-      local s = math.floor(reserved / w.step)
-      if not w.fresh and s >= w.lo and s <= w.hi then
+      local s = math.floor(reserved / w[5])
+      if not w[21] and s >= w[18] and s <= w[19] then
         ring_add(w, s, target - estimate)
+        ring_advance(w)
         ring_save_header(w)
       else
         save(w)
       end
     else
-      if w.fresh then
+      if w[21] then
         ring_create(w)
       end
-      ring_add(w, math.max(math.floor(now / w.step), w.lo), target - estimate)
+      ring_add(w, math.max(math.floor(now / w[5]), w[18]), target - estimate)
       ring_save_header(w)
       ring_expire(w)
     end

@@ -48,7 +48,8 @@ import org.redisson.api.RedissonClient;
  * ceiling and the JMH figures of the spread-key and async ratios; prints the ratios and writes no
  * report), {@code --cost} (only the Redis CPU per decision, printed), {@code --instructions} (only
  * the Redis instructions per decision, printed; the server must run under callgrind, as {@code
- * instructions.sh} starts it), {@code --memory} (only the Redis memory per tenant: ours per tier and the token budgets, printed), {@code --only REGEX} (JMH
+ * instructions.sh} starts it), {@code --seed N} (only the single check against the seed's own
+ * script on Lettuce, blocking and 64 in flight, N interleaved rounds, best of N, printed), {@code --memory} (only the Redis memory per tenant: ours per tier and the token budgets, printed), {@code --only REGEX} (JMH
  * figures whose id matches), {@code --docs DIR}
  * (where to write the report; default {@code docs}), {@code --no-report}, {@code --jfr DIR} (record
  * each JMH fork with Java Flight Recorder into {@code DIR/<id>.jfr}).
@@ -81,6 +82,10 @@ public final class BenchmarkRunner {
             if (settings.instructions) {
                 log("Redis instructions per decision only (redis-server under callgrind)");
                 ScriptCost.measure(redis, ScriptCost.DECISIONS, ScriptCost.instructions(redis));
+                return;
+            }
+            if (settings.seedRounds > 0) {
+                seedRatios(settings, redis.port(), outcomes, machine);
                 return;
             }
             if (settings.costOnly) {
@@ -160,6 +165,61 @@ public final class BenchmarkRunner {
             Files.deleteIfExists(outcomes);
         }
         log("done in " + Duration.ofNanos(System.nanoTime() - start).toSeconds() + " s; private redis-server stopped");
+    }
+
+    /**
+     * The single check against the seed's own script on one driver (Lettuce), for {@code --seed N}:
+     * blocking on one thread and asynchronous with 64 in flight, ours and the seed's script side by side,
+     * in N interleaved rounds (seed, ours, seed async, ours async per round), best of N per figure.
+     */
+    static List<JmhRun> seedRuns() {
+        Class<?> seed = LettuceEvalshaBenchmark.class;
+        Class<?> ours = LettuceStoreBenchmark.class;
+        return List.of(
+                new JmhRun(
+                        "seed-lettuce-1t", "ceiling", "seed's script, Lettuce EVALSHA sync", seed, "blocking", 1, S, 1),
+                new JmhRun("ours-lettuce-1t", "ours", "ours: Lettuce blocking check", ours, "blocking", 1, S, 1),
+                JmhRun.async("seed-lettuce-async", "ceiling", "seed's script, Lettuce EVALSHA async", seed, S, 1),
+                JmhRun.async("ours-lettuce-async", "ours", "ours: Lettuce checkAsync", ours, S, 1));
+    }
+
+    private static void seedRatios(Settings settings, int port, Path outcomes, Machine machine)
+            throws RunnerException, IOException {
+        List<JmhRun> runs = seedRuns();
+        double[] best = new double[runs.size()];
+        StringBuilder rounds = new StringBuilder();
+        for (int round = 1; round <= settings.seedRounds; round++) {
+            log("seed round " + round + "/" + settings.seedRounds);
+            List<JmhRun.Figures> figures = jmhPhase(runs, settings, port, outcomes);
+            rounds.append(String.format(Locale.ROOT, "| %d |", round));
+            for (int i = 0; i < runs.size(); i++) {
+                double rate = figures.get(i).decisionsPerSecond();
+                best[i] = Math.max(best[i], rate);
+                rounds.append(String.format(Locale.ROOT, " %,.0f |", rate));
+            }
+            rounds.append(String.format(
+                    Locale.ROOT,
+                    " %.3f× | %.3f× |%n",
+                    figures.get(1).decisionsPerSecond() / figures.get(0).decisionsPerSecond(),
+                    figures.get(3).decisionsPerSecond() / figures.get(2).decisionsPerSecond()));
+        }
+        Machine finished = machine.finished();
+        System.out.println();
+        System.out.println("load average before / after: " + finished.loadBefore() + " / " + finished.loadAfter());
+        System.out.println(
+                "| Round | seed sync | ours check | seed async | ours checkAsync | sync ratio | async ratio |");
+        System.out.println("|---:|---:|---:|---:|---:|---:|---:|");
+        System.out.print(rounds);
+        System.out.println(String.format(
+                Locale.ROOT,
+                "| best of %d | %,.0f | %,.0f | %,.0f | %,.0f | %.3f× | %.3f× |",
+                settings.seedRounds,
+                best[0],
+                best[1],
+                best[2],
+                best[3],
+                best[1] / best[0],
+                best[3] / best[2]));
     }
 
     /** The JMH figures of {@code --focused}: the spread-key ratio at 8 threads and the async ceiling ratio. */
@@ -559,6 +619,7 @@ public final class BenchmarkRunner {
         boolean costOnly;
         boolean instructions;
         boolean memoryOnly;
+        int seedRounds;
         boolean writeReport = true;
         Pattern only = Pattern.compile("");
         Path docs = Path.of("docs");
@@ -588,12 +649,14 @@ public final class BenchmarkRunner {
                     case "--cost" -> settings.costOnly = true;
                     case "--instructions" -> settings.instructions = true;
                     case "--memory" -> settings.memoryOnly = true;
+                    case "--seed" -> settings.seedRounds = Integer.parseInt(args[++i]);
                     case "--docs" -> settings.docs = Path.of(args[++i]);
                     case "--no-report" -> settings.writeReport = false;
                     case "--jfr" -> settings.jfr = Path.of(args[++i]);
                     default ->
                         throw new IllegalArgumentException("unknown option " + args[i]
-                                + "; options: --quick, --focused, --cost, --instructions, --memory, --only REGEX,"
+                                + "; options: --quick, --focused, --cost, --instructions, --memory, --seed ROUNDS,"
+                                + " --only REGEX,"
                                 + " --docs DIR,"
                                 + " --no-report, --jfr DIR");
                 }

@@ -35,12 +35,15 @@ record JmhRun(
         return "keys=" + keys + ",windows=" + windows;
     }
 
-    /** Returns which case of {@link ReserveBenchmark} the run measures ({@code check} for other benchmarks). */
+    /**
+     * Returns which case of {@link ReserveBenchmark} the run measures, {@code seed} for the seed's
+     * script in {@link LettuceEvalshaBenchmark}, {@code check} for other benchmarks.
+     */
     String variant() {
         if (benchmark == ReserveBenchmark.class) {
             return id.replaceFirst("^tb-", "").replaceFirst("-8t$", "");
         }
-        return "check";
+        return id.startsWith("seed-") ? "seed" : "check";
     }
 
     boolean isAsync() {

@@ -57,6 +57,9 @@ final class ScriptCost {
 
     static final int FULL = 10;
     static final int REPEATS = 5;
+    /** Passes per figure: {@link #REPEATS}, or fewer with {@code -Dratelimit.cost.repeats=N} (callgrind's counts repeat). */
+    private static final int PASSES = Integer.getInteger("ratelimit.cost.repeats", REPEATS);
+
     static final int DECISIONS = 3_000;
     /**
      * Under callgrind, the milliseconds the scripts' clock moves per allowed decision: the scripts
@@ -66,6 +69,21 @@ final class ScriptCost {
      * fast as they arrive). A rejection's clock stands still, so the full window stays full.
      */
     static final long STEP_MILLIS = 20;
+
+    /**
+     * The system property that selects cases: a regular expression found in a row's decision and
+     * windows ({@code "allowed 1 window, exact (minute)"}, {@code "allowed tokens only, ..."}); all
+     * rows when unset. For iterating on the script without the whole ten-to-twenty-minute run.
+     */
+    static final String ONLY = "ratelimit.cost.only";
+
+    private static boolean selected(String decision, String label) {
+        String only = System.getProperty(ONLY);
+        return only == null
+                || java.util.regex.Pattern.compile(only)
+                        .matcher(decision + " " + label)
+                        .find();
+    }
 
     /** One window of a case: length, limit, tokens or requests, precision (0 exact). */
     record Spec(long lengthMillis, long limit, boolean tokens, long precisionMillis) {
@@ -163,6 +181,9 @@ final class ScriptCost {
             for (int c = 0; c < cases.size(); c++) {
                 List<Spec> specs = cases.get(c);
                 long tokens = specs.stream().anyMatch(Spec::tokens) ? 100 : 0;
+                if (!selected("allowed", labels[c])) {
+                    continue;
+                }
                 results.add(log(
                         meter,
                         measureCase(
@@ -173,6 +194,9 @@ final class ScriptCost {
                 List<Spec> specs = new ArrayList<>(cases.get(c));
                 Spec first = specs.get(0);
                 specs.set(0, new Spec(first.lengthMillis(), FULL, false, first.precisionMillis()));
+                if (!selected("rejected (first window full)", labels[c])) {
+                    continue;
+                }
                 results.add(log(
                         meter,
                         measureCase(
@@ -190,6 +214,9 @@ final class ScriptCost {
             }
             // after the rows above, so that they run as they did before these cases were added
             for (Gateway gateway : Gateway.values()) {
+                if (!selected("allowed", gateway.label)) {
+                    continue;
+                }
                 results.add(log(meter, measureGateway(meter, redis, plain, gateway, decisions)));
             }
         } finally {
@@ -291,7 +318,7 @@ final class ScriptCost {
         String[] labels = {"script", "Bucket4j", "call alone", "commands alone"};
         IntConsumer[] contenders = {script, bucket, call, commands};
         double[] least = {Double.NaN, Double.NaN, Double.NaN, Double.NaN};
-        for (int r = 0; r < REPEATS; r++) {
+        for (int r = 0; r < PASSES; r++) {
             // being descheduled mid-command only adds time: the least of the passes is the closest to the cost
             for (int i = 0; i < contenders.length; i++) {
                 if (contenders[i] != null) {

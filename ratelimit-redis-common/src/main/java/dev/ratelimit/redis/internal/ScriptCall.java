@@ -232,30 +232,41 @@ public final class ScriptCall<T> {
             Function<Window, String> amount,
             @Nullable Function<Window, String> settled,
             Function<@Nullable Object, T> reader) {
-        List<String> keys = new ArrayList<>();
-        List<String> args = new ArrayList<>(Arrays.asList(head));
+        // sized up front: a call is built for every request
+        int windowCount = 0;
+        int keyCount = (settledKey != null ? 1 : 0) + (lease != null ? 1 : 0);
         for (StoreRequest.Scope scope : scopes) {
             for (Window window : scope.windows()) {
-                keys.add(space.key(scope, window));
+                windowCount++;
+                keyCount += KeySpace.hasSumKey(window) ? 2 : 1;
+            }
+        }
+        String[] keys = new String[keyCount];
+        String[] args = Arrays.copyOf(head, head.length + (settled == null ? 4 : 5) * windowCount);
+        int k = 0;
+        int a = head.length;
+        for (StoreRequest.Scope scope : scopes) {
+            for (Window window : scope.windows()) {
+                keys[k++] = space.key(scope, window);
                 if (KeySpace.hasSumKey(window)) {
-                    keys.add(space.sumKey(scope, window));
+                    keys[k++] = space.sumKey(scope, window);
                 }
-                args.add(Long.toString(window.lengthMillis()));
-                args.add(Long.toString(window.limit()));
-                args.add(amount.apply(window));
-                args.add(alignment(window, nowMillis));
+                args[a++] = Long.toString(window.lengthMillis());
+                args[a++] = Long.toString(window.limit());
+                args[a++] = amount.apply(window);
+                args[a++] = alignment(window, nowMillis);
                 if (settled != null) {
-                    args.add(settled.apply(window));
+                    args[a++] = settled.apply(window);
                 }
             }
         }
         if (settledKey != null) {
-            keys.add(settledKey);
+            keys[k++] = settledKey;
         }
         if (lease != null) {
-            keys.add(space.leaseKey(lease));
+            keys[k] = space.leaseKey(lease);
         }
-        return new ScriptCall<>(keys.toArray(String[]::new), args.toArray(String[]::new), reader);
+        return new ScriptCall<>(keys, args, reader);
     }
 
     /**

@@ -417,6 +417,52 @@ public abstract class RedisStandaloneBehaviour {
                 .isBetween(end - after, end - before);
     }
 
+    @Test
+    @DisplayName("RB12 a ring written in the layout before the header held its newest step's weight is read as it"
+            + " was: its sum, its oldest step and its newest step's weight")
+    void ringOfTheLayoutBefore() {
+        WindowStore store = store();
+        MutableClock clock = MutableClock.at(START);
+        RateLimiter limiter = limiter(store, clock);
+        Window window = Window.tokens("tpd", 10, Duration.ofDays(1)).withPrecision(Duration.ofMinutes(1));
+        Tier tier = Tier.of("rb12", window);
+        String user = user("ring");
+        String key = KeySpace.of(KeyLayout.STANDALONE).key(StoreRequest.Scope.user(user, List.of(window)), window);
+        long step = 60_000;
+        long current = START.toEpochMilli() / step;
+        long lo = current - 10;
+        long hi = current - 5;
+        // the layout before: a 24-byte header (sum, lo, hi), every step's weight in its slot
+        redis.get()
+                .call(
+                        "EVAL",
+                        "local slots, lo, hi = 1441, tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+                                + "redis.call('SETRANGE', KEYS[1], 24 + 16 * slots - 1, '\\0')\n"
+                                + "redis.call('SETRANGE', KEYS[1], 0, struct.pack('<ddd', 9, lo, hi))\n"
+                                + "redis.call('SETRANGE', KEYS[1], 24 + 16 * (lo % slots), struct.pack('<dd', lo, 7))\n"
+                                + "redis.call('SETRANGE', KEYS[1], 24 + 16 * (hi % slots), struct.pack('<dd', hi, 2))\n"
+                                + "redis.call('EXPIRE', KEYS[1], 90000)\n"
+                                + "return 1",
+                        "1",
+                        key,
+                        Long.toString(lo),
+                        Long.toString(hi));
+        Decision one = limiter.reserve(user, tier, Amounts.tokens(1), List.of()).decision();
+        assertThat(one.allowed()).as("9 of 10 held, 1 more fits").isTrue();
+        assertThat(one.usage().get(0).used()).isEqualTo(10);
+        Decision nine =
+                limiter.reserve(user, tier, Amounts.tokens(9), List.of()).decision();
+        assertThat(nine.allowed()).isFalse();
+        assertThat(nine.retryAfter().toMillis())
+                .as("9 leave when the newest old step (weight 2, after the oldest's 7) leaves")
+                .isEqualTo((hi + 1) * step + Duration.ofDays(1).toMillis() - START.toEpochMilli());
+        clock.advance(Duration.ofMillis((lo + 1) * step + Duration.ofDays(1).toMillis() - START.toEpochMilli()));
+        Decision later =
+                limiter.reserve(user, tier, Amounts.tokens(5), List.of()).decision();
+        assertThat(later.allowed()).as("the oldest step's 7 have left: 3 held").isTrue();
+        assertThat(later.usage().get(0).used()).isEqualTo(8);
+    }
+
     private static long serverMillis() {
         List<?> time = (List<?>) redis.get().call("TIME");
         return Long.parseLong((String) time.get(0)) * 1000 + Long.parseLong((String) time.get(1)) / 1000;
