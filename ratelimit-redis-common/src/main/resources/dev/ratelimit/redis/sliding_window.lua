@@ -541,6 +541,9 @@ if rings then
       held = wt
     elseif lo == hi then
       held = hw
+    elseif lo > hi then
+      -- emptied by a cancel (ring_advance moved lo to the step of that moment): nothing is held
+      held = 0
     end
     if sum < 0 then
       sum = 0
@@ -591,7 +594,8 @@ if rings then
       redis.call('SETRANGE', w[1], int(HEADER + SLOT * (s % w[17])), struct.pack('<dd', s, total))
     end
     w[7] = w[7] + amount
-    if s < lo then
+    -- a lo that holds no weight means an empty ring (see ring_advance): it starts at the step written
+    if s < lo or w[20] == 0 then
       w[18] = s
     end
     if s == w[18] then

@@ -148,6 +148,39 @@ class DifferentialTest {
                 true);
     }
 
+    /**
+     * The third: a cancel emptied the only step, the ring stayed at that (now empty) step, and the
+     * next entry, a step later, was reported as leaving with the emptied step: a step early.
+     */
+    @Example
+    void anEntryAfterTheRingWasEmptiedIsReportedFromItsOwnStep() {
+        run(
+                List.of(
+                        new Reserve(0, 2, 0, false),
+                        new Advance(8_505),
+                        new Settle(0, -1),
+                        new Advance(1_495),
+                        new Reserve(0, 2, 0, false)),
+                true);
+    }
+
+    /**
+     * The fourth: as the third, but the cancel came steps after the entry, so the emptied ring's
+     * oldest step was the step of the cancel, above its newest.
+     */
+    @Example
+    void anEntryAfterALateCancelEmptiedTheRingIsReportedFromItsOwnStep() {
+        run(
+                List.of(
+                        new Advance(383),
+                        new Reserve(0, 3, 0, false),
+                        new Advance(41_684),
+                        new Settle(0, -1),
+                        new Advance(2_933),
+                        new Reserve(0, 3, 1, false)),
+                true);
+    }
+
     private static void run(List<Op> ops, boolean withRedis) {
         MutableClock clock = MutableClock.at(T0);
         Map<String, WindowStore> stores = new LinkedHashMap<>();
