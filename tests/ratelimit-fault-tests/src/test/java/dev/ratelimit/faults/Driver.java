@@ -64,8 +64,11 @@ enum Driver {
     CloseableWindowStore standalone(
             int port, @Nullable Credentials credentials, @Nullable RedisTls tls, Duration timeout) {
         if (this == LETTUCE) {
-            RedisURI.Builder uri =
-                    RedisURI.builder().withHost(RedisServer.HOST).withPort(port).withTimeout(Duration.ofSeconds(5));
+            RedisURI.Builder uri = RedisURI.builder()
+                    .withHost(RedisServer.HOST)
+                    .withPort(port)
+                    // the handshake (HELLO with AUTH) also runs within it: a loaded CI machine can take seconds
+                    .withTimeout(Duration.ofSeconds(10));
             if (credentials != null) {
                 if (credentials.user() == null) {
                     uri.withPassword(credentials.password().toCharArray());

@@ -1,7 +1,6 @@
 package dev.ratelimit.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.redis.internal.KeyLayout;
@@ -12,6 +11,7 @@ import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RedisTls;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -75,9 +75,8 @@ class SecurityTest {
     @EnumSource(Driver.class)
     @DisplayName("a user without one command fails when the store is built, naming the command and the rule")
     void missingCommandFailsAtStartup(Driver driver) {
-        assertThatThrownBy(() -> driver.standalone(
-                                redis.port(), new Driver.Credentials("partial", "partial"), null, Driver.TIMEOUT)
-                        .close())
+        assertThat(startupFailure(() -> driver.standalone(
+                        redis.port(), new Driver.Credentials("partial", "partial"), null, Driver.TIMEOUT)))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("may not run ZRANGEBYSCORE")
                 .hasMessageContaining(RULE);
@@ -87,9 +86,8 @@ class SecurityTest {
     @EnumSource(Driver.class)
     @DisplayName("a user limited to another key prefix fails when the store is built")
     void otherPrefixFailsAtStartup(Driver driver) {
-        assertThatThrownBy(() -> driver.standalone(
-                                redis.port(), new Driver.Credentials("otherprefix", "other"), null, Driver.TIMEOUT)
-                        .close())
+        assertThat(startupFailure(() -> driver.standalone(
+                        redis.port(), new Driver.Credentials("otherprefix", "other"), null, Driver.TIMEOUT)))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("may not run")
                 .hasMessageContaining("ratelimit:~~:check-");
@@ -99,15 +97,13 @@ class SecurityTest {
     @EnumSource(Driver.class)
     @DisplayName("a wrong password fails when the store is built, saying Redis refused the credentials")
     void wrongPasswordFailsAtStartup(Driver driver) {
-        assertThatThrownBy(() -> driver.standalone(
-                                redis.port(), new Driver.Credentials("ratelimit", "wrong"), null, Driver.TIMEOUT)
-                        .close())
+        assertThat(startupFailure(() -> driver.standalone(
+                        redis.port(), new Driver.Credentials("ratelimit", "wrong"), null, Driver.TIMEOUT)))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("Redis refused the credentials")
                 .hasMessageContaining("WRONGPASS");
-        assertThatThrownBy(() -> driver.standalone(
-                                redis.port(), new Driver.Credentials(null, "wrong"), null, Driver.TIMEOUT)
-                        .close())
+        assertThat(startupFailure(() ->
+                        driver.standalone(redis.port(), new Driver.Credentials(null, "wrong"), null, Driver.TIMEOUT)))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("Redis refused the credentials");
     }
@@ -119,6 +115,25 @@ class SecurityTest {
         try (CloseableWindowStore store =
                 driver.standalone(tlsPort, new Driver.Credentials("ratelimit", "limited"), tls, Driver.TIMEOUT)) {
             Scenario.runsEveryPath(store);
+        }
+    }
+
+    /**
+     * Builds a store that must fail at startup and returns what it threw. A store that was built
+     * anyway is asked for one check, so that the failure says what its first connection found.
+     */
+    private static Throwable startupFailure(Supplier<CloseableWindowStore> build) {
+        CloseableWindowStore store;
+        try {
+            store = build.get();
+        } catch (RuntimeException e) {
+            return e;
+        }
+        try (store) {
+            Scenario.runsEveryPath(store);
+            throw new AssertionError("the store was built and ran every path of the script");
+        } catch (RuntimeException e) {
+            throw new AssertionError("the store was built; its first check then failed with " + e, e);
         }
     }
 }
