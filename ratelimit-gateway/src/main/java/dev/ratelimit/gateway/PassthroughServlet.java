@@ -6,6 +6,7 @@ import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
 import dev.ratelimit.http.ErrorShape;
+import dev.ratelimit.http.HeaderFamily;
 import dev.ratelimit.servlet.RateLimitFilter;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -69,8 +70,8 @@ final class PassthroughServlet extends HttpServlet {
         TierPolicy.Builder requestWindows = TierPolicy.builder();
         tiers.values().forEach(requestWindows::tier);
         return RateLimitFilter.builder(limiter, requestWindows.build())
-                .rateLimitHeaders(false)
-                .openAiHeaders(true)
+                .header(HeaderFamily.X_RATELIMIT, false)
+                .header(HeaderFamily.OPENAI, true)
                 .errorShape(shape)
                 .build();
     }

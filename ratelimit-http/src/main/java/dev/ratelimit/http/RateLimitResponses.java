@@ -8,12 +8,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 
@@ -98,25 +98,38 @@ public final class RateLimitResponses {
     private static final int BAD_REQUEST = 400;
     private static final int SERVICE_UNAVAILABLE = 503;
 
-    private final boolean xRateLimit;
-    private final boolean ietf;
-    private final boolean openAi;
-    private final boolean anthropic;
-    private final @Nullable Clock clock;
+    private final Set<HeaderFamily> on;
+    private final List<FamilyHeaders> families;
+    private final boolean exactDelay;
+    private final boolean namesUncheckedAndShadowWindows;
     private final ErrorShape errorShape;
     private final boolean eachUnit;
     private final long unavailableRetryAfterSeconds;
-    private final ConcurrentMap<Tier, String> policies = new ConcurrentHashMap<>();
 
     private RateLimitResponses(Builder builder) {
-        this.xRateLimit = builder.families.contains(HeaderFamily.X_RATELIMIT);
-        this.ietf = builder.families.contains(HeaderFamily.IETF);
-        this.openAi = builder.families.contains(HeaderFamily.OPENAI);
-        this.anthropic = builder.families.contains(HeaderFamily.ANTHROPIC);
-        this.clock = builder.clock;
-        if (anthropic && clock == null) {
-            throw new IllegalStateException("HeaderFamily.ANTHROPIC writes reset times: give the builder a clock(...)");
+        EnumSet<HeaderFamily> on = EnumSet.noneOf(HeaderFamily.class);
+        on.addAll(builder.families);
+        this.on = Collections.unmodifiableSet(on);
+        Clock clock = builder.clock;
+        List<FamilyHeaders> families = new ArrayList<>(on.size());
+        for (HeaderFamily family : on) {
+            families.add(
+                    switch (family) {
+                        case X_RATELIMIT -> new XRateLimitHeaders();
+                        case IETF -> new IetfHeaders();
+                        case OPENAI -> new OpenAiHeaders(!on.contains(HeaderFamily.X_RATELIMIT));
+                        case ANTHROPIC -> {
+                            if (clock == null) {
+                                throw new IllegalStateException(
+                                        "HeaderFamily.ANTHROPIC writes reset times: give the builder a clock(...)");
+                            }
+                            yield new AnthropicHeaders(clock);
+                        }
+                    });
         }
+        this.families = List.copyOf(families);
+        this.exactDelay = families.stream().anyMatch(FamilyHeaders::exactDelay);
+        this.namesUncheckedAndShadowWindows = families.stream().anyMatch(FamilyHeaders::namesUncheckedAndShadowWindows);
         this.errorShape = builder.errorShape;
         this.eachUnit = builder.eachUnit;
         this.unavailableRetryAfterSeconds = builder.unavailableRetryAfterSeconds;
@@ -173,12 +186,12 @@ public final class RateLimitResponses {
     public void allowed(Tier tier, Decision decision, BiConsumer<String, String> headers) {
         Objects.requireNonNull(decision, "decision must not be null");
         policy(tier, headers);
-        if ((xRateLimit || openAi || anthropic) && !decision.shadowRefusals().isEmpty()) {
+        if (namesUncheckedAndShadowWindows && !decision.shadowRefusals().isEmpty()) {
             headers.accept(SHADOW, shadow(decision));
         }
         if (decision.degraded()) {
             // the store was not consulted: remaining counts are unknown, so none are claimed
-            if ((xRateLimit || openAi || anthropic) && !decision.unchecked().isEmpty()) {
+            if (namesUncheckedAndShadowWindows && !decision.unchecked().isEmpty()) {
                 headers.accept(DEGRADED, degraded(decision));
             }
             return;
@@ -186,11 +199,7 @@ public final class RateLimitResponses {
         if (decision.window().inShadow()) {
             return; // every window of the caller's is in shadow: no limit of theirs to report
         }
-        if (xRateLimit) {
-            headers.accept(LIMIT, Long.toString(decision.limit()));
-            headers.accept(REMAINING, Long.toString(decision.remaining()));
-            headers.accept(WINDOW, HeaderValues.token(decision.window().name()));
-        }
+        deciding(decision.limit(), decision.remaining(), decision.window().name(), headers);
         counts(reported(tier, decision), headers);
     }
 
@@ -230,11 +239,7 @@ public final class RateLimitResponses {
         }
         Window window = decision.window();
         policy(tier, headers);
-        if (xRateLimit) {
-            headers.accept(LIMIT, Long.toString(decision.limit()));
-            headers.accept(REMAINING, "0");
-            headers.accept(WINDOW, HeaderValues.token(window.name()));
-        }
+        deciding(decision.limit(), 0, window.name(), headers);
         counts(reported(tier, decision), headers);
         if (decision.tooLarge()) {
             // no retry can succeed: no delay is offered
@@ -273,11 +278,7 @@ public final class RateLimitResponses {
             throw new IllegalArgumentException("limit must be positive, was " + limit);
         }
         policy(tier, headers);
-        if (xRateLimit) {
-            headers.accept(LIMIT, Long.toString(limit));
-            headers.accept(REMAINING, "0");
-            headers.accept(WINDOW, CONCURRENT);
-        }
+        deciding(limit, 0, CONCURRENT, headers);
         counts(eachUnit(tier, usage, null), headers);
         retry(retryAfter, CONCURRENT, headers);
         long seconds = RetryAfter.seconds(retryAfter);
@@ -343,88 +344,46 @@ public final class RateLimitResponses {
 
     /** {@code Retry-After} and, per family, the exact delay and the name of what tripped. */
     private void retry(Duration retryAfter, String window, BiConsumer<String, String> headers) {
-        if (openAi || anthropic) {
+        if (exactDelay) {
             RetryAfter.write(retryAfter, headers);
         } else {
             headers.accept(RETRY_AFTER, Long.toString(RetryAfter.seconds(retryAfter)));
         }
-        if (openAi && !xRateLimit) {
-            headers.accept(OPENAI_WINDOW, HeaderValues.token(window));
+        for (FamilyHeaders family : families) {
+            family.refused(window, headers);
         }
     }
 
     private void policy(Tier tier, BiConsumer<String, String> headers) {
         Objects.requireNonNull(tier, "tier must not be null");
         Objects.requireNonNull(headers, "headers must not be null");
-        if (!ietf) {
-            return;
-        }
-        String policy = policies.get(tier);
-        if (policy == null) {
-            policy = HeaderValues.policy(
-                    tier.windows().stream().filter(window -> !window.inShadow()).toList());
-            if (policies.size() < 1_024) { // tiers are few; a caller building one per request must not grow this
-                policies.putIfAbsent(tier, policy);
-            }
-        }
-        if (!policy.isEmpty()) {
-            headers.accept(RATE_LIMIT_POLICY, policy);
+        for (FamilyHeaders family : families) {
+            family.policy(tier, headers);
         }
     }
 
-    /** The per-window counts: the IETF {@code RateLimit} items and OpenAI's families. */
-    private void counts(List<Reported> reported, BiConsumer<String, String> headers) {
+    private void deciding(long limit, long remaining, String window, BiConsumer<String, String> headers) {
+        for (FamilyHeaders family : families) {
+            family.deciding(limit, remaining, window, headers);
+        }
+    }
+
+    /** The per-window counts of each family that reports them. */
+    private void counts(List<ReportedWindow> reported, BiConsumer<String, String> headers) {
         if (reported.isEmpty()) {
             return;
         }
-        if (ietf) {
-            StringBuilder items = new StringBuilder();
-            for (Reported window : reported) {
-                if (items.length() > 0) {
-                    items.append(", ");
-                }
-                items.append(HeaderValues.rateLimitItem(window.name(), window.remaining(), window.resetSeconds()));
-            }
-            headers.accept(RATE_LIMIT, items.toString());
-        }
-        if (openAi) {
-            for (Reported window : reported) {
-                Window.Unit unit = window.window().unit();
-                String suffix = HeaderValues.unitSuffix(unit);
-                headers.accept("x-ratelimit-limit-" + suffix, HeaderValues.amount(unit, window.limit()));
-                headers.accept("x-ratelimit-remaining-" + suffix, HeaderValues.amount(unit, window.remaining()));
-                headers.accept("x-ratelimit-reset-" + suffix, HeaderValues.goDuration(window.reset()));
-            }
-        }
-        if (anthropic && clock != null) {
-            Instant now = clock.instant();
-            for (Reported window : reported) {
-                Window.Unit unit = window.window().unit();
-                if (!unit.isRequests() && !unit.equals(Window.Unit.TOKENS)) {
-                    continue; // Anthropic's family names requests and tokens only
-                }
-                String reset = resetTime(now, window.reset());
-                for (String unitName : unit.isRequests() ? ANTHROPIC_REQUEST_UNITS : ANTHROPIC_TOKEN_UNITS) {
-                    String family = unitName;
-                    headers.accept("anthropic-ratelimit-" + family + "-limit", Long.toString(window.limit()));
-                    headers.accept("anthropic-ratelimit-" + family + "-remaining", Long.toString(window.remaining()));
-                    headers.accept("anthropic-ratelimit-" + family + "-reset", reset);
-                }
-            }
+        for (FamilyHeaders family : families) {
+            family.counts(reported, headers);
         }
     }
-
-    private static final List<String> ANTHROPIC_REQUEST_UNITS = List.of("requests");
-    private static final List<String> ANTHROPIC_TOKEN_UNITS = List.of("tokens", "input-tokens", "output-tokens");
 
     /** {@code now + reset} as an RFC 3339 time in UTC, rounded up to the whole second. */
     static String resetTime(Instant now, Duration reset) {
-        Instant at = now.plus(reset);
-        Instant whole = at.truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
-        return (whole.equals(at) ? whole : whole.plusSeconds(1)).toString();
+        return AnthropicHeaders.resetTime(now, reset);
     }
 
-    private List<Reported> reported(Tier tier, Decision decision) {
+    private List<ReportedWindow> reported(Tier tier, Decision decision) {
         if (eachUnit) {
             List<Decision.Usage> usage = decision.usage();
             if (usage.isEmpty()) { // a decision made without a usage list knows its deciding window only
@@ -436,12 +395,12 @@ public final class RateLimitResponses {
         }
         Window window = decision.window();
         if (decision.allowed()) {
-            return List.of(
-                    new Reported(window, decision.remaining(), decision.resetAfter(), decision.resetAfterSeconds()));
+            return List.of(new ReportedWindow(
+                    window, decision.remaining(), decision.resetAfter(), decision.resetAfterSeconds()));
         }
         // a rejection's budget grows again when the same request would fit: t and Retry-After agree
         long seconds = Math.max(decision.retryAfterSeconds(), decision.resetAfterSeconds());
-        return List.of(new Reported(window, 0, decision.retryAfter(), seconds));
+        return List.of(new ReportedWindow(window, 0, decision.retryAfter(), seconds));
     }
 
     /**
@@ -449,8 +408,8 @@ public final class RateLimitResponses {
      * to the shortest. A unit with a window the store did not evaluate is left out, unless its
      * window rejected the request.
      */
-    private static List<Reported> eachUnit(Tier tier, List<Decision.Usage> usage, @Nullable Window rejecting) {
-        List<Reported> reported = new ArrayList<>(2);
+    private static List<ReportedWindow> eachUnit(Tier tier, List<Decision.Usage> usage, @Nullable Window rejecting) {
+        List<ReportedWindow> reported = new ArrayList<>(2);
         for (Window.Unit unit : units(tier)) {
             Decision.Usage tightest = null;
             int known = 0;
@@ -477,7 +436,7 @@ public final class RateLimitResponses {
                     .count();
             boolean rejectedHere = rejecting != null && rejecting.unit().equals(unit);
             if (known >= windows || rejectedHere) {
-                reported.add(new Reported(
+                reported.add(new ReportedWindow(
                         tightest.window(),
                         tightest.remaining(),
                         tightest.resetAfter(),
@@ -518,8 +477,8 @@ public final class RateLimitResponses {
 
     @Override
     public String toString() {
-        return "RateLimitResponses{xRateLimit=" + xRateLimit + ", ietf=" + ietf + ", openAi=" + openAi
-                + ", anthropic=" + anthropic + ", errorShape=" + errorShape + ", eachUnit=" + eachUnit
+        return "RateLimitResponses{headers=" + on
+                + ", errorShape=" + errorShape + ", eachUnit=" + eachUnit
                 + ", unavailableRetryAfter="
                 + unavailableRetryAfterSeconds + "s}";
     }
@@ -533,17 +492,6 @@ public final class RateLimitResponses {
             }
         }
         return units;
-    }
-
-    private record Reported(Window window, long remaining, Duration reset, long resetSeconds) {
-
-        String name() {
-            return window.name();
-        }
-
-        long limit() {
-            return window.limit();
-        }
     }
 
     /** Builds a {@link RateLimitResponses}; not thread-safe. */
@@ -588,6 +536,24 @@ public final class RateLimitResponses {
             } else {
                 families.remove(family);
             }
+            return this;
+        }
+
+        /**
+         * Switches exactly the given header families on and every other off, as a setting that
+         * lists them does ({@code ratelimit.headers.families} in Spring Boot).
+         *
+         * @param families the families to write; empty for none
+         * @return this builder
+         * @throws NullPointerException if {@code families} or one of them is {@code null}
+         */
+        public Builder headers(Collection<HeaderFamily> families) {
+            Objects.requireNonNull(families, "families must not be null");
+            for (HeaderFamily family : families) {
+                Objects.requireNonNull(family, "families must not contain null");
+            }
+            this.families.clear();
+            this.families.addAll(families);
             return this;
         }
 

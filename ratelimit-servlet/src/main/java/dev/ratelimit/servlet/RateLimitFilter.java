@@ -20,6 +20,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Objects;
@@ -269,7 +270,9 @@ public final class RateLimitFilter implements Filter {
         private final TierPolicy tiers;
         private IdentityResolver identityResolver = IdentityResolver.requestAttributes();
         private final Set<String> exemptPaths = new LinkedHashSet<>();
-        private final RateLimitResponses.Builder responses = RateLimitResponses.builder();
+        // the system clock: HeaderFamily.ANTHROPIC's reset times are absolute, read by clients
+        private final RateLimitResponses.Builder responses =
+                RateLimitResponses.builder().clock(Clock.systemUTC());
         private final Set<String> exemptMethods = new LinkedHashSet<>(Set.of("OPTIONS"));
         private boolean enforce = true;
 
@@ -354,41 +357,22 @@ public final class RateLimitFilter implements Filter {
         }
 
         /**
-         * Switches the {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code
-         * X-RateLimit-Window} and {@code X-RateLimit-Degraded} headers on (the default) or off.
+         * Switches one family of rate-limit headers on or off, as {@link
+         * RateLimitResponses.Builder#header} does: by default {@link HeaderFamily#X_RATELIMIT}
+         * ({@code X-RateLimit-Limit}, {@code -Remaining}, {@code -Window}, {@code -Degraded}) and
+         * {@link HeaderFamily#IETF} ({@code RateLimit}, {@code RateLimit-Policy}) are on; {@link
+         * HeaderFamily#OPENAI} ({@code x-ratelimit-limit-requests}, {@code
+         * x-ratelimit-remaining-requests}, {@code x-ratelimit-reset-requests} and, on a 429, {@code
+         * retry-after-ms}, which OpenAI's SDKs read before {@code Retry-After}) and {@link
+         * HeaderFamily#ANTHROPIC} (its reset times as times of the system clock) are off.
          *
-         * @param enabled whether to send them
+         * @param family the family
+         * @param enabled whether to send it
          * @return this builder
+         * @throws NullPointerException if {@code family} is {@code null}
          */
-        public Builder rateLimitHeaders(boolean enabled) {
-            responses.header(HeaderFamily.X_RATELIMIT, enabled);
-            return this;
-        }
-
-        /**
-         * Switches the IETF draft headers {@code RateLimit} and {@code RateLimit-Policy} on (the
-         * default) or off.
-         *
-         * @param enabled whether to send them
-         * @return this builder
-         */
-        public Builder draftHeaders(boolean enabled) {
-            responses.header(HeaderFamily.IETF, enabled);
-            return this;
-        }
-
-        /**
-         * Switches the OpenAI-style headers {@code x-ratelimit-limit-requests}, {@code
-         * x-ratelimit-remaining-requests} and {@code x-ratelimit-reset-requests} (a duration such as
-         * {@code 6m0s} until the deciding window's budget grows again), and on a 429 {@code
-         * retry-after-ms} (the exact delay, which OpenAI's SDKs read before {@code Retry-After}), on
-         * or off (the default), for clients written against OpenAI's API.
-         *
-         * @param enabled whether to send them
-         * @return this builder
-         */
-        public Builder openAiHeaders(boolean enabled) {
-            responses.header(HeaderFamily.OPENAI, enabled);
+        public Builder header(HeaderFamily family, boolean enabled) {
+            responses.header(family, enabled);
             return this;
         }
 

@@ -7,6 +7,7 @@ import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.http.HeaderFamily;
 import dev.ratelimit.testkit.MutableClock;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -240,8 +241,8 @@ class RateLimitFilterContractTest {
         @DisplayName("both header families off: only Retry-After on a 429")
         void headersOff() throws Exception {
             start(RateLimitFilter.builder(limiter(), TierPolicy.defaults())
-                    .rateLimitHeaders(false)
-                    .draftHeaders(false)
+                    .header(HeaderFamily.X_RATELIMIT, false)
+                    .header(HeaderFamily.IETF, false)
                     .build());
             HttpResponse<String> first = as("alice-key");
             for (int i = 0; i < 4; i++) {
@@ -263,7 +264,7 @@ class RateLimitFilterContractTest {
         @DisplayName("only the draft family: RateLimit headers without X-RateLimit-*")
         void draftOnly() throws Exception {
             start(RateLimitFilter.builder(limiter(), TierPolicy.defaults())
-                    .rateLimitHeaders(false)
+                    .header(HeaderFamily.X_RATELIMIT, false)
                     .build());
 
             HttpResponse<String> response = as("alice-key");
@@ -276,7 +277,7 @@ class RateLimitFilterContractTest {
         @DisplayName("the OpenAI header family, when switched on: limit, remaining and a Go-style reset duration")
         void openAiHeaders() throws Exception {
             start(RateLimitFilter.builder(limiter(), TierPolicy.defaults())
-                    .openAiHeaders(true)
+                    .header(HeaderFamily.OPENAI, true)
                     .build());
             HttpResponse<String> first = as("alice-key");
             assertThat(header(first, "x-ratelimit-limit-requests")).contains("5");
@@ -297,6 +298,30 @@ class RateLimitFilterContractTest {
             assertThat(header(first, "retry-after-ms"))
                     .as("never on an allowed request")
                     .isEmpty();
+        }
+
+        @Test
+        @DisplayName(
+                "Anthropic's header family, when switched on: limit, remaining and a reset time of the system clock")
+        void anthropicHeaders() throws Exception {
+            start(RateLimitFilter.builder(limiter(), TierPolicy.defaults())
+                    .header(HeaderFamily.ANTHROPIC, true)
+                    .build());
+            java.time.Instant before = java.time.Instant.now();
+            HttpResponse<String> first = as("alice-key");
+            java.time.Instant after = java.time.Instant.now();
+            assertThat(header(first, "anthropic-ratelimit-requests-limit")).contains("5");
+            assertThat(header(first, "anthropic-ratelimit-requests-remaining")).contains("4");
+            java.time.Instant reset = java.time.Instant.parse(
+                    header(first, "anthropic-ratelimit-requests-reset").orElseThrow());
+            assertThat(reset)
+                    .as("a minute from now, rounded up to the second")
+                    .isBetween(
+                            before.plusSeconds(60).truncatedTo(java.time.temporal.ChronoUnit.SECONDS),
+                            after.plusSeconds(61).truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
+            assertThat(header(first, "X-RateLimit-Limit"))
+                    .as("the defaults stay on")
+                    .contains("5");
         }
 
         @Test

@@ -1,11 +1,14 @@
 package dev.ratelimit.spring.boot;
 
 import dev.ratelimit.api.TierPolicy;
+import dev.ratelimit.http.HeaderFamily;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -155,42 +158,23 @@ public class RateLimitProperties {
     public static class Headers {
 
         /**
-         * The classic family: {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code
-         * X-RateLimit-Window}, {@code X-RateLimit-Degraded}.
+         * The header families of every answer, as {@link HeaderFamily} names: {@code x-ratelimit}
+         * ({@code X-RateLimit-Limit}, {@code -Remaining}, {@code -Window}, {@code -Degraded}), {@code
+         * ietf} ({@code RateLimit}, {@code RateLimit-Policy}), {@code openai} ({@code
+         * x-ratelimit-*-requests}, {@code retry-after-ms}; without {@code x-ratelimit} also {@code
+         * x-ratelimit-window} on a 429), {@code anthropic} ({@code anthropic-ratelimit-*}).
          */
-        private boolean classic = true;
-
-        /** The IETF draft's {@code RateLimit} and {@code RateLimit-Policy}. */
-        private boolean ietf = true;
-
-        /** OpenAI's {@code x-ratelimit-*-requests} and, on a 429, {@code retry-after-ms}. */
-        private boolean openai;
+        private Set<HeaderFamily> families = EnumSet.of(HeaderFamily.X_RATELIMIT, HeaderFamily.IETF);
 
         /** Answer 429 and 503 with OpenAI's error body {@code {"error":{"message","type","param","code"}}}. */
         private boolean openaiErrors;
 
-        public boolean isClassic() {
-            return classic;
+        public Set<HeaderFamily> getFamilies() {
+            return families;
         }
 
-        public void setClassic(boolean classic) {
-            this.classic = classic;
-        }
-
-        public boolean isIetf() {
-            return ietf;
-        }
-
-        public void setIetf(boolean ietf) {
-            this.ietf = ietf;
-        }
-
-        public boolean isOpenai() {
-            return openai;
-        }
-
-        public void setOpenai(boolean openai) {
-            this.openai = openai;
+        public void setFamilies(Set<HeaderFamily> families) {
+            this.families = families.isEmpty() ? EnumSet.noneOf(HeaderFamily.class) : EnumSet.copyOf(families);
         }
 
         public boolean isOpenaiErrors() {

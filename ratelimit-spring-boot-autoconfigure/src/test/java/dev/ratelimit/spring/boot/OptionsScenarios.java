@@ -11,16 +11,15 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 
 /**
  * Shadow mode and the header families, as the subclasses set them: {@code ratelimit.shadow-mode=true},
- * {@code ratelimit.headers.classic=false}, {@code ratelimit.headers.openai=true}.
+ * {@code ratelimit.headers.families=ietf,openai} (the X-RateLimit family off, OpenAI's on).
  */
 public abstract class OptionsScenarios {
 
     /** The properties every subclass's application runs with. */
     public static final String SHADOW_MODE = "ratelimit.shadow-mode=true";
 
-    public static final String NO_CLASSIC_HEADERS = "ratelimit.headers.classic=false";
-
-    public static final String OPENAI_HEADERS = "ratelimit.headers.openai=true";
+    /** In the names of {@code HeaderFamily}, as users write them (a dash for the underscore, any case). */
+    public static final String IETF_AND_OPENAI_HEADERS = "ratelimit.headers.families=ietf,openai";
 
     @LocalServerPort
     int port;

@@ -60,7 +60,7 @@ public abstract class SpringAiScenarios {
     static void stub(DynamicPropertyRegistry registry) {
         registry.add("stub.base-url", STUB::baseUrl);
         registry.add("ratelimit.spring-ai.models.gpt-4o-mini.tpm", () -> "300000");
-        registry.add("ratelimit.headers.openai", () -> "true");
+        registry.add("ratelimit.headers.families", () -> "x-ratelimit, ietf, openai");
     }
 
     private Http http() {

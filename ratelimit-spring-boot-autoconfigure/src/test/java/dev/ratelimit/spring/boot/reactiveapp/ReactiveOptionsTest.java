@@ -10,7 +10,6 @@ import org.springframework.boot.test.context.SpringBootTest;
         properties = {
             "spring.main.web-application-type=reactive",
             OptionsScenarios.SHADOW_MODE,
-            OptionsScenarios.NO_CLASSIC_HEADERS,
-            OptionsScenarios.OPENAI_HEADERS
+            OptionsScenarios.IETF_AND_OPENAI_HEADERS
         })
 class ReactiveOptionsTest extends OptionsScenarios {}

@@ -7,6 +7,5 @@ import org.springframework.boot.test.context.SpringBootTest;
 @SpringBootTest(
         classes = ServletTestApp.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {OptionsScenarios.SHADOW_MODE, OptionsScenarios.NO_CLASSIC_HEADERS, OptionsScenarios.OPENAI_HEADERS
-        })
+        properties = {OptionsScenarios.SHADOW_MODE, OptionsScenarios.IETF_AND_OPENAI_HEADERS})
 class ServletOptionsTest extends OptionsScenarios {}

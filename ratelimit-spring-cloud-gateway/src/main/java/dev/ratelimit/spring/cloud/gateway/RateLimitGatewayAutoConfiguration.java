@@ -2,7 +2,6 @@ package dev.ratelimit.spring.cloud.gateway;
 
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.TierPolicy;
-import dev.ratelimit.http.HeaderFamily;
 import dev.ratelimit.http.RateLimitResponses;
 import dev.ratelimit.http.RetryAfter;
 import dev.ratelimit.spring.boot.RateLimitAutoConfiguration;
@@ -10,6 +9,7 @@ import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.RateLimitStoreInfo;
 import dev.ratelimit.spring.boot.TierResolver;
 import dev.ratelimit.spring.boot.web.TierResolverConfiguration;
+import java.time.Clock;
 import java.time.Duration;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -68,11 +68,9 @@ public class RateLimitGatewayAutoConfiguration {
             RateLimitProperties properties,
             ConfigurationService configurationService) {
         RateLimitStoreInfo store = stores.getIfUnique();
-        RateLimitProperties.Headers headers = properties.getHeaders();
         RateLimitResponses responses = RateLimitResponses.builder()
-                .header(HeaderFamily.X_RATELIMIT, headers.isClassic())
-                .header(HeaderFamily.IETF, headers.isIetf())
-                .header(HeaderFamily.OPENAI, headers.isOpenai())
+                .headers(properties.getHeaders().getFamilies())
+                .clock(Clock.systemUTC()) // the Anthropic family's reset times
                 .unavailableRetryAfter(Duration.ofSeconds(RetryAfter.seconds(properties.getUnavailableRetryAfter())))
                 .build();
         return TieredRateLimiter.builder(limiter, policy)

@@ -1,9 +1,9 @@
 package dev.ratelimit.spring.boot.web.internal;
 
-import dev.ratelimit.http.HeaderFamily;
 import dev.ratelimit.http.RateLimitResponses;
 import dev.ratelimit.http.RetryAfter;
 import dev.ratelimit.spring.boot.RateLimitProperties;
+import java.time.Clock;
 import java.time.Duration;
 
 /** The HTTP contract's writer as {@code ratelimit.headers.*} configures it, for both web stacks. Not API. */
@@ -18,12 +18,10 @@ public final class ContractResponses {
      * @return the writer
      */
     public static RateLimitResponses of(RateLimitProperties properties) {
-        RateLimitProperties.Headers headers = properties.getHeaders();
         return RateLimitResponses.builder()
-                .header(HeaderFamily.X_RATELIMIT, headers.isClassic())
-                .header(HeaderFamily.IETF, headers.isIetf())
-                .header(HeaderFamily.OPENAI, headers.isOpenai())
-                .openAiErrors(headers.isOpenaiErrors())
+                .headers(properties.getHeaders().getFamilies())
+                .clock(Clock.systemUTC()) // the Anthropic family's reset times
+                .openAiErrors(properties.getHeaders().isOpenaiErrors())
                 // at least a second, as the servlet filter's builder requires
                 .unavailableRetryAfter(Duration.ofSeconds(RetryAfter.seconds(properties.getUnavailableRetryAfter())))
                 .build();

@@ -2,6 +2,7 @@ package dev.ratelimit.spring.boot.web.servlet;
 
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.TierPolicy;
+import dev.ratelimit.http.HeaderFamily;
 import dev.ratelimit.servlet.IdentityResolver;
 import dev.ratelimit.servlet.RateLimitFilter;
 import dev.ratelimit.spring.boot.RateLimitAutoConfiguration;
@@ -66,18 +67,17 @@ public class ServletRateLimitAutoConfiguration {
     public FilterRegistrationBean<RateLimitFilter> rateLimitFilter(
             RateLimiter limiter, TierPolicy policy, IdentityResolver identities, RateLimitProperties properties) {
         RateLimitProperties.Headers headers = properties.getHeaders();
-        RateLimitFilter filter = RateLimitFilter.builder(limiter, policy)
+        RateLimitFilter.Builder filter = RateLimitFilter.builder(limiter, policy)
                 .identityResolver(identities)
                 .exemptPaths(properties.getExcludePaths().toArray(String[]::new))
                 .exemptMethods(properties.getExemptMethods().toArray(String[]::new))
                 .enforce(!properties.isShadowMode())
-                .rateLimitHeaders(headers.isClassic())
-                .draftHeaders(headers.isIetf())
-                .openAiHeaders(headers.isOpenai())
                 .openAiErrors(headers.isOpenaiErrors())
-                .unavailableRetryAfter(properties.getUnavailableRetryAfter())
-                .build();
-        FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
+                .unavailableRetryAfter(properties.getUnavailableRetryAfter());
+        for (HeaderFamily family : HeaderFamily.values()) {
+            filter.header(family, headers.getFamilies().contains(family));
+        }
+        FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter.build());
         registration.setName("rateLimitFilter");
         registration.setUrlPatterns(properties.getPaths());
         registration.setDispatcherTypes(DispatcherType.REQUEST);
