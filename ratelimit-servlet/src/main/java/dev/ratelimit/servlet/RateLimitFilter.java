@@ -270,9 +270,7 @@ public final class RateLimitFilter implements Filter {
         private final TierPolicy tiers;
         private IdentityResolver identityResolver = IdentityResolver.requestAttributes();
         private final Set<String> exemptPaths = new LinkedHashSet<>();
-        // the system clock: HeaderFamily.ANTHROPIC's reset times are absolute, read by clients
-        private final RateLimitResponses.Builder responses =
-                RateLimitResponses.builder().clock(Clock.systemUTC());
+        private final RateLimitResponses.Builder responses = RateLimitResponses.builder();
         private final Set<String> exemptMethods = new LinkedHashSet<>(Set.of("OPTIONS"));
         private boolean enforce = true;
 
@@ -364,7 +362,7 @@ public final class RateLimitFilter implements Filter {
          * HeaderFamily#OPENAI} ({@code x-ratelimit-limit-requests}, {@code
          * x-ratelimit-remaining-requests}, {@code x-ratelimit-reset-requests} and, on a 429, {@code
          * retry-after-ms}, which OpenAI's SDKs read before {@code Retry-After}) and {@link
-         * HeaderFamily#ANTHROPIC} (its reset times as times of the system clock) are off.
+         * HeaderFamily#ANTHROPIC} (its reset times are times: it needs a {@link #clock}) are off.
          *
          * @param family the family
          * @param enabled whether to send it
@@ -373,6 +371,19 @@ public final class RateLimitFilter implements Filter {
          */
         public Builder header(HeaderFamily family, boolean enabled) {
             responses.header(family, enabled);
+            return this;
+        }
+
+        /**
+         * Sets the clock that {@link HeaderFamily#ANTHROPIC}'s reset times are counted from, which
+         * that family requires ({@link #build()} refuses it without one): the limiter's own.
+         *
+         * @param clock the clock
+         * @return this builder
+         * @throws NullPointerException if {@code clock} is {@code null}
+         */
+        public Builder clock(Clock clock) {
+            responses.clock(Objects.requireNonNull(clock, "clock must not be null"));
             return this;
         }
 
@@ -424,6 +435,8 @@ public final class RateLimitFilter implements Filter {
          * Builds the filter.
          *
          * @return the filter
+         * @throws IllegalStateException if {@link HeaderFamily#ANTHROPIC} is on without a {@link
+         *     #clock}
          */
         public RateLimitFilter build() {
             return new RateLimitFilter(this);

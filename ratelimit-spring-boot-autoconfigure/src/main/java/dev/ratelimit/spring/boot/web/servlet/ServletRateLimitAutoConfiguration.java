@@ -10,6 +10,7 @@ import dev.ratelimit.spring.boot.RateLimitProperties;
 import dev.ratelimit.spring.boot.TierResolver;
 import dev.ratelimit.spring.boot.web.TierResolverConfiguration;
 import jakarta.servlet.DispatcherType;
+import java.time.Clock;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -73,7 +74,8 @@ public class ServletRateLimitAutoConfiguration {
                 .exemptMethods(properties.getExemptMethods().toArray(String[]::new))
                 .enforce(!properties.isShadowMode())
                 .openAiErrors(headers.isOpenaiErrors())
-                .unavailableRetryAfter(properties.getUnavailableRetryAfter());
+                .unavailableRetryAfter(properties.getUnavailableRetryAfter())
+                .clock(Clock.systemUTC()); // the Anthropic family's reset times, as the limiter's own clock
         for (HeaderFamily family : HeaderFamily.values()) {
             filter.header(family, headers.getFamilies().contains(family));
         }
