@@ -295,16 +295,18 @@ final class StoreGuard {
     }
 
     /**
-     * Gives back what a reservation whose store call timed out may still have recorded: the store
-     * may have run it after the limiter stopped waiting (a paused or slow Redis runs what it
-     * received once it resumes), so a cancel in doubt of its entry id ({@link Settlement#IN_DOUBT})
-     * is queued behind it and retried until the store takes it.
+     * Gives back what a reservation whose store call timed out, or lost its connection on the way,
+     * may still have recorded: the store may have run it after the limiter stopped waiting (a paused
+     * or slow Redis runs what it received once it resumes), or run it and died before its answer left
+     * (a Redis killed after its append-only file took the call), so a cancel in doubt of its entry id
+     * ({@link Settlement#IN_DOUBT}) is queued behind it and retried until the store takes it. A cancel
+     * in doubt of a reservation never recorded changes nothing (kit rule X11).
      *
      * @param request the request whose store call failed
      * @param failure the failure
      */
     void cancelInDoubt(StoreRequest request, Unavailable failure) {
-        if (!timedOut(failure.getCause())) {
+        if (!mayHaveRun(failure.getCause())) {
             return; // refused before it was sent (breaker open, not connected), or answered with an error
         }
         metrics.settleDeferred("in_doubt");
@@ -318,13 +320,23 @@ final class StoreGuard {
                 request.lease()));
     }
 
-    /** Whether a failure is a timeout: the store may have received the call and may yet run it. */
-    static boolean timedOut(@Nullable Throwable failure) {
+    /**
+     * Whether the store may have run a call that failed: it timed out (the store may have received
+     * it and may yet run it), or the connection was lost with it in flight (the store may have run it
+     * and lost the answer). A call refused before it was sent, or answered with an error, did not run.
+     */
+    static boolean mayHaveRun(@Nullable Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             String message = String.valueOf(cause.getMessage());
             if (cause.getClass().getSimpleName().contains("Timeout")
                     || message.contains("timed out")
-                    || message.contains("did not answer within")) {
+                    || message.contains("did not answer within")
+                    // the connection went with the call in flight: Lettuce, Jedis, the JDK's sockets
+                    || message.contains("Connection closed")
+                    || message.contains("Connection reset")
+                    || message.contains("Unexpected end of stream")
+                    || message.contains("Broken pipe")
+                    || cause instanceof java.nio.channels.ClosedChannelException) {
                 return true;
             }
             if (cause.getCause() == cause) {

@@ -152,6 +152,48 @@ class ReservationTest {
         assertThat(settled).isEmpty();
     }
 
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}: in doubt {1}")
+    @org.junit.jupiter.params.provider.CsvSource({
+        "Command timed out after 500 millisecond(s), true",
+        "Connection closed, true",
+        "Connection reset by peer, true",
+        "Unexpected end of stream., true",
+        "Not connected; the store is opening a new connection, false",
+        "ERR something the script refused, false"
+    })
+    @DisplayName("a reservation whose store call may have run (timed out, or the connection lost in flight) is"
+            + " cancelled in doubt; one refused before it was sent is not")
+    void reservationThatMayHaveRunIsCancelledInDoubt(String failure, boolean inDoubt) throws Exception {
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        WindowStore failing = new TestStore() {
+            @Override
+            public Evaluation evaluate(StoreRequest request) {
+                throw new dev.ratelimit.api.RateLimiterUnavailableException(
+                        "Redis (Lettuce) is unavailable", new RuntimeException(failure));
+            }
+
+            @Override
+            public void settle(Settlement settlement) {
+                settled.add(settlement);
+            }
+        };
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        RateLimiter limiter = SlidingWindowRateLimiter.builder(failing)
+                .meterRegistry(registry)
+                .build();
+        Reservation reservation = limiter.reserve("u", TIER, 300);
+        assertThat(reservation.decision().degraded()).isTrue();
+        io.micrometer.core.instrument.Counter deferred = registry.find("ratelimit.settle.deferred")
+                .tag("reason", "in_doubt")
+                .counter();
+        assertThat(deferred == null ? 0 : deferred.count()).isEqualTo(inDoubt ? 1.0 : 0.0);
+        assertThat(limiter.awaitSettlements(Duration.ofSeconds(10))).isTrue();
+        assertThat(settled)
+                .as("the cancel in doubt the store was sent")
+                .hasSize(inDoubt ? 1 : 0)
+                .allMatch(Settlement::isInDoubt);
+    }
+
     @Test
     @DisplayName("a settlement the store fails is queued and retried until the store takes it, applied once")
     void failedSettlementIsRetried() throws Exception {
