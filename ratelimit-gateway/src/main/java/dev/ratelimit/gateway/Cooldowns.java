@@ -149,20 +149,21 @@ final class Cooldowns implements AutoCloseable {
         return upstream + " " + model; // an upstream's name has no space
     }
 
-    /** When the model's cooldown ends, or {@code null} when it is not cooling down. */
+    /**
+     * When the model's cooldown ends, or {@code null} when it is not cooling down: the later of what
+     * Redis announced and what this process started itself (its own announcement may not have come
+     * back yet, so an end it just moved later is not undone by the one announced before).
+     */
     @Nullable
     Instant until(String upstream, String model) {
         long now = clock.millis();
         String key = key(upstream, model);
         Active announced = shared.get(key);
-        if (announced != null && announced.until().toEpochMilli() > now) {
-            return announced.until();
-        }
         Active active = local.get(key);
-        if (active == null || active.until().toEpochMilli() <= now) {
-            return null;
-        }
-        return active.until();
+        long end = Math.max(
+                announced == null ? 0 : announced.until().toEpochMilli(),
+                active == null ? 0 : active.until().toEpochMilli());
+        return end > now ? Instant.ofEpochMilli(end) : null;
     }
 
     /**
