@@ -1,0 +1,183 @@
+package dev.ratelimit.testsupport.gemini;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A Gemini API upstream answering {@code POST /v1beta/models/{model}:generateContent} and {@code
+ * :streamGenerateContent?alt=sse} (server-sent events, one {@code GenerateContentResponse} a chunk), that
+ * counts the calls reaching it. Every answer is {@link #REPLY} and reports {@link #PROMPT_TOKENS}
+ * prompt and {@link #CANDIDATES_TOKENS} candidates' tokens, plus the cached and thinking tokens the test
+ * sets; a stream reports the prompt alone on its earlier chunks and the whole usage on its last, as
+ * Gemini does.
+ */
+public final class GeminiStub implements AutoCloseable {
+
+    /** The answer's text. */
+    public static final String REPLY = "Hello from the stub";
+
+    /** The answer's text as the stream sends it, one part per chunk. */
+    public static final String[] STREAMED_PARTS = {"Hello", " from", " the", " stub"};
+
+    /** The prompt tokens every answer reports ({@code promptTokenCount}, cached ones included). */
+    public static final int PROMPT_TOKENS = 11;
+
+    /** The candidates' tokens every answer reports ({@code candidatesTokenCount}, thoughts excluded). */
+    public static final int CANDIDATES_TOKENS = 7;
+
+    private final HttpServer server;
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+    private final AtomicInteger calls = new AtomicInteger();
+    private volatile int status = 200;
+    private volatile int cachedTokens;
+    private volatile int thoughtsTokens;
+
+    /**
+     * Starts the stub on a free port of the loopback address.
+     *
+     * @throws IOException if the server cannot bind
+     */
+    public GeminiStub() throws IOException {
+        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/", this::answer);
+        server.setExecutor(threads);
+        server.start();
+    }
+
+    /**
+     * Returns the root URL to give a client, which adds {@code /v1beta} itself: {@code
+     * http://127.0.0.1:<port>}.
+     *
+     * @return the server's root URL
+     */
+    public String rootUrl() {
+        return "http://127.0.0.1:" + server.getAddress().getPort();
+    }
+
+    /**
+     * Returns the base URL with the API version, as Google's is {@code
+     * https://generativelanguage.googleapis.com/v1beta}.
+     *
+     * @return the base URL
+     */
+    public String baseUrl() {
+        return rootUrl() + "/v1beta";
+    }
+
+    /**
+     * Returns how many calls reached the stub.
+     *
+     * @return the calls so far
+     */
+    public int calls() {
+        return calls.get();
+    }
+
+    /**
+     * Answers every later call with this status and a Gemini error body.
+     *
+     * @param status the HTTP status, such as 400
+     */
+    public void failWith(int status) {
+        this.status = status;
+    }
+
+    /**
+     * Makes later answers report this many of their {@link #PROMPT_TOKENS} as read from the context
+     * cache ({@code cachedContentTokenCount}, inside the prompt count as Gemini reports it).
+     *
+     * @param cachedTokens the cached prompt tokens, at most {@link #PROMPT_TOKENS}
+     */
+    public void reportCachedTokens(int cachedTokens) {
+        this.cachedTokens = cachedTokens;
+    }
+
+    /**
+     * Makes later answers report this many thinking tokens ({@code thoughtsTokenCount}, in the total
+     * but not in the candidates' count).
+     *
+     * @param thoughtsTokens the thinking tokens
+     */
+    public void reportThoughtsTokens(int thoughtsTokens) {
+        this.thoughtsTokens = thoughtsTokens;
+    }
+
+    /**
+     * Returns the total every answer reports now: prompt, candidates' and thinking tokens.
+     *
+     * @return the {@code totalTokenCount}
+     */
+    public int totalTokens() {
+        return PROMPT_TOKENS + CANDIDATES_TOKENS + thoughtsTokens;
+    }
+
+    private void answer(HttpExchange exchange) throws IOException {
+        try (exchange) {
+            exchange.getRequestBody().readAllBytes();
+            calls.incrementAndGet();
+            if (status != 200) {
+                send(
+                        exchange,
+                        status,
+                        "application/json",
+                        "{\"error\":{\"code\":" + status
+                                + ",\"message\":\"stub failure\",\"status\":\"INVALID_ARGUMENT\"}}");
+                return;
+            }
+            String path = exchange.getRequestURI().getPath();
+            if (!path.endsWith(":streamGenerateContent")) {
+                send(exchange, 200, "application/json", response(REPLY, "STOP", usage(true)));
+                return;
+            }
+            exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
+            exchange.sendResponseHeaders(200, 0);
+            OutputStream out = exchange.getResponseBody();
+            for (int i = 0; i < STREAMED_PARTS.length; i++) {
+                boolean last = i == STREAMED_PARTS.length - 1;
+                String data = response(STREAMED_PARTS[i], last ? "STOP" : null, usage(last));
+                out.write(("data: " + data + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+                out.flush();
+            }
+        }
+    }
+
+    private String usage(boolean whole) {
+        if (!whole) {
+            return "{\"promptTokenCount\":" + PROMPT_TOKENS + ",\"totalTokenCount\":" + PROMPT_TOKENS + "}";
+        }
+        int cached = cachedTokens;
+        int thoughts = thoughtsTokens;
+        return "{\"promptTokenCount\":" + PROMPT_TOKENS + ",\"candidatesTokenCount\":" + CANDIDATES_TOKENS
+                + (cached > 0 ? ",\"cachedContentTokenCount\":" + cached : "")
+                + (thoughts > 0 ? ",\"thoughtsTokenCount\":" + thoughts : "")
+                + ",\"totalTokenCount\":" + (PROMPT_TOKENS + CANDIDATES_TOKENS + thoughts) + "}";
+    }
+
+    private static String response(String text, @Nullable String finishReason, String usage) {
+        String finish = finishReason == null ? "" : ",\"finishReason\":\"" + finishReason + "\"";
+        return "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"" + text + "\"}],\"role\":\"model\"}" + finish
+                + ",\"index\":0}],\"usageMetadata\":" + usage + ",\"modelVersion\":\"stub\"}";
+    }
+
+    private static void send(HttpExchange exchange, int status, String type, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("Content-Type", type);
+        exchange.sendResponseHeaders(status, bytes.length);
+        exchange.getResponseBody().write(bytes);
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        threads.shutdownNow();
+    }
+}
