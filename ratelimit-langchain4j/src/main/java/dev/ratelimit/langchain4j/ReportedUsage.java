@@ -57,10 +57,10 @@ final class ReportedUsage {
                 : geminiCached != null || thoughts != null
                         ? TokenUsage.openAi(input, count(geminiCached), output + count(thoughts))
                         : new TokenUsage(
-                        input,
-                        count(read(usage, "cacheReadInputTokens")),
-                        count(read(usage, "cacheCreationInputTokens")),
-                        output);
+                                input,
+                                count(read(usage, "cacheReadInputTokens")),
+                                count(read(usage, "cacheCreationInputTokens")),
+                                output);
         Integer total = usage.totalTokenCount();
         long beyond = total == null ? 0 : total - split.total();
         return beyond > 0
