@@ -1,15 +1,9 @@
 package dev.ratelimit.testsupport.gemini;
 
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import dev.ratelimit.testsupport.ModelStub;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -20,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * sets; a stream reports the prompt alone on its earlier chunks and the whole usage on its last, as
  * Gemini does.
  */
-public final class GeminiStub implements AutoCloseable {
+public final class GeminiStub extends ModelStub {
 
     /** The answer's text. */
     public static final String REPLY = "Hello from the stub";
@@ -34,10 +28,6 @@ public final class GeminiStub implements AutoCloseable {
     /** The candidates' tokens every answer reports ({@code candidatesTokenCount}, thoughts excluded). */
     public static final int CANDIDATES_TOKENS = 7;
 
-    private final HttpServer server;
-    private final ExecutorService threads = Executors.newCachedThreadPool();
-    private final AtomicInteger calls = new AtomicInteger();
-    private volatile int status = 200;
     private volatile int cachedTokens;
     private volatile int thoughtsTokens;
 
@@ -47,20 +37,7 @@ public final class GeminiStub implements AutoCloseable {
      * @throws IOException if the server cannot bind
      */
     public GeminiStub() throws IOException {
-        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        server.createContext("/", this::answer);
-        server.setExecutor(threads);
-        server.start();
-    }
-
-    /**
-     * Returns the root URL to give a client, which adds {@code /v1beta} itself: {@code
-     * http://127.0.0.1:<port>}.
-     *
-     * @return the server's root URL
-     */
-    public String rootUrl() {
-        return "http://127.0.0.1:" + server.getAddress().getPort();
+        super();
     }
 
     /**
@@ -71,24 +48,6 @@ public final class GeminiStub implements AutoCloseable {
      */
     public String baseUrl() {
         return rootUrl() + "/v1beta";
-    }
-
-    /**
-     * Returns how many calls reached the stub.
-     *
-     * @return the calls so far
-     */
-    public int calls() {
-        return calls.get();
-    }
-
-    /**
-     * Answers every later call with this status and a Gemini error body.
-     *
-     * @param status the HTTP status, such as 400
-     */
-    public void failWith(int status) {
-        this.status = status;
     }
 
     /**
@@ -120,33 +79,21 @@ public final class GeminiStub implements AutoCloseable {
         return PROMPT_TOKENS + CANDIDATES_TOKENS + thoughtsTokens;
     }
 
-    private void answer(HttpExchange exchange) throws IOException {
-        try (exchange) {
-            exchange.getRequestBody().readAllBytes();
-            calls.incrementAndGet();
-            if (status != 200) {
-                send(
-                        exchange,
-                        status,
-                        "application/json",
-                        "{\"error\":{\"code\":" + status
-                                + ",\"message\":\"stub failure\",\"status\":\"INVALID_ARGUMENT\"}}");
-                return;
-            }
-            String path = exchange.getRequestURI().getPath();
-            if (!path.endsWith(":streamGenerateContent")) {
-                send(exchange, 200, "application/json", response(REPLY, "STOP", usage(true)));
-                return;
-            }
-            exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
-            exchange.sendResponseHeaders(200, 0);
-            OutputStream out = exchange.getResponseBody();
-            for (int i = 0; i < STREAMED_PARTS.length; i++) {
-                boolean last = i == STREAMED_PARTS.length - 1;
-                String data = response(STREAMED_PARTS[i], last ? "STOP" : null, usage(last));
-                out.write(("data: " + data + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
-                out.flush();
-            }
+    @Override
+    protected String errorBody(int status) {
+        return "{\"error\":{\"code\":" + status + ",\"message\":\"stub failure\",\"status\":\"INVALID_ARGUMENT\"}}";
+    }
+
+    @Override
+    protected void answer(HttpExchange exchange, String body) throws IOException {
+        if (!exchange.getRequestURI().getPath().endsWith(":streamGenerateContent")) {
+            send(exchange, 200, "application/json", response(REPLY, "STOP", usage(true)));
+            return;
+        }
+        OutputStream out = startEvents(exchange);
+        for (int i = 0; i < STREAMED_PARTS.length; i++) {
+            boolean last = i == STREAMED_PARTS.length - 1;
+            event(out, response(STREAMED_PARTS[i], last ? "STOP" : null, usage(last)));
         }
     }
 
@@ -166,18 +113,5 @@ public final class GeminiStub implements AutoCloseable {
         String finish = finishReason == null ? "" : ",\"finishReason\":\"" + finishReason + "\"";
         return "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"" + text + "\"}],\"role\":\"model\"}" + finish
                 + ",\"index\":0}],\"usageMetadata\":" + usage + ",\"modelVersion\":\"stub\"}";
-    }
-
-    private static void send(HttpExchange exchange, int status, String type, String body) throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().set("Content-Type", type);
-        exchange.sendResponseHeaders(status, bytes.length);
-        exchange.getResponseBody().write(bytes);
-    }
-
-    @Override
-    public void close() {
-        server.stop(0);
-        threads.shutdownNow();
     }
 }
