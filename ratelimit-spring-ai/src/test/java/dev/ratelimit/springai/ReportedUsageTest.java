@@ -14,8 +14,7 @@ import org.springframework.ai.google.genai.metadata.GoogleGenAiUsage;
 
 /**
  * How Spring AI's usage splits into the kinds of tokens that are priced; OpenAI's own (cached tokens
- * inside the prompt count) runs against the stub in {@link RateLimitAdvisorContract}, Gemini's in
- * {@link GoogleGenAiAdvisorTest}.
+ * inside the prompt count) and Gemini's run against the stubs in {@link RateLimitAdvisorContract}.
  */
 class ReportedUsageTest {
 
