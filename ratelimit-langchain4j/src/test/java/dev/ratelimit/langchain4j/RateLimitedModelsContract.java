@@ -46,6 +46,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * LangChain4j's own OpenAI models, wrapped, against {@link OpenAiStub}: what reaches the stub and what
@@ -613,16 +614,13 @@ abstract class RateLimitedModelsContract {
     @DisplayName("Gemini")
     class Gemini {
 
-        private GeminiStub gemini;
+        @RegisterExtension
+        final GeminiStub gemini = GeminiStub.start();
 
-        @BeforeEach
-        void startGemini() throws Exception {
-            gemini = new GeminiStub();
-        }
-
-        @AfterEach
-        void stopGemini() {
-            gemini.close();
+        /** Asserts the user's requests, tokens (the model's cap holds the same) and micro-dollars spent. */
+        private void assertCharged(long requests, long tokens, long micros) {
+            assertThat(List.of(used(REQUESTS), used(TOKENS), modelCapUsed(), spent()))
+                    .containsExactly(requests, tokens, tokens, micros);
         }
 
         private ChatModel geminiModel() {
@@ -649,10 +647,7 @@ abstract class RateLimitedModelsContract {
 
             assertThat(answer).isEqualTo(GeminiStub.REPLY);
             assertThat(gemini.calls()).isEqualTo(1);
-            assertThat(used(REQUESTS)).isEqualTo(1);
-            assertThat(used(TOKENS)).isEqualTo(18); // 11 prompt, 7 candidates
-            assertThat(modelCapUsed()).isEqualTo(18);
-            assertThat(spent()).isEqualTo(11 * 3 + 7 * 10);
+            assertCharged(1, 11 + 7, 11 * 3 + 7 * 10); // 11 prompt, 7 candidates
         }
 
         @Test
@@ -663,8 +658,8 @@ abstract class RateLimitedModelsContract {
 
             metered().wrap(geminiModel()).chat("hi");
 
-            assertThat(used(TOKENS)).isEqualTo(22); // 11 prompt (5 of them cached), 7 candidates, 4 thoughts
-            assertThat(spent()).isEqualTo(6 * 3 + 5 + (7 + 4) * 10);
+            // 11 prompt (5 of them cached), 7 candidates, 4 thoughts
+            assertCharged(1, 11 + 7 + 4, 6 * 3 + 5 + (7 + 4) * 10);
         }
 
         @Test
@@ -677,10 +672,7 @@ abstract class RateLimitedModelsContract {
             metered().wrapStreaming(geminiStreamingModel()).chat("hi", handler(done));
 
             assertThat(done.get(30, TimeUnit.SECONDS).aiMessage().text()).isEqualTo(GeminiStub.REPLY);
-            assertThat(used(REQUESTS)).isEqualTo(1);
-            assertThat(used(TOKENS)).isEqualTo(22);
-            assertThat(modelCapUsed()).isEqualTo(22);
-            assertThat(spent()).isEqualTo(6 * 3 + 5 + (7 + 4) * 10);
+            assertCharged(1, 11 + 7 + 4, 6 * 3 + 5 + (7 + 4) * 10);
         }
 
         @Test
@@ -694,9 +686,7 @@ abstract class RateLimitedModelsContract {
             assertThatThrownBy(() -> done.get(30, TimeUnit.SECONDS)).isInstanceOf(Exception.class);
 
             assertThat(gemini.calls()).isEqualTo(2);
-            assertThat(used(REQUESTS)).isZero();
-            assertThat(used(TOKENS)).isZero();
-            assertThat(spent()).isZero();
+            assertCharged(0, 0, 0);
         }
 
         @Test

@@ -37,6 +37,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.ai.chat.client.ChatClient;
 import org.springframework.ai.chat.model.ChatResponse;
 import org.springframework.ai.google.genai.GoogleGenAiChatModel;
@@ -601,16 +602,13 @@ abstract class RateLimitAdvisorContract {
     @DisplayName("Gemini")
     class Gemini {
 
-        private GeminiStub gemini;
+        @RegisterExtension
+        final GeminiStub gemini = GeminiStub.start();
 
-        @BeforeEach
-        void startGemini() throws Exception {
-            gemini = new GeminiStub();
-        }
-
-        @AfterEach
-        void stopGemini() {
-            gemini.close();
+        /** Asserts the user's requests, tokens (the model's cap holds the same) and micro-dollars spent. */
+        private void assertCharged(long requests, long tokens, long micros) {
+            assertThat(List.of(used(REQUESTS), used(TOKENS), modelCapUsed(), spent()))
+                    .containsExactly(requests, tokens, tokens, micros);
         }
 
         private ChatClient geminiClient(RateLimitAdvisor advisor) {
@@ -636,10 +634,7 @@ abstract class RateLimitAdvisorContract {
 
             assertThat(answer).isEqualTo(GeminiStub.REPLY);
             assertThat(gemini.calls()).isEqualTo(1);
-            assertThat(used(REQUESTS)).isEqualTo(1);
-            assertThat(used(TOKENS)).isEqualTo(18); // 11 prompt, 7 candidates
-            assertThat(modelCapUsed()).isEqualTo(18);
-            assertThat(spent()).isEqualTo(11 * 3 + 7 * 10);
+            assertCharged(1, 11 + 7, 11 * 3 + 7 * 10); // 11 prompt, 7 candidates
         }
 
         @Test
@@ -650,8 +645,8 @@ abstract class RateLimitAdvisorContract {
 
             geminiClient().prompt("hi").call().content();
 
-            assertThat(used(TOKENS)).isEqualTo(22); // 11 prompt (5 of them cached), 7 candidates, 4 thoughts
-            assertThat(spent()).isEqualTo(6 * 3 + 5 + (7 + 4) * 10);
+            // 11 prompt (5 of them cached), 7 candidates, 4 thoughts
+            assertCharged(1, 11 + 7 + 4, 6 * 3 + 5 + (7 + 4) * 10);
         }
 
         @Test
@@ -664,10 +659,7 @@ abstract class RateLimitAdvisorContract {
                     geminiClient().prompt("hi").stream().content().collectList().block(Duration.ofSeconds(30));
 
             assertThat(String.join("", parts)).isEqualTo(GeminiStub.REPLY);
-            assertThat(used(REQUESTS)).isEqualTo(1);
-            assertThat(used(TOKENS)).isEqualTo(22);
-            assertThat(modelCapUsed()).isEqualTo(22);
-            assertThat(spent()).isEqualTo(6 * 3 + 5 + (7 + 4) * 10);
+            assertCharged(1, 11 + 7 + 4, 6 * 3 + 5 + (7 + 4) * 10);
         }
 
         @Test
@@ -682,9 +674,7 @@ abstract class RateLimitAdvisorContract {
                     .isInstanceOf(RuntimeException.class);
 
             assertThat(gemini.calls()).isEqualTo(2);
-            assertThat(used(REQUESTS)).isZero();
-            assertThat(used(TOKENS)).isZero();
-            assertThat(spent()).isZero();
+            assertCharged(0, 0, 0);
         }
 
         @Test

@@ -10,14 +10,17 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A model provider's API on the JDK's HTTP server, on a free port of the loopback address, for the
  * framework integrations' tests (the frameworks' own clients call it): counts the calls reaching it,
  * answers them all with an error when told to, and leaves the answers to its provider's subclass. Each
- * call is served on its own thread, so concurrent calls overlap.
+ * call is served on its own thread, so concurrent calls overlap. Registered as a JUnit extension
+ * ({@code @RegisterExtension}), it closes after each test.
  */
-public abstract class ModelStub implements AutoCloseable {
+public abstract class ModelStub implements AutoCloseable, AfterEachCallback {
 
     private final HttpServer server;
     private final ExecutorService threads = Executors.newCachedThreadPool();
@@ -134,6 +137,16 @@ public abstract class ModelStub implements AutoCloseable {
     protected static void event(OutputStream out, String data) throws IOException {
         out.write(("data: " + data + "\n\n").getBytes(StandardCharsets.UTF_8));
         out.flush();
+    }
+
+    /**
+     * Closes the stub after the test that registered it.
+     *
+     * @param context the test's context
+     */
+    @Override
+    public void afterEach(ExtensionContext context) {
+        close();
     }
 
     @Override

@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpExchange;
 import dev.ratelimit.testsupport.ModelStub;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -38,6 +39,21 @@ public final class GeminiStub extends ModelStub {
      */
     public GeminiStub() throws IOException {
         super();
+    }
+
+    /**
+     * Starts a stub, for a field initializer ({@code @RegisterExtension final GeminiStub gemini =
+     * GeminiStub.start();}).
+     *
+     * @return the started stub
+     * @throws UncheckedIOException if the server cannot bind
+     */
+    public static GeminiStub start() {
+        try {
+            return new GeminiStub();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /**
