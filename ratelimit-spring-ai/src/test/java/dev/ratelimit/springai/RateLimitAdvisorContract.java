@@ -164,6 +164,12 @@ abstract class RateLimitAdvisorContract {
         return spent(METERED, SPEND);
     }
 
+    /** Asserts the user's requests, tokens (the model's cap holds the same) and micro-dollars spent. */
+    private void assertCharged(long requests, long tokens, long micros) {
+        assertThat(List.of(used(REQUESTS), used(TOKENS), modelCapUsed(), spent()))
+                .containsExactly(requests, tokens, tokens, micros);
+    }
+
     private long spent(Tier tier, Window spend) {
         return limiter.usage(user, tier).stream()
                 .filter(usage -> usage.window().equals(spend))
@@ -604,12 +610,6 @@ abstract class RateLimitAdvisorContract {
 
         @RegisterExtension
         final GeminiStub gemini = GeminiStub.start();
-
-        /** Asserts the user's requests, tokens (the model's cap holds the same) and micro-dollars spent. */
-        private void assertCharged(long requests, long tokens, long micros) {
-            assertThat(List.of(used(REQUESTS), used(TOKENS), modelCapUsed(), spent()))
-                    .containsExactly(requests, tokens, tokens, micros);
-        }
 
         private ChatClient geminiClient(RateLimitAdvisor advisor) {
             Client genAi = Client.builder()
