@@ -18,6 +18,9 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li>{@code inputTokensDetails().cachedTokens()} ({@code OpenAiTokenUsage}): the cached part of the
  *       input count, which includes it;
+ *   <li>{@code cachedContentTokenCount()} and {@code thoughtsTokenCount()} ({@code
+ *       GoogleAiGeminiTokenUsage}): the cached part of the input count, which includes it, and the
+ *       thinking tokens, which the output count leaves out and which are billed as output;
  *   <li>{@code cacheReadInputTokens()} and {@code cacheCreationInputTokens()} ({@code
  *       AnthropicTokenUsage}): input read from and written to the cache, apart from the input count.
  * </ul>
@@ -47,13 +50,17 @@ final class ReportedUsage {
         long input = inputCount != null ? Math.max(0, inputCount) : countedPrompt;
         long output = outputCount != null ? Math.max(0, outputCount) : countedOutput;
         Object details = read(usage, "inputTokensDetails");
+        Object geminiCached = read(usage, "cachedContentTokenCount");
+        Object thoughts = read(usage, "thoughtsTokenCount");
         TokenUsage split = details != null
                 ? TokenUsage.openAi(input, count(read(details, "cachedTokens")), output)
-                : new TokenUsage(
-                        input,
-                        count(read(usage, "cacheReadInputTokens")),
-                        count(read(usage, "cacheCreationInputTokens")),
-                        output);
+                : geminiCached != null || thoughts != null
+                        ? TokenUsage.openAi(input, count(geminiCached), output + count(thoughts))
+                        : new TokenUsage(
+                                input,
+                                count(read(usage, "cacheReadInputTokens")),
+                                count(read(usage, "cacheCreationInputTokens")),
+                                output);
         Integer total = usage.totalTokenCount();
         long beyond = total == null ? 0 : total - split.total();
         return beyond > 0

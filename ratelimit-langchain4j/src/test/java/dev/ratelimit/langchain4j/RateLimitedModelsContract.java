@@ -14,6 +14,8 @@ import dev.langchain4j.model.chat.response.PartialResponse;
 import dev.langchain4j.model.chat.response.PartialResponseContext;
 import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import dev.langchain4j.model.chat.response.StreamingHandle;
+import dev.langchain4j.model.googleai.GoogleAiGeminiChatModel;
+import dev.langchain4j.model.googleai.GoogleAiGeminiStreamingChatModel;
 import dev.langchain4j.model.openai.OpenAiChatModel;
 import dev.langchain4j.model.openai.OpenAiStreamingChatModel;
 import dev.langchain4j.service.AiServices;
@@ -27,6 +29,7 @@ import dev.ratelimit.genai.PriceTable;
 import dev.ratelimit.genai.RateLimitExceededException;
 import dev.ratelimit.genai.TokenUsage;
 import dev.ratelimit.genai.UnpricedModelException;
+import dev.ratelimit.testsupport.gemini.GeminiStub;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,7 +44,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * LangChain4j's own OpenAI models, wrapped, against {@link OpenAiStub}: what reaches the stub and what
@@ -50,6 +55,7 @@ import org.junit.jupiter.api.Test;
 abstract class RateLimitedModelsContract {
 
     private static final String MODEL = "gpt-4o-mini";
+    private static final String GEMINI = "gemini-2.5-flash";
     private static final Window REQUESTS = Window.of(10, Duration.ofMinutes(1));
     private static final Window TOKENS = Window.tokens(1_000_000, Duration.ofHours(1));
     private static final Tier TIER = Tier.of("free", REQUESTS, TOKENS);
@@ -63,7 +69,7 @@ abstract class RateLimitedModelsContract {
      */
     private static final ModelPrice PRICE = ModelPrice.perMillion("3", "1", "10");
 
-    private static final PriceTable PRICES = PriceTable.of(Map.of(MODEL, PRICE));
+    private static final PriceTable PRICES = PriceTable.of(Map.of(MODEL, PRICE, GEMINI, PRICE));
 
     private OpenAiStub stub;
     private RateLimiter limiter;
@@ -335,12 +341,7 @@ abstract class RateLimitedModelsContract {
     @DisplayName(
             "a call larger than the token window is refused as too large, through an AI Service too, and never reaches the model")
     void tooLargeIsRefusedWithoutCallingTheModel() {
-        Tier small = Tier.of("small", REQUESTS, Window.tokens(500, Duration.ofMinutes(1)));
-        LangChain4jRateLimiter tight = LangChain4jRateLimiter.builder(limiter)
-                .user(() -> user)
-                .tier(id -> small)
-                .defaultMaxOutputTokens(1_000)
-                .build();
+        LangChain4jRateLimiter tight = tight();
 
         assertThatThrownBy(() -> tight.wrap(chatModel()).chat("hi"))
                 .isInstanceOfSatisfying(RateLimitExceededException.class, e -> {
@@ -352,6 +353,16 @@ abstract class RateLimitedModelsContract {
                 .build();
         assertThatThrownBy(() -> assistant.chat("hi")).isInstanceOf(RateLimitExceededException.class);
         assertThat(stub.calls()).isZero();
+    }
+
+    /** A user whose token window (500) is smaller than a call's default reservation (1,000 output tokens). */
+    private LangChain4jRateLimiter tight() {
+        Tier small = Tier.of("small", REQUESTS, Window.tokens(500, Duration.ofMinutes(1)));
+        return LangChain4jRateLimiter.builder(limiter)
+                .user(() -> user)
+                .tier(id -> small)
+                .defaultMaxOutputTokens(1_000)
+                .build();
     }
 
     @Test
@@ -392,13 +403,19 @@ abstract class RateLimitedModelsContract {
         return LangChain4jRateLimiter.builder(limiter)
                 .user(() -> user)
                 .tier(id -> tier)
-                .modelBudgets(Map.of(MODEL, modelCap))
+                .modelBudgets(Map.of(MODEL, modelCap, GEMINI, modelCap))
                 .priceTable(prices)
                 .build();
     }
 
     private long spent() {
         return spent(METERED, SPEND);
+    }
+
+    /** Asserts the user's requests, tokens (the model's cap holds the same) and micro-dollars spent. */
+    private void assertCharged(long requests, long tokens, long micros) {
+        assertThat(List.of(used(REQUESTS), used(TOKENS), modelCapUsed(), spent()))
+                .containsExactly(requests, tokens, tokens, micros);
     }
 
     private long spent(Tier tier, Window spend) {
@@ -591,5 +608,98 @@ abstract class RateLimitedModelsContract {
                 .wrap(chatModel())
                 .chat("hi");
         assertThat(stub.calls()).isEqualTo(1);
+    }
+
+    /**
+     * LangChain4j's own Gemini models ({@link GoogleAiGeminiChatModel}, {@link
+     * GoogleAiGeminiStreamingChatModel}) against {@link GeminiStub}, on a metered tier: charged, then
+     * settled to the usage Gemini reports, cached content at the cached price and thinking tokens at
+     * the output price.
+     */
+    @Nested
+    @DisplayName("Gemini")
+    class Gemini {
+
+        @RegisterExtension
+        final GeminiStub gemini = GeminiStub.start();
+
+        private ChatModel geminiModel() {
+            return GoogleAiGeminiChatModel.builder()
+                    .baseUrl(gemini.baseUrl())
+                    .apiKey("test")
+                    .modelName(GEMINI)
+                    .maxRetries(0)
+                    .build();
+        }
+
+        private StreamingChatModel geminiStreamingModel() {
+            return GoogleAiGeminiStreamingChatModel.builder()
+                    .baseUrl(gemini.baseUrl())
+                    .apiKey("test")
+                    .modelName(GEMINI)
+                    .build();
+        }
+
+        @Test
+        @DisplayName("a plain call settles tokens, the model's cap and the spend to Gemini's usage")
+        void plainCallSettlesToUsage() {
+            String answer = metered().wrap(geminiModel()).chat("hi");
+
+            assertThat(answer).isEqualTo(GeminiStub.REPLY);
+            assertThat(gemini.calls()).isEqualTo(1);
+            assertCharged(1, 11 + 7, 11 * 3 + 7 * 10); // 11 prompt, 7 candidates
+        }
+
+        @Test
+        @DisplayName("cached content is charged at the cached price, thinking tokens at the output price")
+        void cachedAndThinkingTokensArePricedByKind() {
+            gemini.reportCachedTokens(5);
+            gemini.reportThoughtsTokens(4);
+
+            metered().wrap(geminiModel()).chat("hi");
+
+            // 11 prompt (5 of them cached), 7 candidates, 4 thoughts
+            assertCharged(1, 11 + 7 + 4, 6 * 3 + 5 + (7 + 4) * 10);
+        }
+
+        @Test
+        @DisplayName("a streamed call settles to the usage of the stream's last chunk")
+        void streamedCallSettlesToUsage() throws Exception {
+            gemini.reportCachedTokens(5);
+            gemini.reportThoughtsTokens(4);
+            CompletableFuture<ChatResponse> done = new CompletableFuture<>();
+
+            metered().wrapStreaming(geminiStreamingModel()).chat("hi", handler(done));
+
+            assertThat(done.get(30, TimeUnit.SECONDS).aiMessage().text()).isEqualTo(GeminiStub.REPLY);
+            assertCharged(1, 11 + 7 + 4, 6 * 3 + 5 + (7 + 4) * 10);
+        }
+
+        @Test
+        @DisplayName("a 400 from Gemini gives the request, its tokens and its money back, plain and streamed")
+        void modelErrorCancels() {
+            gemini.failWith(400);
+
+            assertThatThrownBy(() -> metered().wrap(geminiModel()).chat("hi")).isInstanceOf(RuntimeException.class);
+            CompletableFuture<ChatResponse> done = new CompletableFuture<>();
+            metered().wrapStreaming(geminiStreamingModel()).chat("hi", handler(done));
+            assertThatThrownBy(() -> done.get(30, TimeUnit.SECONDS)).isInstanceOf(Exception.class);
+
+            assertThat(gemini.calls()).isEqualTo(2);
+            assertCharged(0, 0, 0);
+        }
+
+        @Test
+        @DisplayName("a call larger than the token window is refused as too large and never reaches Gemini")
+        void tooLargeIsRefusedWithoutCallingTheModel() {
+            assertThatThrownBy(() -> tight().wrap(geminiModel()).chat("hi"))
+                    .isInstanceOfSatisfying(
+                            RateLimitExceededException.class,
+                            e -> assertThat(e.decision().tooLarge()).isTrue());
+            assertThatThrownBy(() -> tight().wrapStreaming(geminiStreamingModel())
+                            .chat("hi", handler(new CompletableFuture<>())))
+                    .isInstanceOf(RateLimitExceededException.class);
+            assertThat(gemini.calls()).isZero();
+        }
     }
 }

@@ -2,6 +2,7 @@ package dev.ratelimit.langchain4j;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.langchain4j.model.googleai.GoogleAiGeminiTokenUsage;
 import dev.langchain4j.model.openai.OpenAiTokenUsage;
 import dev.ratelimit.genai.TokenUsage;
 import org.junit.jupiter.api.DisplayName;
@@ -43,6 +44,21 @@ class ReportedUsageTest {
                 .build();
 
         assertThat(ReportedUsage.of(usage, 1, 1)).isEqualTo(new TokenUsage(40, 60, 0, 20));
+    }
+
+    @Test
+    @DisplayName(
+            "Gemini's cached content is inside its input count; its thinking tokens, in the total only, are output")
+    void geminiCachedContentIsInsideTheInputAndThoughtsAreOutput() {
+        GoogleAiGeminiTokenUsage usage = GoogleAiGeminiTokenUsage.builder()
+                .inputTokenCount(100)
+                .cachedContentTokenCount(60)
+                .outputTokenCount(20)
+                .thoughtsTokenCount(30)
+                .totalTokenCount(150)
+                .build();
+
+        assertThat(ReportedUsage.of(usage, 1, 1)).isEqualTo(new TokenUsage(40, 60, 0, 50));
     }
 
     @Test

@@ -10,10 +10,14 @@ import org.springframework.ai.chat.metadata.Usage;
  *
  * <p>Spring AI 2.0 reports cache reads and writes beside the prompt count ({@code
  * getCacheReadInputTokens()}, {@code getCacheWriteInputTokens()}), but what the prompt count holds
- * differs by provider: OpenAI's includes the cached tokens, Anthropic's does not. OpenAI is
- * recognised by its native usage, an object of the OpenAI Java SDK ({@code com.openai}); any other
- * provider's cache reads and writes are taken as apart from its prompt count, as Anthropic reports
- * them, so a provider that counts them inside is charged more, never less, than it bills.
+ * differs by provider: OpenAI's and Gemini's include the cached tokens, Anthropic's does not. OpenAI
+ * and Gemini are recognised by their native usage, an object of the OpenAI Java SDK ({@code
+ * com.openai}) or of Google's Gen AI SDK ({@code com.google.genai}); any other provider's cache reads
+ * and writes are taken as apart from its prompt count, as Anthropic reports them, so a provider that
+ * counts them inside is charged more, never less, than it bills.
+ *
+ * <p>Gemini's thinking tokens are in its total but not in its completion count: the total above the
+ * parts is what charges them, at the output price.
  */
 final class ReportedUsage {
 
@@ -43,7 +47,11 @@ final class ReportedUsage {
 
     private static boolean promptIncludesCache(Usage usage) {
         Object nativeUsage = usage.getNativeUsage();
-        return nativeUsage != null && nativeUsage.getClass().getName().startsWith("com.openai.");
+        if (nativeUsage == null) {
+            return false;
+        }
+        String type = nativeUsage.getClass().getName();
+        return type.startsWith("com.openai.") || type.startsWith("com.google.genai.");
     }
 
     private static long count(@Nullable Long tokens) {

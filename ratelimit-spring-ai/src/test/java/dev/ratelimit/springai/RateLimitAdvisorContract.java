@@ -3,6 +3,8 @@ package dev.ratelimit.springai;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.genai.Client;
+import com.google.genai.types.HttpOptions;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.SharedBudget;
@@ -15,6 +17,7 @@ import dev.ratelimit.genai.RateLimitExceededException;
 import dev.ratelimit.genai.TokenCounts;
 import dev.ratelimit.genai.TokenUsage;
 import dev.ratelimit.genai.UnpricedModelException;
+import dev.ratelimit.testsupport.gemini.GeminiStub;
 import dev.ratelimit.testsupport.openai.OpenAiStub;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,9 +35,13 @@ import java.util.function.LongSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.ai.chat.client.ChatClient;
 import org.springframework.ai.chat.model.ChatResponse;
+import org.springframework.ai.google.genai.GoogleGenAiChatModel;
+import org.springframework.ai.google.genai.GoogleGenAiChatOptions;
 import org.springframework.ai.openai.OpenAiChatModel;
 import org.springframework.ai.openai.OpenAiChatOptions;
 import org.springframework.ai.tool.annotation.Tool;
@@ -48,6 +55,7 @@ import reactor.core.Disposable;
 abstract class RateLimitAdvisorContract {
 
     private static final String MODEL = "gpt-4o-mini";
+    private static final String GEMINI = "gemini-2.5-flash";
     private static final Window REQUESTS = Window.of(10, Duration.ofMinutes(1));
     private static final Window TOKENS = Window.tokens(1_000_000, Duration.ofHours(1));
     private static final Tier TIER = Tier.of("free", REQUESTS, TOKENS);
@@ -63,7 +71,7 @@ abstract class RateLimitAdvisorContract {
      */
     private static final ModelPrice PRICE = ModelPrice.perMillion("3", "1", "10");
 
-    private static final PriceTable PRICES = PriceTable.of(Map.of(MODEL, PRICE));
+    private static final PriceTable PRICES = PriceTable.of(Map.of(MODEL, PRICE, GEMINI, PRICE));
 
     private OpenAiStub stub;
     private RateLimiter limiter;
@@ -91,7 +99,7 @@ abstract class RateLimitAdvisorContract {
     private RateLimitAdvisor.Builder advisor() {
         return RateLimitAdvisor.builder(limiter, TIERS)
                 .endUserResolver(request -> new EndUser(user, null))
-                .modelBudgets(Map.of(MODEL, modelCap));
+                .modelBudgets(Map.of(MODEL, modelCap, GEMINI, modelCap));
     }
 
     private ChatClient chatClient(RateLimitAdvisor advisor, boolean streamUsage) {
@@ -154,6 +162,12 @@ abstract class RateLimitAdvisorContract {
 
     private long spent() {
         return spent(METERED, SPEND);
+    }
+
+    /** Asserts the user's requests, tokens (the model's cap holds the same) and micro-dollars spent. */
+    private void assertCharged(long requests, long tokens, long micros) {
+        assertThat(List.of(used(REQUESTS), used(TOKENS), modelCapUsed(), spent()))
+                .containsExactly(requests, tokens, tokens, micros);
     }
 
     private long spent(Tier tier, Window spend) {
@@ -369,13 +383,7 @@ abstract class RateLimitAdvisorContract {
     @Test
     @DisplayName("a call larger than the token window is refused as too large and never reaches the model")
     void tooLargeIsRefusedWithoutCallingTheModel() {
-        Tier small = Tier.of("free", REQUESTS, Window.tokens(500, Duration.ofMinutes(1)));
-        RateLimitAdvisor tight = RateLimitAdvisor.builder(
-                        limiter,
-                        TierPolicy.builder().tier(small).defaultTier("free").build())
-                .endUserResolver(request -> new EndUser(user, null))
-                .defaultMaxTokens(1_000)
-                .build();
+        RateLimitAdvisor tight = tight();
 
         assertThatThrownBy(() -> chatClient(tight, true).prompt("hi").call().content())
                 .isInstanceOfSatisfying(RateLimitExceededException.class, e -> {
@@ -391,13 +399,7 @@ abstract class RateLimitAdvisorContract {
     @Test
     @DisplayName("the call's maxTokens option is what is reserved beyond the prompt")
     void maxTokensOptionIsReserved() {
-        Tier small = Tier.of("free", REQUESTS, Window.tokens(500, Duration.ofMinutes(1)));
-        RateLimitAdvisor tight = RateLimitAdvisor.builder(
-                        limiter,
-                        TierPolicy.builder().tier(small).defaultTier("free").build())
-                .endUserResolver(request -> new EndUser(user, null))
-                .defaultMaxTokens(1_000)
-                .build();
+        RateLimitAdvisor tight = tight();
 
         String answer = chatClient(tight, true)
                 .prompt("hi")
@@ -407,6 +409,17 @@ abstract class RateLimitAdvisorContract {
 
         assertThat(answer).isEqualTo(OpenAiStub.REPLY);
         assertThat(stub.calls()).isEqualTo(1);
+    }
+
+    /** A user whose token window (500) is smaller than a call's default reservation (1,000 output tokens). */
+    private RateLimitAdvisor tight() {
+        Tier small = Tier.of("free", REQUESTS, Window.tokens(500, Duration.ofMinutes(1)));
+        return RateLimitAdvisor.builder(
+                        limiter,
+                        TierPolicy.builder().tier(small).defaultTier("free").build())
+                .endUserResolver(request -> new EndUser(user, null))
+                .defaultMaxTokens(1_000)
+                .build();
     }
 
     @Test
@@ -584,5 +597,98 @@ abstract class RateLimitAdvisorContract {
                 .call()
                 .content();
         assertThat(stub.calls()).isEqualTo(1);
+    }
+
+    /**
+     * Spring AI's own {@link GoogleGenAiChatModel}, its Google Gen AI {@link Client} pointed at {@link
+     * GeminiStub}, on a metered tier: charged, then settled to the usage Gemini reports, cached content
+     * at the cached price and thinking tokens at the output price.
+     */
+    @Nested
+    @DisplayName("Gemini")
+    class Gemini {
+
+        @RegisterExtension
+        final GeminiStub gemini = GeminiStub.start();
+
+        private ChatClient geminiClient(RateLimitAdvisor advisor) {
+            Client genAi = Client.builder()
+                    .apiKey("test")
+                    .httpOptions(HttpOptions.builder().baseUrl(gemini.rootUrl()).build())
+                    .build();
+            GoogleGenAiChatModel model = GoogleGenAiChatModel.builder()
+                    .genAiClient(genAi)
+                    .options(GoogleGenAiChatOptions.builder().model(GEMINI).build())
+                    .build();
+            return ChatClient.builder(model).defaultAdvisors(advisor).build();
+        }
+
+        private ChatClient geminiClient() {
+            return geminiClient(metered().build());
+        }
+
+        @Test
+        @DisplayName("a plain call settles tokens, the model's cap and the spend to Gemini's usage")
+        void plainCallSettlesToUsage() {
+            String answer = geminiClient().prompt("hi").call().content();
+
+            assertThat(answer).isEqualTo(GeminiStub.REPLY);
+            assertThat(gemini.calls()).isEqualTo(1);
+            assertCharged(1, 11 + 7, 11 * 3 + 7 * 10); // 11 prompt, 7 candidates
+        }
+
+        @Test
+        @DisplayName("cached content is charged at the cached price, thinking tokens at the output price")
+        void cachedAndThinkingTokensArePricedByKind() {
+            gemini.reportCachedTokens(5);
+            gemini.reportThoughtsTokens(4);
+
+            geminiClient().prompt("hi").call().content();
+
+            // 11 prompt (5 of them cached), 7 candidates, 4 thoughts
+            assertCharged(1, 11 + 7 + 4, 6 * 3 + 5 + (7 + 4) * 10);
+        }
+
+        @Test
+        @DisplayName("a streamed call settles to the usage of the stream's last chunk")
+        void streamedCallSettlesToUsage() {
+            gemini.reportCachedTokens(5);
+            gemini.reportThoughtsTokens(4);
+
+            List<String> parts =
+                    geminiClient().prompt("hi").stream().content().collectList().block(Duration.ofSeconds(30));
+
+            assertThat(String.join("", parts)).isEqualTo(GeminiStub.REPLY);
+            assertCharged(1, 11 + 7 + 4, 6 * 3 + 5 + (7 + 4) * 10);
+        }
+
+        @Test
+        @DisplayName("a 400 from Gemini gives the request, its tokens and its money back, plain and streamed")
+        void modelErrorCancels() {
+            gemini.failWith(400);
+
+            assertThatThrownBy(() -> geminiClient().prompt("hi").call().content())
+                    .isInstanceOf(RuntimeException.class);
+            assertThatThrownBy(
+                            () -> geminiClient().prompt("hi").stream().content().blockLast(Duration.ofSeconds(30)))
+                    .isInstanceOf(RuntimeException.class);
+
+            assertThat(gemini.calls()).isEqualTo(2);
+            assertCharged(0, 0, 0);
+        }
+
+        @Test
+        @DisplayName("a call larger than the token window is refused as too large and never reaches Gemini")
+        void tooLargeIsRefusedWithoutCallingTheModel() {
+            assertThatThrownBy(() -> geminiClient(tight()).prompt("hi").call().content())
+                    .isInstanceOfSatisfying(
+                            RateLimitExceededException.class,
+                            e -> assertThat(e.decision().tooLarge()).isTrue());
+            assertThatThrownBy(() -> geminiClient(tight()).prompt("hi").stream()
+                            .content()
+                            .blockLast(Duration.ofSeconds(30)))
+                    .isInstanceOf(RateLimitExceededException.class);
+            assertThat(gemini.calls()).isZero();
+        }
     }
 }

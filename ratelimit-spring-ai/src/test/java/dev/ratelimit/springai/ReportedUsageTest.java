@@ -2,6 +2,7 @@ package dev.ratelimit.springai;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.genai.types.GenerateContentResponseUsageMetadata;
 import dev.ratelimit.genai.TokenUsage;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -9,10 +10,11 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.springframework.ai.chat.metadata.DefaultUsage;
 import org.springframework.ai.chat.metadata.Usage;
+import org.springframework.ai.google.genai.metadata.GoogleGenAiUsage;
 
 /**
  * How Spring AI's usage splits into the kinds of tokens that are priced; OpenAI's own (cached tokens
- * inside the prompt count) runs against the stub in {@link RateLimitAdvisorContract}.
+ * inside the prompt count) and Gemini's run against the stubs in {@link RateLimitAdvisorContract}.
  */
 class ReportedUsageTest {
 
@@ -23,6 +25,21 @@ class ReportedUsageTest {
         DefaultUsage usage = new DefaultUsage(100, 20, 120, Map.of("input_tokens", 100), 300L, 50L);
 
         assertThat(ReportedUsage.of(usage, 7, 3)).isEqualTo(new TokenUsage(100, 300, 50, 20));
+    }
+
+    @Test
+    @DisplayName(
+            "Gemini's cached content is inside its prompt count; its thinking tokens, in the total only, are output")
+    void geminiCachedContentIsInsideThePromptAndThoughtsAreOutput() {
+        Usage usage = GoogleGenAiUsage.from(GenerateContentResponseUsageMetadata.builder()
+                .promptTokenCount(100)
+                .cachedContentTokenCount(60)
+                .candidatesTokenCount(20)
+                .thoughtsTokenCount(30)
+                .totalTokenCount(150)
+                .build());
+
+        assertThat(ReportedUsage.of(usage, 1, 1)).isEqualTo(new TokenUsage(40, 60, 0, 50));
     }
 
     @Test

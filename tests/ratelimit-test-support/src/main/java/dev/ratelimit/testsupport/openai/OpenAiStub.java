@@ -1,17 +1,12 @@
 package dev.ratelimit.testsupport.openai;
 
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import dev.ratelimit.testsupport.ModelStub;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -24,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * {}}); otherwise the answer is {@link #REPLY}, streamed as {@link #STREAMED_PARTS}. Each call is
  * served on its own thread, so concurrent calls overlap.
  */
-public final class OpenAiStub implements AutoCloseable {
+public final class OpenAiStub extends ModelStub {
 
     /** The answer's text. */
     public static final String REPLY = "Hello from the stub";
@@ -48,10 +43,6 @@ public final class OpenAiStub implements AutoCloseable {
     private static final Pattern TOOLS = Pattern.compile("\"tools\"\\s*:\\s*\\[");
     private static final Pattern NAME = Pattern.compile("\"name\"\\s*:\\s*\"([^\"]+)\"");
 
-    private final HttpServer server;
-    private final ExecutorService threads = Executors.newCachedThreadPool();
-    private final AtomicInteger calls = new AtomicInteger();
-    private volatile int status = 200;
     private volatile boolean reportUsage = true;
     private volatile int cachedTokens;
     private volatile CountDownLatch holdAfterFirstChunk = new CountDownLatch(0);
@@ -62,10 +53,7 @@ public final class OpenAiStub implements AutoCloseable {
      * @throws IOException if the server cannot bind
      */
     public OpenAiStub() throws IOException {
-        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        server.createContext("/", this::answer);
-        server.setExecutor(threads);
-        server.start();
+        super();
     }
 
     /**
@@ -74,34 +62,7 @@ public final class OpenAiStub implements AutoCloseable {
      * @return the base URL
      */
     public String baseUrl() {
-        return "http://127.0.0.1:" + server.getAddress().getPort() + "/v1";
-    }
-
-    /**
-     * Returns the base URL without the {@code /v1} path, for clients that add it themselves.
-     *
-     * @return the server's root URL
-     */
-    public String rootUrl() {
-        return "http://127.0.0.1:" + server.getAddress().getPort();
-    }
-
-    /**
-     * Returns how many calls reached the stub.
-     *
-     * @return the calls so far
-     */
-    public int calls() {
-        return calls.get();
-    }
-
-    /**
-     * Answers every later call with this status and an OpenAI error body.
-     *
-     * @param status the HTTP status, such as 500
-     */
-    public void failWith(int status) {
-        this.status = status;
+        return rootUrl() + "/v1";
     }
 
     /**
@@ -136,42 +97,34 @@ public final class OpenAiStub implements AutoCloseable {
         return latch;
     }
 
-    private void answer(HttpExchange exchange) throws IOException {
-        try (exchange) {
-            String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
-            calls.incrementAndGet();
-            if (status != 200) {
-                send(
-                        exchange,
-                        status,
-                        "application/json",
-                        "{\"error\":{\"message\":\"stub failure\",\"type\":\"server_error\",\"param\":null,\"code\":null}}");
-                return;
-            }
-            Matcher model = MODEL.matcher(body);
-            String modelName = model.find() ? model.group(1) : "gpt-4o-mini";
-            String tool = toolToCall(body);
-            if (STREAM.matcher(body).find()) {
-                stream(exchange, modelName, tool, INCLUDE_USAGE.matcher(body).find());
-                return;
-            }
-            String message = tool == null
-                    ? "{\"role\":\"assistant\",\"content\":\"" + REPLY + "\"}"
-                    : "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":" + toolCalls(tool, false) + "}";
-            String completion = completion(
-                    modelName,
-                    "chat.completion",
-                    "[{\"index\":0,\"finish_reason\":\"" + (tool == null ? "stop" : "tool_calls") + "\",\"message\":"
-                            + message + "}]");
-            send(exchange, 200, "application/json", completion);
+    @Override
+    protected String errorBody(int status) {
+        return "{\"error\":{\"message\":\"stub failure\",\"type\":\"server_error\",\"param\":null,\"code\":null}}";
+    }
+
+    @Override
+    protected void answer(HttpExchange exchange, String body) throws IOException {
+        Matcher model = MODEL.matcher(body);
+        String modelName = model.find() ? model.group(1) : "gpt-4o-mini";
+        String tool = toolToCall(body);
+        if (STREAM.matcher(body).find()) {
+            stream(exchange, modelName, tool, INCLUDE_USAGE.matcher(body).find());
+            return;
         }
+        String message = tool == null
+                ? "{\"role\":\"assistant\",\"content\":\"" + REPLY + "\"}"
+                : "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":" + toolCalls(tool, false) + "}";
+        String completion = completion(
+                modelName,
+                "chat.completion",
+                "[{\"index\":0,\"finish_reason\":\"" + (tool == null ? "stop" : "tool_calls") + "\",\"message\":"
+                        + message + "}]");
+        send(exchange, 200, "application/json", completion);
     }
 
     private void stream(HttpExchange exchange, String model, @Nullable String tool, boolean includeUsage)
             throws IOException {
-        exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
-        exchange.sendResponseHeaders(200, 0);
-        OutputStream out = exchange.getResponseBody();
+        OutputStream out = startEvents(exchange);
         if (tool != null) {
             event(out, chunk(model, "{\"role\":\"assistant\",\"tool_calls\":" + toolCalls(tool, true) + "}", null));
             event(out, chunk(model, "{}", "tool_calls"));
@@ -201,11 +154,6 @@ public final class OpenAiStub implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while holding the stream", e);
         }
-    }
-
-    private static void event(OutputStream out, String data) throws IOException {
-        out.write(("data: " + data + "\n\n").getBytes(StandardCharsets.UTF_8));
-        out.flush();
     }
 
     private String chunk(String model, String delta, @Nullable String finishReason) {
@@ -248,17 +196,9 @@ public final class OpenAiStub implements AutoCloseable {
         return name.find(tools.end()) ? name.group(1) : null;
     }
 
-    private static void send(HttpExchange exchange, int status, String type, String body) throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().set("Content-Type", type);
-        exchange.sendResponseHeaders(status, bytes.length);
-        exchange.getResponseBody().write(bytes);
-    }
-
     @Override
     public void close() {
         holdAfterFirstChunk.countDown();
-        server.stop(0);
-        threads.shutdownNow();
+        super.close();
     }
 }
