@@ -12,17 +12,20 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * OpenAI's Batch API, metered: {@code POST /v1/files} (an upload, at most {@code max-body-bytes}),
+ * OpenAI's Batch API, metered: {@code POST /v1/files} (an upload, at most {@code limits.max-file-bytes}),
  * {@code GET /v1/files/{id}[/content]}, {@code POST /v1/batches}, {@code GET /v1/batches[/{id}]} and
  * {@code POST /v1/batches/{id}/cancel}. Creating a batch reads its input file from the upstream
  * and reserves, in one admission like any metered request, every line's counted prompt plus its
@@ -30,8 +33,9 @@ import org.jspecify.annotations.Nullable;
  * every level of its charge; a refusal never reaches the upstream. The tenant that created a batch
  * or uploaded a file owns it ({@link BatchOwners}); anyone else hears 404, and the list shows a
  * tenant only its own batches. The reservation is settled to the usage in the batch's output file
- * when the owner reads the batch in a terminal state (completed, failed, expired, cancelled), or
- * given back when it ended with no output.
+ * when the owner reads the batch in a terminal state (completed, failed, expired, cancelled) or this
+ * process's poller (every {@code limits.batch-poll-interval-seconds}) finds it there, whichever
+ * comes first; it is given back when the batch ended with no output.
  *
  * <p>The upstream calls here wait (up to the upstream timeout) on the request's thread: these
  * control calls are few, unlike completions.
@@ -39,6 +43,7 @@ import org.jspecify.annotations.Nullable;
 final class BatchServlet extends HttpServlet {
 
     private static final long serialVersionUID = 1L;
+    private static final System.Logger LOG = System.getLogger(BatchServlet.class.getName());
     private static final Set<String> TERMINAL = Set.of("completed", "failed", "expired", "cancelled");
     static final String FILE = "file";
     static final String BATCH = "batch";
@@ -48,9 +53,38 @@ final class BatchServlet extends HttpServlet {
     /** The reservations of the batches this process admitted, until they are settled. */
     private final transient Map<String, Admission.Ticket> reserved = new ConcurrentHashMap<>();
 
+    private final transient ScheduledExecutorService poller;
+
+    /** Starts polling the batches this process admits every {@code limits.batch-poll-interval-seconds}. */
     BatchServlet(Gateway gateway, BatchOwners owners) {
         this.gateway = gateway;
         this.owners = owners;
+        this.poller = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "ratelimit-batch-poller");
+            thread.setDaemon(true);
+            return thread;
+        });
+        long every = gateway.config().limits().batchPollInterval().toMillis();
+        poller.scheduleWithFixedDelay(this::poll, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    /** Asks the upstream about each batch this process holds a reservation for, and settles those that ended. */
+    private void poll() {
+        for (String id : List.copyOf(reserved.keySet())) {
+            try {
+                Fetched batch = call("GET", "/batches/" + id, null, new byte[0], null);
+                if (batch != null) {
+                    settleIfEnded(id, batch);
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "polling batch " + id + " failed; it is asked again next time", e);
+            }
+        }
+    }
+
+    @Override
+    public void destroy() {
+        poller.shutdownNow();
     }
 
     /** An upstream answer read whole. */
@@ -63,6 +97,11 @@ final class BatchServlet extends HttpServlet {
         String[] parts = below.substring(1).split("/", -1);
         String method = request.getMethod();
         String tenant = ApiKeyFilter.account(request).tenant();
+        if (Anthropic.isAnthropicCaller(request)) {
+            // Anthropic's Files API shares the path: not served, in Anthropic's shape
+            PassthroughServlet.unknown(gateway, request, response, request.getRequestURI());
+            return;
+        }
         try {
             if (parts[0].equals("files")) {
                 files(request, response, method, parts, tenant);
@@ -79,7 +118,7 @@ final class BatchServlet extends HttpServlet {
             throws IOException, BadRequest {
         if (parts.length == 1 && method.equals("POST")) {
             byte[] upload =
-                    Requests.bytes(request, gateway.config(request).limits().maxBodyBytes());
+                    Requests.bytes(request, gateway.config(request).limits().maxFileBytes());
             Fetched created = call("POST", "/files", request.getContentType(), upload, response);
             if (created == null) {
                 return;
@@ -97,7 +136,7 @@ final class BatchServlet extends HttpServlet {
             }
             Fetched file = call(
                     "GET",
-                    "/files/" + String.join("/", java.util.List.of(parts).subList(1, parts.length)),
+                    "/files/" + String.join("/", List.of(parts).subList(1, parts.length)),
                     null,
                     new byte[0],
                     response);

@@ -12,6 +12,7 @@ import com.openai.models.files.FileCreateParams;
 import com.openai.models.files.FilePurpose;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -41,8 +42,22 @@ class BatchTest {
 
     @BeforeEach
     void start() throws Exception {
-        Path config = Path.of(BatchTest.class.getResource("gateway-money.yaml").toURI());
-        harness = Harness.start(store, true, Map.of("GATEWAY_CONFIG", config.toString()));
+        harness = start(3_600); // no poll during a test: what it sees, it learned from the owner's GET
+    }
+
+    /** A gateway on {@code gateway-money.yaml} polling batches every {@code pollSeconds}, uploads up to 2,048 bytes. */
+    private Harness start(int pollSeconds) throws Exception {
+        Path money = Path.of(BatchTest.class.getResource("gateway-money.yaml").toURI());
+        Path config = Files.createTempFile("gateway-batches", ".yaml");
+        config.toFile().deleteOnExit();
+        Files.writeString(
+                config,
+                Files.readString(money)
+                        .replace(
+                                "  max-body-bytes: 4096\n",
+                                "  max-body-bytes: 4096\n  max-file-bytes: 2048\n  batch-poll-interval-seconds: "
+                                        + pollSeconds + "\n"));
+        return Harness.start(store, true, Map.of("GATEWAY_CONFIG", config.toString()));
     }
 
     @AfterEach
@@ -102,6 +117,34 @@ class BatchTest {
         assertThat(spent("alice")).isEqualTo(6_000); // 6,000 output tokens at $1 per million
         alice.batches().retrieve(batch.id()); // a second read settles nothing more
         assertThat(spent("alice")).isEqualTo(6_000);
+    }
+
+    @Test
+    @DisplayName("the poller settles a batch that ended without the owner asking")
+    void settledByThePoller() throws Exception {
+        harness.close();
+        harness = start(1);
+        OpenAIClient alice = harness.openAi("alice-key");
+        Batch completed = batch(alice, 2, 100_000);
+        Batch expired = batch(alice, 1, 100_000);
+        assertThat(spent("alice")).isEqualTo(3 * DIME);
+        harness.stub().batches().complete(completed.id(), 10, 3_000);
+        harness.stub().batches().end(expired.id(), "expired");
+        Harness.await("both batches settled by the poller", () -> spent("alice") == 6_000);
+        long reads = harness.stub().received().stream()
+                .filter(r -> r.method().equals("GET") && r.path().startsWith("/v1/batches/"))
+                .count();
+        assertThat(reads).isPositive(); // the gateway asked; alice never did
+    }
+
+    @Test
+    @DisplayName("an upload larger than limits.max-file-bytes is refused with 413 in OpenAI's shape, never relayed")
+    void uploadTooLarge() throws Exception {
+        HttpResponse<String> answer =
+                harness.post("/v1/files", "alice-key", "multipart/form-data; boundary=x", "a".repeat(3_000));
+        assertThat(answer.statusCode()).isEqualTo(413);
+        assertThat(answer.body()).contains("\"error\"");
+        assertThat(harness.stub().received()).isEmpty();
     }
 
     @Test
