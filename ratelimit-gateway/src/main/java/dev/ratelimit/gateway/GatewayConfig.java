@@ -140,6 +140,11 @@ record GatewayConfig(
                 throw new IllegalArgumentException(at + ": " + parts[1]
                         + " is a metered endpoint (POST only), never relayed, was '" + entry + "'");
             }
+            if (parts[1].matches("/v1/(files|batches)(/.*)?")) {
+                throw new IllegalArgumentException(at + ": " + parts[1]
+                        + " belongs to the Batch API, which the gateway meters itself (docs/gateway.md#batches), was '"
+                        + entry + "'");
+            }
             List<@Nullable String> segments = new ArrayList<>();
             for (String segment : parts[1].substring(1).split("/")) {
                 boolean wildcard = segment.matches("\\{[A-Za-z_][A-Za-z0-9_]*}");
