@@ -297,6 +297,16 @@ final class Admission {
             }
         }
 
+        /**
+         * Keeps the reservation for a settlement much later (a batch's, hours away) but frees its
+         * concurrency slot, which is then no longer renewed and lapses with its lease, and stops
+         * counting it among the requests in flight that a shutdown waits for.
+         */
+        void hold() {
+            release();
+            open.remove(this);
+        }
+
         /** How the request ended, once settled; {@code null} before, or when it was refused. */
         @Nullable
         String ending() {

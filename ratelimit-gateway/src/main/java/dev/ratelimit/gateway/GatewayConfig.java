@@ -140,6 +140,11 @@ record GatewayConfig(
                 throw new IllegalArgumentException(at + ": " + parts[1]
                         + " is a metered endpoint (POST only), never relayed, was '" + entry + "'");
             }
+            if (parts[1].matches("/v1/(files|batches)(/.*)?")) {
+                throw new IllegalArgumentException(at + ": " + parts[1]
+                        + " belongs to the Batch API, which the gateway meters itself (docs/gateway.md#batches), was '"
+                        + entry + "'");
+            }
             List<@Nullable String> segments = new ArrayList<>();
             for (String segment : parts[1].substring(1).split("/")) {
                 boolean wildcard = segment.matches("\\{[A-Za-z_][A-Za-z0-9_]*}");
@@ -371,6 +376,9 @@ record GatewayConfig(
      * @param geminiDefaultMaxOutputTokens the output tokens reserved per candidate when a Gemini
      *     request sets no {@code generationConfig.maxOutputTokens}: the model's own default, which
      *     the Gemini API applies then
+     * @param maxFileBytes the largest upload {@code POST /v1/files} takes (a batch's input file)
+     * @param batchPollInterval how often the gateway that admitted a batch asks the upstream whether
+     *     it has ended, to settle it
      */
     record Limits(
             int maxBodyBytes,
@@ -384,7 +392,9 @@ record GatewayConfig(
             boolean failOpen,
             Breaker breaker,
             int expectedInstances,
-            long geminiDefaultMaxOutputTokens) {}
+            long geminiDefaultMaxOutputTokens,
+            int maxFileBytes,
+            Duration batchPollInterval) {}
 
     /**
      * The circuit breaker before the store, {@code limits.breaker.*}; the defaults are the library's.
@@ -510,7 +520,9 @@ record GatewayConfig(
             @Nullable Boolean failOpen,
             @Nullable RawBreaker breaker,
             @Nullable Integer expectedInstances,
-            @Nullable Long geminiDefaultMaxOutputTokens) {}
+            @Nullable Long geminiDefaultMaxOutputTokens,
+            @Nullable Integer maxFileBytes,
+            @Nullable Integer batchPollIntervalSeconds) {}
 
     record RawServer(
             @Nullable String host,
@@ -785,7 +797,9 @@ record GatewayConfig(
                     true,
                     Breaker.DEFAULTS,
                     1,
-                    1),
+                    1,
+                    1,
+                    Duration.ZERO),
             new ServerSettings(null, null, null, null, Duration.ZERO, 1, 1, Duration.ZERO, false, null),
             List.of(),
             "discarded",
@@ -999,7 +1013,7 @@ record GatewayConfig(
 
     private static Limits limits(@Nullable RawLimits raw, List<String> errors) {
         RawLimits limits = raw == null
-                ? new RawLimits(null, null, null, null, null, null, null, null, null, null, null, null)
+                ? new RawLimits(null, null, null, null, null, null, null, null, null, null, null, null, null, null)
                 : raw;
         return new Limits(
                 (int) checked(limits.maxBodyBytes(), 1_048_576, "limits.max-body-bytes", errors),
@@ -1021,7 +1035,10 @@ record GatewayConfig(
                         limits.geminiDefaultMaxOutputTokens(),
                         GEMINI_DEFAULT_MAX_OUTPUT_TOKENS,
                         "limits.gemini-default-max-output-tokens",
-                        errors));
+                        errors),
+                (int) checked(limits.maxFileBytes(), 104_857_600, "limits.max-file-bytes", errors),
+                Duration.ofSeconds(
+                        checked(limits.batchPollIntervalSeconds(), 60, "limits.batch-poll-interval-seconds", errors)));
     }
 
     private static Breaker breaker(@Nullable RawBreaker raw, List<String> errors) {

@@ -368,6 +368,12 @@ public final class GatewayServer {
                 context.addServlet(
                         new ServletHolder(new MeteredServlet(endpoint, gateway)), "/v1" + endpoint.upstreamPath());
             }
+            BatchOwners batchOwners = new BatchOwners(redis, config.admin().prefix());
+            opened.add(0, batchOwners);
+            ServletHolder batches = new ServletHolder(new BatchServlet(gateway, batchOwners));
+            for (String batchPath : List.of("/v1/files", "/v1/files/*", "/v1/batches", "/v1/batches/*")) {
+                context.addServlet(batches, batchPath);
+            }
             ServletHolder messages =
                     new ServletHolder(new MeteredServlet(new AnthropicEndpoint(new AnthropicTokens()), gateway));
             context.addServlet(messages, Anthropic.MESSAGES);

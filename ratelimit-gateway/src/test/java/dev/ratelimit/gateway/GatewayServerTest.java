@@ -206,7 +206,8 @@ class GatewayServerTest extends MockGatewayTest {
     @DisplayName("other /v1 paths: the library's RateLimitFilter charges request windows; the 6th gets OpenAI's 429")
     void passThrough() throws Exception {
         String large = "x".repeat(5_000);
-        HttpResponse<String> oversized = harness.post("/v1/files", "demo-free", "application/octet-stream", large);
+        HttpResponse<String> oversized =
+                harness.post("/v1/moderations", "demo-free", "application/octet-stream", large);
         assertThat(oversized.statusCode()).isEqualTo(413);
         assertThat(oversized.body()).contains("\"code\":\"request_too_large\"");
         assertThat(harness.metric("ratelimit_decisions_total"))

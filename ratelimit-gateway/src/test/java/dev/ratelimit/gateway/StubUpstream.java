@@ -52,6 +52,7 @@ final class StubUpstream implements AutoCloseable {
     private final BlockingQueue<Behaviour> queue = new LinkedBlockingQueue<>();
     private volatile Behaviour fallback = ok();
     private final List<Received> received = new CopyOnWriteArrayList<>();
+    private final BatchStub batches = new BatchStub();
 
     /** The connections open to the stub now. */
     int connections() {
@@ -93,12 +94,26 @@ final class StubUpstream implements AutoCloseable {
         fallback = behaviour;
     }
 
+    /** OpenAI's files and batches, which the test moves through their states. */
+    BatchStub batches() {
+        return batches;
+    }
+
     List<Received> received() {
         return received;
     }
 
     private void serve(HttpServletRequest request, HttpServletResponse response) throws IOException {
         byte[] bytes = request.getInputStream().readAllBytes();
+        if (batches.serve(request, bytes, response)) {
+            received.add(new Received(
+                    request.getMethod(),
+                    request.getRequestURI(),
+                    request.getHeader("Authorization"),
+                    OpenAi.JSON.nullNode(),
+                    request.getHeader("Cookie")));
+            return;
+        }
         JsonNode body = bytes.length == 0 ? OpenAi.JSON.nullNode() : OpenAi.JSON.readTree(bytes);
         received.add(new Received(
                 request.getMethod(),
