@@ -9,19 +9,15 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.eclipse.jetty.server.Server;
 import org.jspecify.annotations.Nullable;
 
 /**
  * An Anthropic Messages API upstream the tests script: each request takes the next queued
  * behaviour, or a plain answer (streamed if asked) with known usage. It records what it received.
  */
-final class AnthropicStub implements AutoCloseable {
+final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicStub.Received> {
 
     static final int INPUT = 11;
     static final int CACHE_WRITE = 2;
@@ -44,43 +40,19 @@ final class AnthropicStub implements AutoCloseable {
         void answer(JsonNode body, HttpServletResponse response) throws Exception;
     }
 
-    private final Server server;
-    private final int port;
-    private final BlockingQueue<Behaviour> queue = new LinkedBlockingQueue<>();
-    private final List<Received> received = new CopyOnWriteArrayList<>();
-
-    private AnthropicStub(Server server, int port) {
-        this.server = server;
-        this.port = port;
-    }
+    private AnthropicStub() throws Exception {}
 
     static AnthropicStub start() throws Exception {
-        AnthropicStub[] self = new AnthropicStub[1];
-        Server server = StubServer.start((request, response) -> self[0].serve(request, response));
-        self[0] = new AnthropicStub(server, StubServer.port(server));
-        return self[0];
+        return new AnthropicStub();
     }
 
     String baseUrl() {
-        return "http://127.0.0.1:" + port + "/v1";
+        return "http://127.0.0.1:" + port() + "/v1";
     }
 
-    void enqueue(Behaviour behaviour) {
-        queue.add(behaviour);
-    }
-
-    List<Received> received() {
-        return received;
-    }
-
-    /** Drops the behaviours not used yet: plain answers from here on. */
-    void clearQueue() {
-        queue.clear();
-    }
-
-    private void serve(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        byte[] bytes = request.getInputStream().readAllBytes();
-        JsonNode body = bytes.length == 0 ? OpenAi.JSON.nullNode() : OpenAi.JSON.readTree(bytes);
+    @Override
+    void serve(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        JsonNode body = body(request);
         Map<String, String> headers = new java.util.TreeMap<>(String.CASE_INSENSITIVE_ORDER);
         for (String name : List.of("x-api-key", "authorization", "anthropic-version", "anthropic-beta")) {
             String value = request.getHeader(name);
@@ -88,8 +60,7 @@ final class AnthropicStub implements AutoCloseable {
                 headers.put(name, value);
             }
         }
-        received.add(new Received(request.getRequestURI(), headers, body));
-        Behaviour behaviour = queue.poll();
+        Behaviour behaviour = next(new Received(request.getRequestURI(), headers, body));
         try {
             (behaviour == null ? ok(Map.of()) : behaviour).answer(body, response);
         } catch (IOException | RuntimeException e) {
@@ -261,14 +232,5 @@ final class AnthropicStub implements AutoCloseable {
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
         response.setContentLength(bytes.length);
         response.getOutputStream().write(bytes);
-    }
-
-    @Override
-    public void close() {
-        try {
-            server.stop();
-        } catch (Exception e) {
-            throw new IllegalStateException("the Anthropic stub did not stop", e);
-        }
     }
 }

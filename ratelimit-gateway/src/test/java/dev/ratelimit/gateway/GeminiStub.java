@@ -6,17 +6,13 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
-import org.eclipse.jetty.server.Server;
 import org.jspecify.annotations.Nullable;
 
 /**
  * A Gemini API upstream the tests script ({@code /v1beta}): each request takes the next queued
  * behaviour, or a plain answer with {@link #PLAIN_USAGE}. It records what it received.
  */
-final class GeminiStub implements AutoCloseable {
+final class GeminiStub extends QueuedStub<GeminiStub.Behaviour, GeminiStub.Received> {
 
     /** The usage of a plain answer: 100 prompt tokens, 20 candidates' tokens. */
     static final String PLAIN_USAGE = "{\"promptTokenCount\":100,\"candidatesTokenCount\":20,\"totalTokenCount\":120}";
@@ -30,42 +26,22 @@ final class GeminiStub implements AutoCloseable {
         void answer(HttpServletRequest request, HttpServletResponse response) throws Exception;
     }
 
-    private final Server server;
-    private final int port;
-    private final BlockingQueue<Behaviour> queue = new LinkedBlockingQueue<>();
-    private final List<Received> received = new CopyOnWriteArrayList<>();
-
-    private GeminiStub(Server server, int port) {
-        this.server = server;
-        this.port = port;
-    }
+    private GeminiStub() throws Exception {}
 
     static GeminiStub start() throws Exception {
-        GeminiStub[] self = new GeminiStub[1];
-        Server server = StubServer.start((request, response) -> self[0].serve(request, response));
-        self[0] = new GeminiStub(server, StubServer.port(server));
-        return self[0];
+        return new GeminiStub();
     }
 
     /** The base URL, as Google's is {@code https://generativelanguage.googleapis.com/v1beta}. */
     String baseUrl() {
-        return "http://127.0.0.1:" + port + "/v1beta";
+        return "http://127.0.0.1:" + port() + "/v1beta";
     }
 
-    void enqueue(Behaviour behaviour) {
-        queue.add(behaviour);
-    }
-
-    List<Received> received() {
-        return received;
-    }
-
-    private void serve(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        byte[] bytes = request.getInputStream().readAllBytes();
-        JsonNode body = bytes.length == 0 ? OpenAi.JSON.nullNode() : OpenAi.JSON.readTree(bytes);
-        received.add(new Received(
+    @Override
+    void serve(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        JsonNode body = body(request);
+        Behaviour behaviour = next(new Received(
                 request.getRequestURI(), request.getQueryString(), request.getHeader("x-goog-api-key"), body));
-        Behaviour behaviour = queue.poll();
         try {
             (behaviour == null ? plain(PLAIN_USAGE) : behaviour).answer(request, response);
         } catch (IOException | RuntimeException e) {
@@ -136,14 +112,5 @@ final class GeminiStub implements AutoCloseable {
         response.setContentType(type);
         response.setContentLength(bytes.length);
         response.getOutputStream().write(bytes);
-    }
-
-    @Override
-    public void close() {
-        try {
-            server.stop();
-        } catch (Exception e) {
-            // the test is over anyway
-        }
     }
 }
