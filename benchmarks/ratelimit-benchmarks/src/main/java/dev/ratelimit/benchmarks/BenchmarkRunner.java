@@ -170,7 +170,8 @@ public final class BenchmarkRunner {
     /**
      * The single check against the seed's own script on one driver (Lettuce), for {@code --seed N}:
      * blocking on one thread and asynchronous with 64 in flight, ours and the seed's script side by side,
-     * in N interleaved rounds (seed, ours, seed async, ours async per round), best of N per figure.
+     * in N interleaved rounds (seed, ours, seed async, ours async in odd rounds; ours first in each pair
+     * in even rounds), best of N per figure.
      */
     static List<JmhRun> seedRuns() {
         Class<?> seed = LettuceEvalshaBenchmark.class;
@@ -190,7 +191,13 @@ public final class BenchmarkRunner {
         StringBuilder rounds = new StringBuilder();
         for (int round = 1; round <= settings.seedRounds; round++) {
             log("seed round " + round + "/" + settings.seedRounds);
-            List<JmhRun.Figures> figures = jmhPhase(runs, settings, port, outcomes);
+            // every other round runs ours before the seed's script, so a drift in the machine's load
+            // during a round does not always favour the same side of a ratio
+            boolean oursFirst = round % 2 == 0;
+            List<JmhRun> ordered = oursFirst ? List.of(runs.get(1), runs.get(0), runs.get(3), runs.get(2)) : runs;
+            List<JmhRun.Figures> measured = jmhPhase(ordered, settings, port, outcomes);
+            List<JmhRun.Figures> figures =
+                    oursFirst ? List.of(measured.get(1), measured.get(0), measured.get(3), measured.get(2)) : measured;
             rounds.append(String.format(Locale.ROOT, "| %d |", round));
             for (int i = 0; i < runs.size(); i++) {
                 double rate = figures.get(i).decisionsPerSecond();
