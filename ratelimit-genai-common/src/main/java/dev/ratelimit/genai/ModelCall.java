@@ -1,6 +1,5 @@
 package dev.ratelimit.genai;
 
-import com.knuddels.jtokkit.api.Encoding;
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Reservation;
@@ -35,14 +34,14 @@ import org.jspecify.annotations.Nullable;
 public final class ModelCall {
 
     private final Reservation reservation;
-    private final Encoding encoding;
+    private final TokenCounts counts;
     private final long promptTokens;
     private final @Nullable ModelPrice price;
     private final AtomicBoolean settled = new AtomicBoolean();
 
-    private ModelCall(Reservation reservation, Encoding encoding, long promptTokens, @Nullable ModelPrice price) {
+    private ModelCall(Reservation reservation, TokenCounts counts, long promptTokens, @Nullable ModelPrice price) {
         this.reservation = reservation;
-        this.encoding = encoding;
+        this.counts = counts;
         this.promptTokens = promptTokens;
         this.price = price;
     }
@@ -55,7 +54,7 @@ public final class ModelCall {
      *     it has none
      * @param price the model's price, or {@code null} when it has none (then only tokens are charged,
      *     and a spend window refuses the call: {@link UnpricedModelException})
-     * @param encoding the encoding the prompt was counted with, to count output with later
+     * @param counts how the prompt was counted, to count output the same way
      * @param promptTokens the counted prompt, at least 0
      * @param maxOutputTokens the most the call may produce, at least 0
      */
@@ -63,19 +62,19 @@ public final class ModelCall {
             String model,
             @Nullable SharedBudget budget,
             @Nullable ModelPrice price,
-            Encoding encoding,
+            TokenCounts counts,
             long promptTokens,
             long maxOutputTokens) {
 
         /**
          * Validates the request.
          *
-         * @throws NullPointerException if the model or the encoding is {@code null}
+         * @throws NullPointerException if the model or the counting is {@code null}
          * @throws IllegalArgumentException if a count is negative
          */
         public Request {
             java.util.Objects.requireNonNull(model, "model must not be null");
-            java.util.Objects.requireNonNull(encoding, "encoding must not be null");
+            java.util.Objects.requireNonNull(counts, "counts must not be null");
             if (promptTokens < 0 || maxOutputTokens < 0) {
                 throw new IllegalArgumentException("promptTokens and maxOutputTokens must not be negative, were "
                         + promptTokens + " and " + maxOutputTokens);
@@ -158,7 +157,7 @@ public final class ModelCall {
         if (!reservation.decision().allowed()) {
             throw new RateLimitExceededException(userId, tier, reservation.decision());
         }
-        return new ModelCall(reservation, request.encoding(), request.promptTokens(), request.price());
+        return new ModelCall(reservation, request.counts(), request.promptTokens(), request.price());
     }
 
     private static @Nullable Window spendWindow(List<Window> windows) {
@@ -182,12 +181,12 @@ public final class ModelCall {
     }
 
     /**
-     * Returns the encoding the call's prompt was counted with.
+     * Returns how the call's prompt was counted (and its output is).
      *
-     * @return the encoding
+     * @return the counts
      */
-    public Encoding encoding() {
-        return encoding;
+    public TokenCounts counts() {
+        return counts;
     }
 
     /**
@@ -200,13 +199,13 @@ public final class ModelCall {
     }
 
     /**
-     * Counts text with the call's encoding.
+     * Counts text with the call's counts.
      *
      * @param text the text, or {@code null}
      * @return its tokens
      */
     public long count(@Nullable String text) {
-        return TokenCounts.text(encoding, text);
+        return counts.count(text);
     }
 
     /**

@@ -1,6 +1,5 @@
 package dev.ratelimit.genai;
 
-import com.knuddels.jtokkit.api.Encoding;
 import dev.ratelimit.api.SharedBudget;
 import java.util.Map;
 import java.util.Objects;
@@ -31,20 +30,20 @@ public final class ModelCatalog {
      * @param model the model's name, or {@code null} when the call names none (then it has neither a
      *     cap nor a price)
      * @param unnamed the name an unnamed call is refused under when a spend window applies
-     * @param encoding the encoding the prompt was counted with
+     * @param counts the counts the prompt was counted with
      * @param promptTokens the counted prompt, at least 0
      * @param maxOutputTokens the most the call may produce, at least 0
      * @return the call, for {@link ModelCall#admit}
      * @throws IllegalArgumentException if a count is negative
      */
     public ModelCall.Request request(
-            @Nullable String model, String unnamed, Encoding encoding, long promptTokens, long maxOutputTokens) {
+            @Nullable String model, String unnamed, TokenCounts counts, long promptTokens, long maxOutputTokens) {
         PriceTable table = prices;
         return new ModelCall.Request(
                 model == null ? unnamed : model,
                 model == null ? null : budgets.get(model),
                 model == null || table == null ? null : table.priceOf(model),
-                encoding,
+                counts,
                 promptTokens,
                 maxOutputTokens);
     }

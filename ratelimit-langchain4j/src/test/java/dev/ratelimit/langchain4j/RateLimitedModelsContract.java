@@ -150,9 +150,8 @@ abstract class RateLimitedModelsContract {
 
         rateLimit.wrap(chatModel()).chat(request);
 
-        var encoding = TokenCounter.encodingFor(MODEL);
-        long expected = TokenCounter.prompt(encoding, request.messages(), List.of())
-                + TokenCounter.text(encoding, OpenAiStub.REPLY);
+        var counts = TokenCounter.countsFor(MODEL);
+        long expected = TokenCounter.prompt(counts, request.messages(), List.of()) + counts.count(OpenAiStub.REPLY);
         assertThat(used(TOKENS)).isEqualTo(expected);
     }
 
@@ -292,11 +291,10 @@ abstract class RateLimitedModelsContract {
         // LangChain4j 1.19's OpenAI client ends a broken-off stream as a response without usage (no
         // finish reason); an error would settle to the same count
         done.handle((response, error) -> null).get(30, TimeUnit.SECONDS);
-        var encoding = TokenCounter.encodingFor(MODEL);
+        var counts = TokenCounter.countsFor(MODEL);
         assertThat(used(REQUESTS)).isEqualTo(1);
         assertThat(used(TOKENS))
-                .isEqualTo(TokenCounter.prompt(encoding, request.messages(), List.of())
-                        + TokenCounter.text(encoding, "Hello"));
+                .isEqualTo(TokenCounter.prompt(counts, request.messages(), List.of()) + counts.count("Hello"));
     }
 
     @Test
@@ -326,9 +324,8 @@ abstract class RateLimitedModelsContract {
             });
 
             String produced = cancelledAfter.get(30, TimeUnit.SECONDS);
-            var encoding = TokenCounter.encodingFor(MODEL);
-            long expected = TokenCounter.prompt(encoding, request.messages(), List.of())
-                    + TokenCounter.text(encoding, produced);
+            var counts = TokenCounter.countsFor(MODEL);
+            long expected = TokenCounter.prompt(counts, request.messages(), List.of()) + counts.count(produced);
             assertThat(produced).isEqualTo("Hello");
             assertThat(used(REQUESTS)).isEqualTo(1);
             assertThat(used(TOKENS)).isEqualTo(expected);
@@ -427,7 +424,7 @@ abstract class RateLimitedModelsContract {
     }
 
     private static long prompt(ChatRequest request) {
-        return TokenCounter.prompt(TokenCounter.encodingFor(MODEL), request.messages(), List.of());
+        return TokenCounter.prompt(TokenCounter.countsFor(MODEL), request.messages(), List.of());
     }
 
     private static ChatRequest hi() {
@@ -474,7 +471,7 @@ abstract class RateLimitedModelsContract {
 
         metered().wrap(chatModel()).chat(hi());
 
-        long output = TokenCounter.text(TokenCounter.encodingFor(MODEL), OpenAiStub.REPLY);
+        long output = TokenCounter.text(TokenCounter.countsFor(MODEL), OpenAiStub.REPLY);
         assertThat(spent()).isEqualTo(PRICE.costMicros(TokenUsage.of(prompt(hi()), output)));
     }
 
@@ -535,7 +532,7 @@ abstract class RateLimitedModelsContract {
 
             handle.cancel();
 
-            long produced = TokenCounter.text(TokenCounter.encodingFor(MODEL), "Hello");
+            long produced = TokenCounter.text(TokenCounter.countsFor(MODEL), "Hello");
             assertThat(spent()).isEqualTo(PRICE.costMicros(TokenUsage.of(prompt(hi()), produced)));
         } finally {
             held.countDown();

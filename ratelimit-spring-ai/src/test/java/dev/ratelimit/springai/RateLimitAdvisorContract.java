@@ -141,7 +141,7 @@ abstract class RateLimitAdvisorContract {
     }
 
     private static long count(String text) {
-        return TokenCounts.text(TokenCounts.encodingFor(MODEL), text);
+        return TokenCounts.forModel(MODEL).count(text);
     }
 
     /** Waits for a settlement that nobody waits for (a cancelled stream's), up to 30 seconds. */
