@@ -44,7 +44,18 @@ final class Admission {
         call.produced(outputTokens).toCompletableFuture().join();
     }
 
+    /** Commits the counted prompt and output, for a stream that failed after producing output. */
+    void produced(long outputTokens, Throwable failure) {
+        call.produced(outputTokens, failure).toCompletableFuture().join();
+    }
+
+    /** Gives the reservation back: the caller gave up before the model did any work. */
     void cancel() {
         call.cancel().toCompletableFuture().join();
+    }
+
+    /** Gives the reservation back: the model failed before doing any work we know of. */
+    void cancel(Throwable failure) {
+        call.cancel(failure).toCompletableFuture().join();
     }
 }

@@ -8,7 +8,6 @@ import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
-import dev.ratelimit.genai.ModelCall;
 import dev.ratelimit.genai.ModelCatalog;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.PriceTable;
@@ -146,7 +145,7 @@ public final class LangChain4jRateLimiter {
         TokenCounts counts = TokenCounter.countsFor(modelName);
         long prompt = TokenCounter.prompt(counts, request.messages(), request.toolSpecifications());
         Integer maxOutput = request.maxOutputTokens() != null ? request.maxOutputTokens() : defaults.maxOutputTokens();
-        return new Admission(ModelCall.admit(
+        return new Admission(models.admit(
                 limiter,
                 userId,
                 userTier,

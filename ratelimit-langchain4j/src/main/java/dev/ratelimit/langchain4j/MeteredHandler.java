@@ -97,17 +97,17 @@ final class MeteredHandler implements StreamingChatResponseHandler {
             // output did no work we can count
             long output = producedTokens();
             if (output > 0) {
-                admission.produced(output);
+                admission.produced(output, error);
             } else {
-                admission.cancel();
+                admission.cancel(error);
             }
         });
         handler.onError(error);
     }
 
     /** The delegate threw instead of starting the stream: nothing was produced. */
-    void failedToStart() {
-        settle(admission::cancel);
+    void failedToStart(Throwable failure) {
+        settle(() -> admission.cancel(failure));
     }
 
     private void cancelled() {

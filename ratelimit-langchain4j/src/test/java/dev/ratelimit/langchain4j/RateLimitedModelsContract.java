@@ -30,6 +30,8 @@ import dev.ratelimit.genai.RateLimitExceededException;
 import dev.ratelimit.genai.TokenUsage;
 import dev.ratelimit.genai.UnpricedModelException;
 import dev.ratelimit.testsupport.gemini.GeminiStub;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -169,6 +171,33 @@ abstract class RateLimitedModelsContract {
 
         assertThat(used(REQUESTS)).isZero();
         assertThat(limiter.usage(other, TIER).get(0).used()).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName(
+            "given a MeterRegistry, plain and streamed calls record OpenTelemetry's GenAI token usage and duration")
+    void genAiMetrics() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        LangChain4jRateLimiter metered = LangChain4jRateLimiter.builder(limiter)
+                .user(() -> user)
+                .tier(id -> TIER)
+                .meterRegistry(registry)
+                .build();
+        metered.wrap(chatModel()).chat("hi");
+        CompletableFuture<ChatResponse> done = new CompletableFuture<>();
+        metered.wrapStreaming(streamingModel()).chat("hi", handler(done));
+        done.get(30, TimeUnit.SECONDS);
+
+        for (String type : List.of("input", "output")) {
+            DistributionSummary tokens = registry.get("gen_ai.client.token.usage")
+                    .tags("gen_ai.token.type", type, "gen_ai.request.model", MODEL, "gen_ai.provider.name", "openai")
+                    .summary();
+            assertThat(tokens.count()).isEqualTo(2);
+            assertThat(tokens.totalAmount())
+                    .isEqualTo(2.0 * (type.equals("input") ? OpenAiStub.PROMPT_TOKENS : OpenAiStub.COMPLETION_TOKENS));
+        }
+        assertThat(registry.get("gen_ai.client.operation.duration").timer().count())
+                .isEqualTo(2);
     }
 
     @Test

@@ -32,8 +32,8 @@ final class MeteredStream {
         return stream.doOnNext(this::record)
                 .concatWith(
                         Mono.defer(() -> Mono.fromCompletionStage(completed())).then(Mono.empty()))
-                .onErrorResume(error ->
-                        Mono.defer(() -> Mono.fromCompletionStage(failed())).then(Mono.error(error)))
+                .onErrorResume(error -> Mono.defer(() -> Mono.fromCompletionStage(failed(error)))
+                        .then(Mono.error(error)))
                 .doOnCancel(this::cancelled);
     }
 
@@ -70,9 +70,9 @@ final class MeteredStream {
     }
 
     /** Output already streamed was generated (and is billed); a stream that failed before any did no work. */
-    private java.util.concurrent.CompletionStage<Void> failed() {
+    private java.util.concurrent.CompletionStage<Void> failed(Throwable error) {
         long output = producedTokens();
-        return output > 0 ? call.produced(output) : call.cancel();
+        return output > 0 ? call.produced(output, error) : call.cancel(error);
     }
 
     private void cancelled() {

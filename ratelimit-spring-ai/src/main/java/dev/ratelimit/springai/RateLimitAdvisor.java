@@ -148,12 +148,12 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
     public ChatClientResponse adviseCall(ChatClientRequest request, CallAdvisorChain chain) {
         ModelCall.Request estimate = estimate(request);
         EndUser user = endUser(request, users.resolve(request));
-        ModelCall call = ModelCall.admit(limiter, user.id(), tiers.resolve(user.tier()), estimate);
+        ModelCall call = models.admit(limiter, user.id(), tiers.resolve(user.tier()), estimate);
         ChatClientResponse response;
         try {
             response = chain.nextCall(request);
         } catch (RuntimeException | Error e) {
-            call.cancel().toCompletableFuture().join(); // the provider refused or failed: no work we know of
+            call.cancel(e).toCompletableFuture().join(); // the provider refused or failed: no work we know of
             throw e;
         }
         settle(call, response.chatResponse(), PromptTokens.output(estimate.counts(), response.chatResponse()))
@@ -174,8 +174,8 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
                 .switchIfEmpty(Mono.fromSupplier(() -> endUser(request, null)))
                 .flatMap(user -> {
                     ModelCall.Request estimate = estimate(request);
-                    return Mono.fromCompletionStage(() ->
-                                    ModelCall.admitAsync(limiter, user.id(), tiers.resolve(user.tier()), estimate))
+                    return Mono.fromCompletionStage(
+                                    () -> models.admitAsync(limiter, user.id(), tiers.resolve(user.tier()), estimate))
                             .onErrorMap(CompletionException.class, e -> e.getCause() == null ? e : e.getCause())
                             .map(call -> new MeteredStream(call, estimate.counts()));
                 })

@@ -1,0 +1,75 @@
+package dev.ratelimit.genai;
+
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * OpenTelemetry's GenAI client metrics, through Micrometer: {@code gen_ai.client.token.usage} (a
+ * distribution of tokens per call, by {@code gen_ai.token.type} {@code input} and {@code output})
+ * and {@code gen_ai.client.operation.duration} (seconds from admission to settlement, with {@code
+ * error.type} when the call did not complete), both tagged with {@code gen_ai.operation.name}
+ * ({@code chat}), {@code gen_ai.provider.name} and {@code gen_ai.request.model}, with the
+ * conventions' advised bucket boundaries.
+ */
+final class GenAiMeters implements CallMeters {
+
+    static final String TOKEN_USAGE = "gen_ai.client.token.usage";
+    static final String DURATION = "gen_ai.client.operation.duration";
+
+    /** The boundaries OpenTelemetry advises for token usage: powers of 4 from 1 to 4^13. */
+    private static final double[] TOKEN_BUCKETS = {
+        1, 4, 16, 64, 256, 1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216, 67_108_864
+    };
+
+    /** The boundaries OpenTelemetry advises for the duration, in seconds: 0.01 doubling to 81.92. */
+    private static final Duration[] DURATION_BUCKETS = durationBuckets();
+
+    private final MeterRegistry registry;
+
+    GenAiMeters(MeterRegistry registry) {
+        this.registry = Objects.requireNonNull(registry, "registry must not be null");
+    }
+
+    private static Duration[] durationBuckets() {
+        Duration[] buckets = new Duration[14];
+        for (int i = 0; i < buckets.length; i++) {
+            buckets[i] = Duration.ofMillis(10L << i);
+        }
+        return buckets;
+    }
+
+    @Override
+    public void ended(String model, @Nullable TokenUsage usage, long nanos, @Nullable String errorType) {
+        Tags tags = Tags.of(
+                "gen_ai.operation.name",
+                "chat",
+                "gen_ai.provider.name",
+                CallMeters.provider(model),
+                "gen_ai.request.model",
+                model);
+        if (usage != null) {
+            tokens(tags, "input").record(usage.allInput());
+            tokens(tags, "output").record(usage.output());
+        }
+        Timer.builder(DURATION)
+                .description("GenAI operation duration")
+                .tags(errorType == null ? tags : tags.and("error.type", errorType))
+                .serviceLevelObjectives(DURATION_BUCKETS)
+                .register(registry)
+                .record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    private DistributionSummary tokens(Tags tags, String type) {
+        return DistributionSummary.builder(TOKEN_USAGE)
+                .description("Measures number of input and output tokens used")
+                .tags(tags.and("gen_ai.token.type", type))
+                .serviceLevelObjectives(TOKEN_BUCKETS)
+                .register(registry);
+    }
+}
