@@ -13,11 +13,13 @@ import org.jspecify.annotations.Nullable;
  * OpenTelemetry's GenAI client metrics, through Micrometer: {@code gen_ai.client.token.usage} (a
  * distribution of tokens per call, by {@code gen_ai.token.type} {@code input} and {@code output})
  * and {@code gen_ai.client.operation.duration} (seconds from admission to settlement, with {@code
- * error.type} when the call did not complete), both tagged with {@code gen_ai.operation.name}
- * ({@code chat}), {@code gen_ai.provider.name} and {@code gen_ai.request.model}, with the
- * conventions' advised bucket boundaries.
+ * error.type} when the call did not complete), both tagged with {@code gen_ai.operation.name},
+ * {@code gen_ai.provider.name} and {@code gen_ai.request.model}, with the conventions' advised
+ * bucket boundaries. The one recorder of the gateway and the framework integrations (there through
+ * {@link ModelCatalog.Builder#meterRegistry}), so dashboards read the same from every front.
+ * Thread-safe; the registry is used, never changed.
  */
-final class GenAiMeters implements CallMeters {
+public final class GenAiMeters implements CallMeters {
 
     static final String TOKEN_USAGE = "gen_ai.client.token.usage";
     static final String DURATION = "gen_ai.client.operation.duration";
@@ -32,8 +34,19 @@ final class GenAiMeters implements CallMeters {
 
     private final MeterRegistry registry;
 
-    GenAiMeters(MeterRegistry registry) {
+    private GenAiMeters(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry must not be null");
+    }
+
+    /**
+     * Returns a recorder into a registry.
+     *
+     * @param registry the registry
+     * @return the recorder
+     * @throws NullPointerException if {@code registry} is {@code null}
+     */
+    public static GenAiMeters of(MeterRegistry registry) {
+        return new GenAiMeters(registry);
     }
 
     private static Duration[] durationBuckets() {

@@ -150,7 +150,7 @@ public final class ModelCatalog {
          * @throws NullPointerException if {@code registry} is {@code null}
          */
         public B meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
-            this.meters = new GenAiMeters(registry);
+            this.meters = GenAiMeters.of(registry);
             return self();
         }
 
