@@ -88,7 +88,8 @@ public final class ModelCatalog {
     public String toString() {
         PriceTable table = prices;
         return "model budgets " + budgets.keySet() + ", prices "
-                + (table == null ? "none" : table.prices().keySet());
+                + (table == null ? "none" : table.prices().keySet())
+                + (meters == CallMeters.NONE ? "" : ", GenAI metrics");
     }
 
     /**
