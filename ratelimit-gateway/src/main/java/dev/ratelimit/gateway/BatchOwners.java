@@ -14,6 +14,12 @@ import org.jspecify.annotations.Nullable;
  */
 final class BatchOwners implements AutoCloseable {
 
+    /** The kind of an uploaded file (OpenAI's batch input). */
+    static final String FILE = "file";
+
+    /** The kind of a batch, of any provider (their ids never collide: {@code batch_...}, {@code msgbatch_...}). */
+    static final String BATCH = "batch";
+
     private final @Nullable RedisLink redis;
     private final String hash;
     private final Map<String, String> local = new ConcurrentHashMap<>();

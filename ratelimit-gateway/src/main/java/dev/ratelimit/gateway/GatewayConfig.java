@@ -140,9 +140,9 @@ record GatewayConfig(
                 throw new IllegalArgumentException(at + ": " + parts[1]
                         + " is a metered endpoint (POST only), never relayed, was '" + entry + "'");
             }
-            if (parts[1].matches("/v1/(files|batches)(/.*)?")) {
+            if (parts[1].matches("/v1/(files|batches|messages/batches)(/.*)?")) {
                 throw new IllegalArgumentException(at + ": " + parts[1]
-                        + " belongs to the Batch API, which the gateway meters itself (docs/gateway.md#batches), was '"
+                        + " belongs to a batch API, which the gateway meters itself (docs/gateway.md#batches), was '"
                         + entry + "'");
             }
             List<@Nullable String> segments = new ArrayList<>();

@@ -99,7 +99,9 @@ final class PassthroughServlet extends HttpServlet {
                     response,
                     404,
                     "Unknown request URL: " + method + " " + path + ". The gateway serves POST " + Anthropic.MESSAGES
-                            + ", POST " + Anthropic.COUNT_TOKENS + " and " + relayed + ".");
+                            + ", POST " + Anthropic.COUNT_TOKENS + ", the Message Batches under "
+                            + AnthropicBatchServlet.PATH
+                            + " and " + relayed + ".");
             return;
         }
         OpenAi.unknownUrl(

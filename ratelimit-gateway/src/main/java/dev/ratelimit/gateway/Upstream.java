@@ -624,9 +624,25 @@ final class Upstream implements AutoCloseable {
             @Nullable String contentType,
             byte[] body,
             Answer answer) {
+        return send(protocol, method, pathAndQuery, contentType, body, Map.of(), answer);
+    }
+
+    /**
+     * Sends a request relayed without a model to the first upstream of {@code protocol}, with
+     * {@code headers} besides the gateway's own (such as {@code anthropic-version}); {@code false},
+     * sending nothing, when no upstream speaks it.
+     */
+    boolean send(
+            Protocol protocol,
+            String method,
+            String pathAndQuery,
+            @Nullable String contentType,
+            byte[] body,
+            Map<String, String> headers,
+            Answer answer) {
         for (Target target : targets) {
             if (target.protocol() == protocol) {
-                send(target, method, pathAndQuery, contentType, body, Map.of(), null, answer);
+                send(target, method, pathAndQuery, contentType, body, headers, null, answer);
                 return true;
             }
         }

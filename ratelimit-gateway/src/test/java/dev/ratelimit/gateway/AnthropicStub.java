@@ -27,7 +27,7 @@ final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicS
     static final String WORD = " tok";
 
     /** What the stub saw of one request. */
-    record Received(String path, Map<String, String> headers, JsonNode body) {
+    record Received(String method, String path, Map<String, String> headers, JsonNode body) {
 
         @Nullable
         String header(String name) {
@@ -40,7 +40,14 @@ final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicS
         void answer(JsonNode body, HttpServletResponse response) throws Exception;
     }
 
+    private final AnthropicBatchStub batches = new AnthropicBatchStub();
+
     private AnthropicStub() throws Exception {}
+
+    /** Anthropic's Message Batches, which the test moves through their states. */
+    AnthropicBatchStub batches() {
+        return batches;
+    }
 
     static AnthropicStub start() throws Exception {
         return new AnthropicStub();
@@ -60,7 +67,12 @@ final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicS
                 headers.put(name, value);
             }
         }
-        Behaviour behaviour = next(new Received(request.getRequestURI(), headers, body));
+        Received seen = new Received(request.getMethod(), request.getRequestURI(), headers, body);
+        if (batches.serve(request.getMethod(), request.getRequestURI(), body, response)) {
+            received().add(seen);
+            return;
+        }
+        Behaviour behaviour = next(seen);
         try {
             (behaviour == null ? ok(Map.of()) : behaviour).answer(body, response);
         } catch (IOException | RuntimeException e) {
