@@ -1,12 +1,10 @@
 package dev.ratelimit.gateway;
 
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
-import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -140,7 +138,7 @@ final class Batches implements AutoCloseable {
                 online.tenant(),
                 online.team(),
                 online.model(),
-                batchPrice(online.price()),
+                config.spending().batchPrices().priceOf(model),
                 online.cap(),
                 online.levels(),
                 online.unpricedSpend());
@@ -202,19 +200,6 @@ final class Batches implements AutoCloseable {
         } else {
             held.ticket().commit(ended.used(), "batch_" + ended.status());
         }
-    }
-
-    /** The batch price: the online price halved, as OpenAI and Anthropic bill batches. */
-    static @Nullable ModelPrice batchPrice(@Nullable ModelPrice online) {
-        if (online == null) {
-            return null;
-        }
-        BigDecimal half = new BigDecimal("0.5");
-        return new ModelPrice(
-                online.input().multiply(half),
-                online.cachedInput().multiply(half),
-                online.cacheWrite().multiply(half),
-                online.output().multiply(half));
     }
 
     /** Answers 404 in the protocol's shape for an object the caller does not own (or that does not exist). */

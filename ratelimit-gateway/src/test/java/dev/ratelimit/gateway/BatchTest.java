@@ -54,6 +54,9 @@ class BatchTest {
                 config,
                 Files.readString(money)
                         .replace(
+                                "prices:\n",
+                                "prices:\n  metered-batch: { input: 0, output: 2.00, batch-output: 0.40 }\n")
+                        .replace(
                                 "  max-body-bytes: 4096\n",
                                 "  max-body-bytes: 4096\n  max-file-bytes: 2048\n  batch-poll-interval-seconds: "
                                         + pollSeconds + "\n"));
@@ -67,12 +70,18 @@ class BatchTest {
 
     /** Uploads a batch file of {@code lines} chat requests, each allowing {@code maxTokens}, then creates the batch. */
     private static Batch batch(OpenAIClient client, int lines, long maxTokens) {
+        return batch(client, "metered", lines, maxTokens);
+    }
+
+    /** Uploads a batch file of {@code lines} chat requests for {@code model}, then creates the batch. */
+    private static Batch batch(OpenAIClient client, String model, int lines, long maxTokens) {
         StringBuilder jsonl = new StringBuilder();
         for (int i = 0; i < lines; i++) {
             jsonl.append("{\"custom_id\":\"r")
                     .append(i)
-                    .append("\",\"method\":\"POST\",\"url\":\"/v1/chat/completions\",\"body\":{\"model\":\"metered\","
-                            + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_completion_tokens\":")
+                    .append("\",\"method\":\"POST\",\"url\":\"/v1/chat/completions\",\"body\":{\"model\":\"")
+                    .append(model)
+                    .append("\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_completion_tokens\":")
                     .append(maxTokens)
                     .append("}}\n");
         }
@@ -117,6 +126,17 @@ class BatchTest {
         assertThat(spent("alice")).isEqualTo(6_000); // 6,000 output tokens at $1 per million
         alice.batches().retrieve(batch.id()); // a second read settles nothing more
         assertThat(spent("alice")).isEqualTo(6_000);
+    }
+
+    @Test
+    @DisplayName("a price entry's batch-output is what a batch reserves and settles at, not half the online price")
+    void batchPriceFromTheTable() {
+        OpenAIClient alice = harness.openAi("alice-key");
+        Batch batch = batch(alice, "metered-batch", 2, 100_000);
+        assertThat(spent("alice")).isEqualTo(2 * 40_000); // 100,000 tokens at $0.40 per million each
+        harness.stub().batches().complete(batch.id(), 10, 3_000);
+        alice.batches().retrieve(batch.id());
+        assertThat(spent("alice")).isEqualTo(2_400); // 6,000 output tokens at $0.40 per million
     }
 
     @Test
