@@ -20,8 +20,8 @@ import org.jspecify.annotations.Nullable;
  * {@code GET /v1/files/{id}[/content]}, {@code POST /v1/batches}, {@code GET /v1/batches[/{id}]} and
  * {@code POST /v1/batches/{id}/cancel}. Creating a batch reads its input file from the upstream
  * and reserves, in one admission like any metered request, every line's counted prompt plus its
- * most output tokens, priced at half the model's online price, against the tenant's windows and
- * every level of its charge; a refusal never reaches the upstream. The tenant that created a batch
+ * most output tokens, priced at the model's batch price ({@link Spending#batchPrices}), against the
+ * tenant's windows and every level of its charge; a refusal never reaches the upstream. The tenant that created a batch
  * or uploaded a file owns it ({@link BatchOwners}); anyone else hears 404, and the list shows a
  * tenant only its own batches. The reservation is settled to the usage in the batch's output file
  * when the owner reads the batch in a terminal state (completed, failed, expired, cancelled) or the
