@@ -5,6 +5,7 @@ import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -140,7 +141,7 @@ final class Batches implements AutoCloseable {
                 online.model(),
                 config.spending().batchPrices().priceOf(model),
                 online.cap(),
-                online.levels(),
+                levels(online),
                 online.unpricedSpend());
         Endpoint.Call call =
                 new Endpoint.Call(model, OpenAi.JSON.createObjectNode(), prompt, prompt + output, false, false);
@@ -159,6 +160,26 @@ final class Batches implements AutoCloseable {
             ticket.hold(); // a batch holds no concurrency slot while it runs for hours
         }
         return ticket;
+    }
+
+    /**
+     * The levels a batch is charged to: a request's, except that a model with a {@code batch-tokens}
+     * window has its batches charged to that window in place of its online cap and the tiers' shares
+     * of it (the provider limits batches apart from online calls).
+     */
+    private static List<Charge.Level> levels(Charge online) {
+        GatewayConfig.ModelCap cap = online.cap();
+        if (cap == null || cap.batchTokens() == null) {
+            return online.levels();
+        }
+        List<Charge.Level> levels = new ArrayList<>();
+        for (Charge.Level level : online.levels()) {
+            if (!level.kind().equals("upstream") && !level.kind().equals("share")) {
+                levels.add(level);
+            }
+        }
+        levels.add(new Charge.Level("batch-tokens", "the batch-tokens limit of " + cap.model(), cap.batchTokens()));
+        return List.copyOf(levels);
     }
 
     /**

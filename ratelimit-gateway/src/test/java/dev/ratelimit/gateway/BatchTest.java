@@ -55,7 +55,11 @@ class BatchTest {
                 Files.readString(money)
                         .replace(
                                 "prices:\n",
-                                "prices:\n  metered-batch: { input: 0, output: 2.00, batch-output: 0.40 }\n")
+                                "prices:\n  metered-batch: { input: 0, output: 2.00, batch-output: 0.40 }\n"
+                                        + "  metered-queued: { input: 0, output: 0.02 }\n")
+                        .replace(
+                                "\nmodels:\n",
+                                "\nmodels:\n  metered-queued: { tpm: 1000, batch-tokens: 250000 tokens/1d }\n")
                         .replace(
                                 "  max-body-bytes: 4096\n",
                                 "  max-body-bytes: 4096\n  max-file-bytes: 2048\n  batch-poll-interval-seconds: "
@@ -137,6 +141,31 @@ class BatchTest {
         harness.stub().batches().complete(batch.id(), 10, 3_000);
         alice.batches().retrieve(batch.id());
         assertThat(spent("alice")).isEqualTo(2_400); // 6,000 output tokens at $0.40 per million
+    }
+
+    @Test
+    @DisplayName("a model's batch-tokens window takes its batches in place of its tpm cap: reserved at admission,"
+            + " refused past it before the upstream, settled with the batch")
+    void batchTokensWindow() {
+        GatewayConfig.ModelCap cap = harness.server.gateway().config().capOf("metered-queued");
+        OpenAIClient alice = harness.openAi("alice-key");
+        Batch first = batch(alice, "metered-queued", 2, 100_000); // far beyond tpm: 1000, within batch-tokens
+        long reserved = harness.used(cap.batchTokens(), "batch-tokens");
+        assertThat(reserved).isGreaterThan(200_000).isLessThan(250_000);
+        assertThat(harness.used(cap.budget(), "tpm"))
+                .as("the online cap is not charged")
+                .isZero();
+
+        assertThatThrownBy(() -> batch(alice, "metered-queued", 1, 100_000))
+                .isInstanceOf(RateLimitException.class)
+                .hasMessageContaining("batch-tokens");
+        assertThat(batchesCreatedUpstream()).isEqualTo(1);
+
+        harness.stub().batches().complete(first.id(), 10, 3_000);
+        alice.batches().retrieve(first.id());
+        assertThat(harness.used(cap.batchTokens(), "batch-tokens")).isEqualTo(2 * 3_010);
+        batch(alice, "metered-queued", 1, 100_000); // fits now that the first settled
+        assertThat(batchesCreatedUpstream()).isEqualTo(2);
     }
 
     @Test

@@ -123,6 +123,23 @@ class SpendConfigTest {
     }
 
     @Test
+    @DisplayName("a model's batch-tokens is a token window of its own budget; another unit is an error naming it")
+    void batchTokens() throws Exception {
+        GatewayConfig config = parse(VALID.replace(
+                "\"*\": { rpm: 100 }", "\"*\": { rpm: 100 }\n  o3: { batch-tokens: 90000000 tokens/1d }"));
+        GatewayConfig.ModelCap o3 = config.capOf("o3");
+        assertThat(o3.budget()).as("no rpm, no tpm: no online cap").isNull();
+        assertThat(o3.batchTokens().name()).isEqualTo("model:o3/batch-tokens");
+        assertThat(o3.batchTokens().windows())
+                .extracting(Window::name, Window::limit, Window::unit)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("batch-tokens", 90_000_000L, Window.Unit.TOKENS));
+        assertThat(config.capOf("gpt-4o").batchTokens()).isNull();
+        assertThatThrownBy(() -> parse(VALID.replace("\"*\": { rpm: 100 }", "\"*\": { rpm: 100, batch-tokens: 5/1m }")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("models.*.batch-tokens: a token window");
+    }
+
+    @Test
     @DisplayName("every error of the money sections is reported at once, each naming its entry")
     void errors() {
         String bad = VALID.replace("org: acme", "org: umbrella")
