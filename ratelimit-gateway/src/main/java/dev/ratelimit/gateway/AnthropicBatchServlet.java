@@ -44,6 +44,7 @@ final class AnthropicBatchServlet extends HttpServlet implements Batches.Api {
     AnthropicBatchServlet(Batches batches, AnthropicEndpoint endpoint, AnthropicTokens tokens) {
         this.batches = batches;
         this.gateway = batches.gateway();
+        batches.register(this);
         this.endpoint = endpoint;
         this.tokens = tokens;
     }

@@ -41,6 +41,7 @@ final class BatchServlet extends HttpServlet implements Batches.Api {
     BatchServlet(Batches batches) {
         this.batches = batches;
         this.gateway = batches.gateway();
+        batches.register(this);
     }
 
     @Override

@@ -1,13 +1,20 @@
 package dev.ratelimit.gateway;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.api.Amounts;
+import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -23,7 +30,14 @@ import org.jspecify.annotations.Nullable;
  * case at batch prices, who owns each batch ({@link BatchOwners}), the reservations held until a
  * batch ends, their settlement once (to the usage the provider reports, or given back when nothing
  * was used), the poller that asks the upstream about each held batch, and the upstream's control
- * calls read whole. A provider's servlet ({@link BatchServlet} for OpenAI's Batch API, {@link
+ * calls read whole.
+ *
+ * <p>A batch's reservation is kept in the store beside its owner, as its receipt ({@link
+ * Admission.Ticket#receipt()}) and its charge, so whichever gateway on the store learns that the
+ * batch ended (an owner's read, a cancel, its poller) rebuilds and settles it ({@link
+ * Admission#restore}), then forgets the record. Gateways settling the same batch at about the same
+ * time settle it once: the store applies a settlement of an entry once. Each poller claims a batch
+ * in the store for an interval before asking the upstream about it, so one gateway polls it. A provider's servlet ({@link BatchServlet} for OpenAI's Batch API, {@link
  * AnthropicBatchServlet} for Anthropic's Message Batches) reads its own request and result shapes
  * and tells this core, through its {@link Api}, whether a batch ended and what it used.
  *
@@ -66,13 +80,72 @@ final class Batches implements AutoCloseable {
         Ended ended(String id, Fetched batch) throws IOException;
     }
 
-    /** A batch reservation waiting for its batch to end. */
-    private record Held(Api api, Admission.Ticket ticket) {}
+    /**
+     * What settles a batch, as its record in the store holds it: the reservation's receipt and what
+     * it is charged to and priced at.
+     *
+     * @param estimate what the batch reserved, for the metrics
+     */
+    record Held(
+            Protocol protocol,
+            String tenant,
+            @Nullable String team,
+            String model,
+            @Nullable ModelPrice price,
+            Amounts estimate,
+            String receipt) {
+
+        String write() {
+            ObjectNode node = OpenAi.JSON
+                    .createObjectNode()
+                    .put("protocol", protocol.name())
+                    .put("tenant", tenant)
+                    .put("team", team)
+                    .put("model", model)
+                    .put("tokens", estimate.get(Window.Unit.TOKENS))
+                    .put("receipt", receipt);
+            if (price != null) {
+                node.putArray("price")
+                        .add(price.input())
+                        .add(price.cachedInput())
+                        .add(price.cacheWrite())
+                        .add(price.output());
+                node.put("micros", estimate.get(Window.Unit.USD_MICROS));
+            }
+            return node.toString();
+        }
+
+        static Held read(String text) throws IOException {
+            JsonNode node = OpenAi.JSON.readTree(text);
+            JsonNode price = node.get("price");
+            Amounts estimate = Amounts.tokens(node.path("tokens").asLong());
+            if (price != null) {
+                estimate =
+                        estimate.and(Window.Unit.USD_MICROS, node.path("micros").asLong());
+            }
+            return new Held(
+                    Protocol.valueOf(node.path("protocol").asText()),
+                    node.path("tenant").asText(),
+                    node.hasNonNull("team") ? node.get("team").asText() : null,
+                    node.path("model").asText(),
+                    price == null
+                            ? null
+                            : new ModelPrice(
+                                    price.get(0).decimalValue(),
+                                    price.get(1).decimalValue(),
+                                    price.get(2).decimalValue(),
+                                    price.get(3).decimalValue()),
+                    estimate,
+                    node.path("receipt").asText());
+        }
+    }
 
     private final Gateway gateway;
     private final BatchOwners owners;
-    /** The reservations of the batches this process admitted, until they are settled. */
-    private final Map<String, Held> reserved = new ConcurrentHashMap<>();
+    /** Each provider's batches, by the API they speak: how the poller asks about a batch in the store. */
+    private final Map<Protocol, Api> apis = new ConcurrentHashMap<>();
+    /** The batches this process is settling now: a read and the poller never settle one twice at once. */
+    private final Set<String> settling = ConcurrentHashMap.newKeySet();
 
     private final ScheduledExecutorService poller;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -98,12 +171,24 @@ final class Batches implements AutoCloseable {
         return owners;
     }
 
-    /** Asks the upstream about each batch this process holds a reservation for, and settles those that ended. */
+    /** Lets the poller ask about the batches {@code api} creates. */
+    void register(Api api) {
+        apis.put(api.protocol(), api);
+    }
+
+    /**
+     * Asks the upstream about each batch not settled yet that this process claims for the interval
+     * (one gateway per batch and interval), and settles those that ended.
+     */
     private void poll() {
-        for (Map.Entry<String, Held> held : List.copyOf(reserved.entrySet())) {
+        Duration interval = gateway.config().limits().batchPollInterval();
+        for (Map.Entry<String, String> held : owners.held().entrySet()) {
             String id = held.getKey();
-            Api api = held.getValue().api();
             try {
+                Api api = apis.get(Held.read(held.getValue()).protocol());
+                if (api == null || !owners.claim(id, interval)) {
+                    continue;
+                }
                 Fetched batch = api.fetch(id);
                 if (batch != null) {
                     settleIfEnded(api, id, batch);
@@ -195,7 +280,25 @@ final class Batches implements AutoCloseable {
             return;
         }
         owners.own(BatchOwners.BATCH, id, tenant);
-        reserved.put(id, new Held(api, ticket));
+        String receipt = ticket.receipt();
+        if (receipt == null) {
+            return; // the limiter held nothing (disabled, or failing open): nothing to settle
+        }
+        Charge charge = ticket.charge();
+        Held held = new Held(
+                api.protocol(),
+                charge.tenant(),
+                charge.team() == null ? null : charge.team().name(),
+                charge.model(),
+                charge.price(),
+                ticket.estimate(),
+                receipt);
+        if (!owners.hold(id, held.write())) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "batch " + id + "'s reservation could not be recorded in the store; it stays charged until its"
+                            + " windows pass");
+        }
     }
 
     /** Whether {@code tenant} owns the batch {@code id}. */
@@ -203,23 +306,42 @@ final class Batches implements AutoCloseable {
         return owners.owns(BatchOwners.BATCH, id, tenant);
     }
 
-    /** Settles a batch this process reserved once the upstream says it ended: to its results' usage. */
+    /**
+     * Settles a batch whose reservation the store holds once the upstream says it ended: to its
+     * results' usage, or given back when they used nothing; then forgets the record.
+     */
     void settleIfEnded(Api api, String id, Fetched fetched) throws IOException {
-        if (!fetched.ok() || !reserved.containsKey(id)) {
+        if (!fetched.ok()) {
             return;
         }
-        Ended ended = api.ended(id, fetched);
-        if (ended == null) {
-            return;
+        String record = owners.held(id);
+        if (record == null || !settling.add(id)) {
+            return; // settled already, or being settled here now
         }
-        Held held = reserved.remove(id);
-        if (held == null) {
-            return; // another request settled it
-        }
-        if (ended.used().total() == 0) {
-            held.ticket().cancel("batch_" + ended.status());
-        } else {
-            held.ticket().commit(ended.used(), "batch_" + ended.status());
+        try {
+            Ended ended = api.ended(id, fetched);
+            if (ended == null) {
+                return;
+            }
+            Held held = Held.read(record);
+            GatewayConfig config = gateway.config();
+            Charge charge = new Charge(
+                    held.tenant(),
+                    held.team() == null ? null : config.spending().teams().get(held.team()),
+                    held.model(),
+                    held.price(),
+                    config.capOf(held.model()),
+                    List.of(),
+                    null);
+            Admission.Ticket ticket = gateway.admission().restore(charge, held.estimate(), held.receipt());
+            if (ended.used().total() == 0) {
+                ticket.cancel("batch_" + ended.status());
+            } else {
+                ticket.commit(ended.used(), "batch_" + ended.status());
+            }
+            owners.release(id);
+        } finally {
+            settling.remove(id);
         }
     }
 
