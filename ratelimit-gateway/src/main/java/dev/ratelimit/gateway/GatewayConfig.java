@@ -389,9 +389,10 @@ record GatewayConfig(
      * @param geminiDefaultMaxOutputTokens the output tokens reserved per candidate when a Gemini
      *     request sets no {@code generationConfig.maxOutputTokens}: the model's own default, which
      *     the Gemini API applies then
-     * @param maxFileBytes the largest upload {@code POST /v1/files} takes (a batch's input file)
-     * @param batchPollInterval how often the gateway that admitted a batch asks the upstream whether
-     *     it has ended, to settle it
+     * @param maxFileBytes the largest upload {@code POST /v1/files} takes (a batch's input file), and
+     *     the largest {@code POST /v1/messages/batches} body
+     * @param batchPollInterval how often a gateway goes through the batches not settled yet and asks
+     *     the upstream whether those it claims for the interval have ended, to settle them
      */
     record Limits(
             int maxBodyBytes,
