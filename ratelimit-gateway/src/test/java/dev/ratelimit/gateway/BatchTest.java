@@ -73,7 +73,7 @@ class BatchTest {
     }
 
     /** Uploads a batch file of {@code lines} chat requests, each allowing {@code maxTokens}, then creates the batch. */
-    private static Batch batch(OpenAIClient client, int lines, long maxTokens) {
+    static Batch batch(OpenAIClient client, int lines, long maxTokens) {
         return batch(client, "metered", lines, maxTokens);
     }
 
