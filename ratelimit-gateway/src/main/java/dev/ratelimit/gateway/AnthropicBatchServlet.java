@@ -1,7 +1,6 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
 import dev.ratelimit.genai.TokenUsage;
@@ -9,7 +8,6 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
@@ -75,27 +73,15 @@ final class AnthropicBatchServlet extends HttpServlet implements Batches.Api {
 
     /** The sum of the succeeded results' {@code result.message.usage}; the others used nothing billed. */
     static TokenUsage usage(byte[] jsonl) throws IOException {
-        long input = 0;
-        long cacheRead = 0;
-        long cacheWrite = 0;
-        long output = 0;
-        for (String line : new String(jsonl, StandardCharsets.UTF_8).split("\n")) {
-            if (line.isBlank()) {
-                continue;
-            }
-            JsonNode result = OpenAi.JSON.readTree(line).path("result");
+        return Batches.sum(jsonl, line -> {
+            JsonNode result = line.path("result");
             if (!"succeeded".equals(result.path("type").asText())) {
-                continue;
+                return null;
             }
             JsonNode usage = result.path("message").path("usage");
-            TokenUsage one = AnthropicEvents.usageOf(
+            return AnthropicEvents.usageOf(
                     usage, Math.max(0, usage.path("output_tokens").asLong(0)));
-            input += one.input();
-            cacheRead += one.cachedInput();
-            cacheWrite += one.cacheWrite();
-            output += one.output();
-        }
-        return new TokenUsage(input, cacheRead, cacheWrite, output);
+        });
     }
 
     @Override
@@ -114,7 +100,7 @@ final class AnthropicBatchServlet extends HttpServlet implements Batches.Api {
             if (parts.length == 0 && method.equals("POST")) {
                 create(request, response, tenant, headers);
             } else if (parts.length == 0 && method.equals("GET")) {
-                list(request, response, tenant, headers);
+                batches.list(Protocol.ANTHROPIC, UPSTREAM, headers, request, response, tenant);
             } else if (parts.length == 1 && !parts[0].isEmpty() && (method.equals("GET") || method.equals("DELETE"))) {
                 if (owned(response, parts[0], tenant)) {
                     Batches.Fetched batch = call("GET", UPSTREAM + "/" + parts[0], null, NONE, headers, response);
@@ -126,7 +112,8 @@ final class AnthropicBatchServlet extends HttpServlet implements Batches.Api {
                     if (method.equals("GET")) {
                         Batches.relay(batch, response);
                     } else {
-                        relay(call("DELETE", UPSTREAM + "/" + parts[0], null, NONE, headers, response), response);
+                        Batches.relay(
+                                call("DELETE", UPSTREAM + "/" + parts[0], null, NONE, headers, response), response);
                     }
                 }
             } else if (parts.length == 2 && parts[1].equals("cancel") && method.equals("POST")) {
@@ -141,7 +128,9 @@ final class AnthropicBatchServlet extends HttpServlet implements Batches.Api {
                 }
             } else if (parts.length == 2 && parts[1].equals("results") && method.equals("GET")) {
                 if (owned(response, parts[0], tenant)) {
-                    relay(call("GET", UPSTREAM + "/" + parts[0] + "/results", null, NONE, headers, response), response);
+                    Batches.relay(
+                            call("GET", UPSTREAM + "/" + parts[0] + "/results", null, NONE, headers, response),
+                            response);
                 }
             } else {
                 PassthroughServlet.unknown(gateway, request, response, request.getRequestURI());
@@ -207,47 +196,11 @@ final class AnthropicBatchServlet extends HttpServlet implements Batches.Api {
         if (ticket == null) {
             return; // refused, answered
         }
-        Batches.Fetched created = call("POST", UPSTREAM, "application/json", sent, headers, response);
-        String id = created != null && created.ok()
-                ? OpenAi.JSON.readTree(created.body()).path("id").asText()
-                : null;
-        batches.created(this, ticket, created, id, tenant);
-        if (created != null) {
-            Batches.relay(created, response);
-        }
+        batches.create(this, ticket, UPSTREAM, sent, versioned(headers), response, tenant);
     }
 
     private static BadRequest invalid(String message) {
         return new BadRequest(400, "invalid_request_error", null, message);
-    }
-
-    private void list(
-            HttpServletRequest request, HttpServletResponse response, String tenant, Map<String, String> headers)
-            throws IOException {
-        String query = request.getQueryString() == null ? "" : "?" + request.getQueryString();
-        Batches.Fetched all = call("GET", UPSTREAM + query, null, NONE, headers, response);
-        if (all == null) {
-            return;
-        }
-        if (!all.ok()) {
-            Batches.relay(all, response);
-            return;
-        }
-        ObjectNode page = (ObjectNode) OpenAi.JSON.readTree(all.body());
-        ArrayNode own = OpenAi.JSON.createArrayNode();
-        for (JsonNode batch : page.path("data")) {
-            if (batches.owns(batch.path("id").asText(), tenant)) {
-                own.add(batch);
-            }
-        }
-        page.set("data", own);
-        Batches.relay(new Batches.Fetched(200, "application/json", OpenAi.JSON.writeValueAsBytes(page)), response);
-    }
-
-    private static void relay(Batches.@Nullable Fetched fetched, HttpServletResponse response) throws IOException {
-        if (fetched != null) {
-            Batches.relay(fetched, response);
-        }
     }
 
     /** Calls the first Anthropic upstream and reads its answer whole ({@link Batches#call}). */
@@ -259,7 +212,11 @@ final class AnthropicBatchServlet extends HttpServlet implements Batches.Api {
             Map<String, String> headers,
             @Nullable HttpServletResponse response)
             throws IOException {
-        Map<String, String> sent = headers.isEmpty() ? Map.of("anthropic-version", Anthropic.DEFAULT_VERSION) : headers;
-        return batches.call(Protocol.ANTHROPIC, method, path, contentType, body, sent, response);
+        return batches.call(Protocol.ANTHROPIC, method, path, contentType, body, versioned(headers), response);
+    }
+
+    /** The headers sent upstream: the client's {@code anthropic-version} and beta, or the default version. */
+    private static Map<String, String> versioned(Map<String, String> headers) {
+        return headers.isEmpty() ? Map.of("anthropic-version", Anthropic.DEFAULT_VERSION) : headers;
     }
 }

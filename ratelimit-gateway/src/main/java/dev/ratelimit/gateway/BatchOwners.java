@@ -5,7 +5,9 @@ import io.lettuce.core.SetArgs;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -57,13 +59,7 @@ final class BatchOwners implements AutoCloseable {
             local.put(field, tenant);
             return true;
         }
-        RedisClusterCommands<String, String> commands = redis.commands();
-        try {
-            return commands != null && commands.hset(hash, field, tenant) != null;
-        } catch (RedisException e) {
-            redis.failed(e);
-            return false;
-        }
+        return command(redis, commands -> commands.hset(hash, field, tenant) != null, false);
     }
 
     /** Tells whether {@code tenant} owns the object {@code id}; {@code false} when unknown or unreadable. */
@@ -72,13 +68,7 @@ final class BatchOwners implements AutoCloseable {
         if (redis == null) {
             return tenant.equals(local.get(field));
         }
-        RedisClusterCommands<String, String> commands = redis.commands();
-        try {
-            return commands != null && tenant.equals(commands.hget(hash, field));
-        } catch (RedisException e) {
-            redis.failed(e);
-            return false;
-        }
+        return command(redis, commands -> tenant.equals(commands.hget(hash, field)), false);
     }
 
     /**
@@ -92,13 +82,7 @@ final class BatchOwners implements AutoCloseable {
             localReservations.put(id, record);
             return true;
         }
-        RedisClusterCommands<String, String> commands = redis.commands();
-        try {
-            return commands != null && commands.hset(reservations, id, record) != null;
-        } catch (RedisException e) {
-            redis.failed(e);
-            return false;
-        }
+        return command(redis, commands -> commands.hset(reservations, id, record) != null, false);
     }
 
     /** What settles the batch {@code id}, or {@code null} when it is settled, unknown or unreadable. */
@@ -107,13 +91,9 @@ final class BatchOwners implements AutoCloseable {
         if (redis == null) {
             return localReservations.get(id);
         }
-        RedisClusterCommands<String, String> commands = redis.commands();
-        try {
-            return commands == null ? null : commands.hget(reservations, id);
-        } catch (RedisException e) {
-            redis.failed(e);
-            return null;
-        }
+        Optional<String> record =
+                command(redis, commands -> Optional.ofNullable(commands.hget(reservations, id)), Optional.empty());
+        return record.orElse(null);
     }
 
     /** Every batch not settled yet, by id, with what settles it; none while Redis cannot be reached. */
@@ -121,13 +101,7 @@ final class BatchOwners implements AutoCloseable {
         if (redis == null) {
             return Map.copyOf(localReservations);
         }
-        RedisClusterCommands<String, String> commands = redis.commands();
-        try {
-            return commands == null ? Map.of() : commands.hgetall(reservations);
-        } catch (RedisException e) {
-            redis.failed(e);
-            return Map.of();
-        }
+        return command(redis, commands -> commands.hgetall(reservations), Map.of());
     }
 
     /** Forgets the batch {@code id}'s record once it is settled; a failure leaves it to be settled again (once, by entry id). */
@@ -136,14 +110,7 @@ final class BatchOwners implements AutoCloseable {
             localReservations.remove(id);
             return;
         }
-        RedisClusterCommands<String, String> commands = redis.commands();
-        try {
-            if (commands != null) {
-                commands.hdel(reservations, id);
-            }
-        } catch (RedisException e) {
-            redis.failed(e);
-        }
+        command(redis, commands -> commands.hdel(reservations, id), 0L);
     }
 
     /**
@@ -157,15 +124,27 @@ final class BatchOwners implements AutoCloseable {
         if (redis == null) {
             return true;
         }
+        return command(
+                redis,
+                commands -> "OK"
+                        .equals(commands.set(
+                                pollPrefix + id, "1", SetArgs.Builder.nx().px(Math.max(1, interval.toMillis())))),
+                false);
+    }
+
+    /** Runs one command on Redis; {@code otherwise} when it is not connected or the command fails. */
+    private static <T> T command(
+            RedisLink redis, Function<RedisClusterCommands<String, String>, @Nullable T> command, T otherwise) {
         RedisClusterCommands<String, String> commands = redis.commands();
+        if (commands == null) {
+            return otherwise;
+        }
         try {
-            return commands != null
-                    && "OK"
-                            .equals(commands.set(
-                                    pollPrefix + id, "1", SetArgs.Builder.nx().px(Math.max(1, interval.toMillis()))));
+            T answer = command.apply(commands);
+            return answer == null ? otherwise : answer;
         } catch (RedisException e) {
             redis.failed(e);
-            return false;
+            return otherwise;
         }
     }
 

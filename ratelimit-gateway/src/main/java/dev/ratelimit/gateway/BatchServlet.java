@@ -1,7 +1,6 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
 import dev.ratelimit.genai.TokenUsage;
@@ -70,7 +69,13 @@ final class BatchServlet extends HttpServlet implements Batches.Api {
         if (lines == null || !lines.ok()) {
             return null; // read again next time
         }
-        return new Batches.Ended(status, usage(lines.body()));
+        // the sum of every output line's response.body.usage
+        return new Batches.Ended(
+                status,
+                Batches.sum(
+                        lines.body(),
+                        line -> Endpoint.usageOf(
+                                line.path("response").path("body").get("usage"))));
     }
 
     @Override
@@ -142,7 +147,7 @@ final class BatchServlet extends HttpServlet implements Batches.Api {
         if (parts.length == 1 && method.equals("POST")) {
             create(request, response, tenant);
         } else if (parts.length == 1 && method.equals("GET")) {
-            list(request, response, tenant);
+            batches.list(Protocol.OPENAI, "/batches", Map.of(), request, response, tenant);
         } else if (parts.length == 2 && method.equals("GET")) {
             if (!batches.owns(parts[1], tenant)) {
                 Batches.notFound(Protocol.OPENAI, response, "batch", parts[1]);
@@ -198,14 +203,7 @@ final class BatchServlet extends HttpServlet implements Batches.Api {
         if (ticket == null) {
             return; // refused, answered
         }
-        Batches.Fetched created = call("POST", "/batches", "application/json", sent, response);
-        String id = created != null && created.ok()
-                ? OpenAi.JSON.readTree(created.body()).path("id").asText()
-                : null;
-        batches.created(this, ticket, created, id, tenant);
-        if (created != null) {
-            Batches.relay(created, response);
-        }
+        batches.create(this, ticket, "/batches", sent, Map.of(), response, tenant);
     }
 
     /** The model, prompt and most output tokens of every line of a batch's input file. */
@@ -246,47 +244,6 @@ final class BatchServlet extends HttpServlet implements Batches.Api {
     private static BadRequest invalidFile(String why) {
         return new BadRequest(
                 400, "invalid_file", "input_file_id", "The batch's input file cannot be metered: " + why + ".");
-    }
-
-    /** The sum of every output line's {@code response.body.usage}. */
-    private static TokenUsage usage(byte[] jsonl) throws IOException {
-        long input = 0;
-        long cached = 0;
-        long output = 0;
-        for (String line : new String(jsonl, StandardCharsets.UTF_8).split("\n")) {
-            if (line.isBlank()) {
-                continue;
-            }
-            TokenUsage one = Endpoint.usageOf(
-                    OpenAi.JSON.readTree(line).path("response").path("body").get("usage"));
-            if (one != null) {
-                input += one.input() + one.cachedInput();
-                cached += one.cachedInput();
-                output += one.output();
-            }
-        }
-        return TokenUsage.openAi(input, cached, output);
-    }
-
-    private void list(HttpServletRequest request, HttpServletResponse response, String tenant) throws IOException {
-        String query = request.getQueryString() == null ? "" : "?" + request.getQueryString();
-        Batches.Fetched all = call("GET", "/batches" + query, null, NONE, response);
-        if (all == null) {
-            return;
-        }
-        if (!all.ok()) {
-            Batches.relay(all, response);
-            return;
-        }
-        ObjectNode page = (ObjectNode) OpenAi.JSON.readTree(all.body());
-        ArrayNode own = OpenAi.JSON.createArrayNode();
-        for (JsonNode batch : page.path("data")) {
-            if (batches.owns(batch.path("id").asText(), tenant)) {
-                own.add(batch);
-            }
-        }
-        page.set("data", own);
-        Batches.relay(new Batches.Fetched(200, "application/json", OpenAi.JSON.writeValueAsBytes(page)), response);
     }
 
     /** Calls the first OpenAI upstream and reads its answer whole ({@link Batches#call}). */

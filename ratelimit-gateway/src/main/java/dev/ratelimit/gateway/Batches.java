@@ -1,6 +1,7 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
@@ -10,6 +11,7 @@ import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +25,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -268,21 +271,33 @@ final class Batches implements AutoCloseable {
     }
 
     /**
-     * Records a batch the upstream created: {@code tenant} owns it, and its reservation is held until
-     * it ends. The reservation is given back when the upstream did not create it: {@code created} is
-     * {@code null} or not 2xx.
-     *
-     * @param id the batch's id, read from a 2xx {@code created}
+     * Creates an admitted batch upstream ({@code POST path} with the client's body) and answers with
+     * the upstream's answer: {@code tenant} then owns the batch, and its reservation is recorded in
+     * the store until it ends; it is given back when the upstream did not create it.
      */
-    void created(Api api, Admission.Ticket ticket, @Nullable Fetched created, @Nullable String id, String tenant) {
+    void create(
+            Api api,
+            Admission.Ticket ticket,
+            String path,
+            byte[] sent,
+            Map<String, String> headers,
+            HttpServletResponse response,
+            String tenant)
+            throws IOException {
+        Fetched created = call(api.protocol(), "POST", path, "application/json", sent, headers, response);
+        String id = created != null && created.ok()
+                ? OpenAi.JSON.readTree(created.body()).path("id").asText()
+                : null;
         if (created == null || !created.ok() || id == null || id.isEmpty()) {
             ticket.cancel(created == null ? "upstream_unreachable" : "upstream_error");
+            relay(created, response);
             return;
         }
         owners.own(BatchOwners.BATCH, id, tenant);
         String receipt = ticket.receipt();
         if (receipt == null) {
-            return; // the limiter held nothing (disabled, or failing open): nothing to settle
+            relay(created, response); // the limiter held nothing (disabled, or failing open): nothing to settle
+            return;
         }
         Charge charge = ticket.charge();
         Held held = new Held(
@@ -299,6 +314,7 @@ final class Batches implements AutoCloseable {
                     "batch " + id + "'s reservation could not be recorded in the store; it stays charged until its"
                             + " windows pass");
         }
+        relay(created, response);
     }
 
     /** Whether {@code tenant} owns the batch {@code id}. */
@@ -343,6 +359,30 @@ final class Batches implements AutoCloseable {
         } finally {
             settling.remove(id);
         }
+    }
+
+    /**
+     * The sum, by kind, of the usage {@code usage} reads from each line of a JSONL result file
+     * ({@code null} for a line that used nothing billed).
+     */
+    static TokenUsage sum(byte[] jsonl, Function<JsonNode, @Nullable TokenUsage> usage) throws IOException {
+        long input = 0;
+        long cached = 0;
+        long written = 0;
+        long output = 0;
+        for (String line : new String(jsonl, StandardCharsets.UTF_8).split("\n")) {
+            if (line.isBlank()) {
+                continue;
+            }
+            TokenUsage one = usage.apply(OpenAi.JSON.readTree(line));
+            if (one != null) {
+                input += one.input();
+                cached += one.cachedInput();
+                written += one.cacheWrite();
+                output += one.output();
+            }
+        }
+        return new TokenUsage(input, cached, written, output);
     }
 
     /** Answers 404 in the protocol's shape for an object the caller does not own (or that does not exist). */
@@ -394,14 +434,7 @@ final class Batches implements AutoCloseable {
         };
         if (!gateway.upstream().send(protocol, method, path, contentType, body, headers, answer)) {
             if (response != null) {
-                ApiErrors.write(
-                        protocol,
-                        response,
-                        404,
-                        "invalid_request_error",
-                        "unknown_url",
-                        null,
-                        "No upstream of the gateway serves this API's batches.");
+                ApiErrors.noUpstream(protocol, response, "No upstream of the gateway serves this API's batches.");
             }
             return null;
         }
@@ -430,8 +463,44 @@ final class Batches implements AutoCloseable {
         }
     }
 
-    /** Relays an upstream answer read whole. */
-    static void relay(Fetched fetched, HttpServletResponse response) throws IOException {
+    /**
+     * Answers a list of batches with the caller's page of the upstream's list at {@code path} (with
+     * the request's query): the batches {@code tenant} owns in its {@code data}, the rest of the page
+     * as it came; an upstream error as it came.
+     */
+    void list(
+            Protocol protocol,
+            String path,
+            Map<String, String> headers,
+            HttpServletRequest request,
+            HttpServletResponse response,
+            String tenant)
+            throws IOException {
+        String query = request.getQueryString() == null ? "" : "?" + request.getQueryString();
+        Fetched all = call(protocol, "GET", path + query, null, new byte[0], headers, response);
+        if (all == null) {
+            return;
+        }
+        if (!all.ok()) {
+            relay(all, response);
+            return;
+        }
+        ObjectNode page = (ObjectNode) OpenAi.JSON.readTree(all.body());
+        ArrayNode own = OpenAi.JSON.createArrayNode();
+        for (JsonNode batch : page.path("data")) {
+            if (owns(batch.path("id").asText(), tenant)) {
+                own.add(batch);
+            }
+        }
+        page.set("data", own);
+        relay(new Fetched(200, "application/json", OpenAi.JSON.writeValueAsBytes(page)), response);
+    }
+
+    /** Relays an upstream answer read whole; nothing for {@code null}, a failure {@link #call} answered. */
+    static void relay(@Nullable Fetched fetched, HttpServletResponse response) throws IOException {
+        if (fetched == null) {
+            return;
+        }
         OpenAi.write(
                 response,
                 fetched.status(),

@@ -186,17 +186,20 @@ final class PassthroughServlet extends HttpServlet {
             gateway.upstream().send(request.getMethod(), pathAndQuery, request.getContentType(), body, answer);
         } else {
             sent = gateway.upstream()
-                    .send(protocol, request.getMethod(), pathAndQuery, request.getContentType(), body, answer);
+                    .send(
+                            protocol,
+                            request.getMethod(),
+                            pathAndQuery,
+                            request.getContentType(),
+                            body,
+                            Map.of(),
+                            answer);
         }
         if (!sent) {
             try {
-                ApiErrors.write(
+                ApiErrors.noUpstream(
                         protocol,
                         response,
-                        404,
-                        "invalid_request_error",
-                        "unknown_url",
-                        null,
                         "No " + protocol.id() + " upstream is configured to answer " + request.getMethod() + " "
                                 + request.getRequestURI() + ".");
             } catch (IOException | RuntimeException e) {

@@ -615,22 +615,8 @@ final class Upstream implements AutoCloseable {
 
     /**
      * Sends a request relayed without a model to the first upstream of {@code protocol}, such as
-     * Gemini's model list; {@code false}, sending nothing, when no upstream speaks it.
-     */
-    boolean send(
-            Protocol protocol,
-            String method,
-            String pathAndQuery,
-            @Nullable String contentType,
-            byte[] body,
-            Answer answer) {
-        return send(protocol, method, pathAndQuery, contentType, body, Map.of(), answer);
-    }
-
-    /**
-     * Sends a request relayed without a model to the first upstream of {@code protocol}, with
-     * {@code headers} besides the gateway's own (such as {@code anthropic-version}); {@code false},
-     * sending nothing, when no upstream speaks it.
+     * Gemini's model list or a batch's control calls, with {@code headers} besides the gateway's own
+     * (such as {@code anthropic-version}); {@code false}, sending nothing, when no upstream speaks it.
      */
     boolean send(
             Protocol protocol,

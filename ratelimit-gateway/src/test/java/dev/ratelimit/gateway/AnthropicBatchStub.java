@@ -86,49 +86,29 @@ final class AnthropicBatchStub {
 
     /** Ends a batch with every request succeeded, each with this usage: fresh input, cache reads, cache writes, output. */
     void succeed(String id, long input, long cacheRead, long cacheWrite, long output) {
-        StringBuilder lines = new StringBuilder();
-        int count = 0;
-        for (JsonNode request : requests.get(id)) {
-            ObjectNode line = OpenAi.JSON
-                    .createObjectNode()
-                    .put("custom_id", request.path("custom_id").asText());
-            ObjectNode message = line.putObject("result")
-                    .put("type", "succeeded")
-                    .putObject("message")
-                    .put("id", "msg_" + count)
-                    .put("type", "message")
-                    .put("role", "assistant")
-                    .put("model", request.path("params").path("model").asText());
-            message.putArray("content").addObject().put("type", "text").put("text", "ok");
-            message.put("stop_reason", "end_turn").putNull("stop_sequence");
-            message.putObject("usage")
-                    .put("input_tokens", input)
-                    .put("cache_read_input_tokens", cacheRead)
-                    .put("cache_creation_input_tokens", cacheWrite)
-                    .put("output_tokens", output);
-            lines.append(line).append('\n');
-            count++;
-        }
-        ended(id, lines.toString());
+        int count = end(
+                id,
+                (request, result) -> result.put("type", "succeeded")
+                        .set(
+                                "message",
+                                AnthropicStub.message(
+                                        request.path("params").path("model").asText(),
+                                        "ok",
+                                        input,
+                                        cacheRead,
+                                        cacheWrite,
+                                        output)));
         counts(batches.get(id), 0, count, 0, 0, 0);
     }
 
     /** Ends a batch with every request's result of {@code type}: {@code canceled}, {@code expired} or {@code errored}. */
     void end(String id, String type) {
-        StringBuilder lines = new StringBuilder();
-        int count = 0;
-        for (JsonNode request : requests.get(id)) {
-            ObjectNode line = OpenAi.JSON
-                    .createObjectNode()
-                    .put("custom_id", request.path("custom_id").asText());
-            ObjectNode result = line.putObject("result").put("type", type);
+        int count = end(id, (request, result) -> {
+            result.put("type", type);
             if (type.equals("errored")) {
                 result.set("error", Anthropic.errorBody("invalid_request_error", "stub refuses it"));
             }
-            lines.append(line).append('\n');
-            count++;
-        }
-        ended(id, lines.toString());
+        });
         counts(
                 batches.get(id),
                 0,
@@ -136,6 +116,22 @@ final class AnthropicBatchStub {
                 type.equals("errored") ? count : 0,
                 type.equals("canceled") ? count : 0,
                 type.equals("expired") ? count : 0);
+    }
+
+    /** Ends a batch with one result line per request, filled by {@code result}; returns how many. */
+    private int end(String id, java.util.function.BiConsumer<JsonNode, ObjectNode> result) {
+        StringBuilder lines = new StringBuilder();
+        int count = 0;
+        for (JsonNode request : requests.get(id)) {
+            ObjectNode line = OpenAi.JSON
+                    .createObjectNode()
+                    .put("custom_id", request.path("custom_id").asText());
+            result.accept(request, line.putObject("result"));
+            lines.append(line).append('\n');
+            count++;
+        }
+        ended(id, lines.toString());
+        return count;
     }
 
     private void ended(String id, String lines) {

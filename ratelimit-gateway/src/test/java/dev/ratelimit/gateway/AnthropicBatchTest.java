@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.anthropic.client.AnthropicClient;
-import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.core.http.StreamResponse;
 import com.anthropic.errors.BadRequestException;
 import com.anthropic.errors.NotFoundException;
@@ -62,27 +61,10 @@ class AnthropicBatchTest {
 
     private Harness start(int pollSeconds) throws Exception {
         Path config = directory.resolve("gateway-" + pollSeconds + ".yaml");
-        String money = Files.readString(
-                Path.of(SpendTest.class.getResource("gateway-money.yaml").toURI()));
         Files.writeString(
                 config,
-                money.replace(
-                                        "prices:\n",
-                                        "prices:\n  claude-money*: { input: 1.00, cached-input: 0.10, cache-write: 1.25,"
-                                                + " output: 5.00 }\n")
-                                .replace(
-                                        "  max-body-bytes: 4096\n",
-                                        "  max-body-bytes: 4096\n  max-file-bytes: 65536\n  batch-poll-interval-seconds: "
-                                                + pollSeconds + "\n")
-                        + """
-
-                        upstreams:
-                          anthropic:
-                            url: %s
-                            api-key: sk-ant-upstream
-                            protocol: anthropic
-                            models: ["claude-*"]
-                        """.formatted(anthropic.baseUrl()));
+                anthropic.moneyConfig(
+                        "  max-file-bytes: 65536\n  batch-poll-interval-seconds: " + pollSeconds + "\n", ""));
         return Harness.start(store, false, Map.of("GATEWAY_CONFIG", config.toString()));
     }
 
@@ -93,11 +75,7 @@ class AnthropicBatchTest {
     }
 
     private AnthropicClient client(String key) {
-        return AnthropicOkHttpClient.builder()
-                .baseUrl(harness.base())
-                .apiKey(key)
-                .maxRetries(0)
-                .build();
+        return harness.anthropic(key);
     }
 
     private static BatchCreateParams.Request.Params params(long maxTokens) {

@@ -46,6 +46,19 @@ class BatchFaultTest {
         return config;
     }
 
+    private Harness gateway(RedisServer redis) throws Exception {
+        return Harness.start(
+                Harness.Store.MEMORY, true, Map.of("REDIS_URL", redis.uri(), "GATEWAY_CONFIG", config().toString()));
+    }
+
+    /** A batch of two lines that reserved $0.20, completed upstream with 3,000 output tokens a line ($0.006). */
+    private static Batch completedBatch(Harness harness, OpenAIClient alice) {
+        Batch batch = BatchTest.batch(alice, 2, 100_000);
+        assertThat(spent(harness)).isEqualTo(200_000);
+        harness.stub().batches().complete(batch.id(), 10, 3_000);
+        return batch;
+    }
+
     private static long spent(Harness harness) {
         try {
             return harness.used("alice", "spend-day");
@@ -60,14 +73,9 @@ class BatchFaultTest {
             + " nothing")
     void pausedWhileSettling() throws Exception {
         try (RedisServer redis = RedisServer.start();
-                Harness harness = Harness.start(
-                        Harness.Store.MEMORY,
-                        true,
-                        Map.of("REDIS_URL", redis.uri(), "GATEWAY_CONFIG", config().toString()))) {
+                Harness harness = gateway(redis)) {
             OpenAIClient alice = harness.openAi("alice-key");
-            Batch batch = BatchTest.batch(alice, 2, 100_000);
-            assertThat(spent(harness)).isEqualTo(200_000);
-            harness.stub().batches().complete(batch.id(), 10, 3_000);
+            Batch batch = completedBatch(harness, alice);
 
             try (RespClient raw = redis.connect()) {
                 raw.call("CLIENT", "PAUSE", "2000", "WRITE"); // reads answer, the settlement's script and HDEL wait
@@ -89,14 +97,9 @@ class BatchFaultTest {
             + " down (fails closed); after a restart from its append-only file the next GET settles it once")
     void killedAndRestarted() throws Exception {
         try (RedisServer redis = RedisServer.start(List.of("--appendonly", "yes", "--appendfsync", "always"));
-                Harness harness = Harness.start(
-                        Harness.Store.MEMORY,
-                        true,
-                        Map.of("REDIS_URL", redis.uri(), "GATEWAY_CONFIG", config().toString()))) {
+                Harness harness = gateway(redis)) {
             OpenAIClient alice = harness.openAi("alice-key");
-            Batch batch = BatchTest.batch(alice, 2, 100_000);
-            assertThat(spent(harness)).isEqualTo(200_000);
-            harness.stub().batches().complete(batch.id(), 10, 3_000);
+            Batch batch = completedBatch(harness, alice);
 
             redis.kill();
             HttpResponse<String> down = harness.get("/v1/batches/" + batch.id(), "alice-key");

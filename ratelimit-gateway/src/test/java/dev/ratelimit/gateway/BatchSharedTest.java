@@ -3,7 +3,6 @@ package dev.ratelimit.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.anthropic.client.AnthropicClient;
-import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.models.messages.batches.BatchCreateParams;
 import com.anthropic.models.messages.batches.MessageBatch;
 import com.openai.client.OpenAIClient;
@@ -51,31 +50,15 @@ class BatchSharedTest {
         openAi = StubUpstream.start();
         anthropic = AnthropicStub.start();
         Path config = directory.resolve("gateway.yaml");
-        String money = Files.readString(
-                Path.of(SpendTest.class.getResource("gateway-money.yaml").toURI()));
         Files.writeString(
-                config,
-                money.replace(
-                                        "prices:\n",
-                                        "prices:\n  claude-money*: { input: 1.00, cached-input: 0.10, cache-write: 1.25,"
-                                                + " output: 5.00 }\n")
-                                .replace(
-                                        "  max-body-bytes: 4096\n",
-                                        "  max-body-bytes: 4096\n  batch-poll-interval-seconds: " + pollSeconds + "\n")
-                        + """
-
-                        upstreams:
+                config, anthropic.moneyConfig("  batch-poll-interval-seconds: " + pollSeconds + "\n", """
                           openai:
                             url: %s
                             api-key: sk-upstream
                             protocol: openai
                             models: ["metered*"]
-                          anthropic:
-                            url: %s
-                            api-key: sk-ant-upstream
-                            protocol: anthropic
-                            models: ["claude-*"]
-                        """.formatted(openAi.baseUrl(), anthropic.baseUrl()));
+                        """.formatted(
+                                openAi.baseUrl())));
         Map<String, String> environment = Map.of("GATEWAY_CONFIG", config.toString());
         first = Harness.start(store, false, environment);
         second = Harness.start(store, false, environment); // empties the store before the first is used
@@ -114,11 +97,7 @@ class BatchSharedTest {
     }
 
     private static AnthropicClient anthropic(Harness via) {
-        return AnthropicOkHttpClient.builder()
-                .baseUrl(via.base())
-                .apiKey("carol-key")
-                .maxRetries(0)
-                .build();
+        return via.anthropic("carol-key");
     }
 
     private static MessageBatch anthropicBatch(AnthropicClient client) {
