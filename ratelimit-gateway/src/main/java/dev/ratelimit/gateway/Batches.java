@@ -40,7 +40,9 @@ import org.jspecify.annotations.Nullable;
  * batch ended (an owner's read, a cancel, its poller) rebuilds and settles it ({@link
  * Admission#restore}), then forgets the record. Gateways settling the same batch at about the same
  * time settle it once: the store applies a settlement of an entry once. Each poller claims a batch
- * in the store for an interval before asking the upstream about it, so one gateway polls it. A provider's servlet ({@link BatchServlet} for OpenAI's Batch API, {@link
+ * in the store for an interval before asking the upstream about it, so one gateway polls it.
+ *
+ * <p>A provider's servlet ({@link BatchServlet} for OpenAI's Batch API, {@link
  * AnthropicBatchServlet} for Anthropic's Message Batches) reads its own request and result shapes
  * and tells this core, through its {@link Api}, whether a batch ended and what it used.
  *
