@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.client.OpenAIClient;
 import com.openai.errors.NotFoundException;
 import com.openai.errors.RateLimitException;
@@ -15,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -146,7 +148,7 @@ class BatchTest {
     @Test
     @DisplayName("a model's batch-tokens window takes its batches in place of its tpm cap: reserved at admission,"
             + " refused past it before the upstream, settled with the batch")
-    void batchTokensWindow() {
+    void batchTokensWindow() throws Exception {
         GatewayConfig.ModelCap cap = harness.server.gateway().config().capOf("metered-queued");
         OpenAIClient alice = harness.openAi("alice-key");
         Batch first = batch(alice, "metered-queued", 2, 100_000); // far beyond tpm: 1000, within batch-tokens
@@ -166,6 +168,18 @@ class BatchTest {
         assertThat(harness.used(cap.batchTokens(), "batch-tokens")).isEqualTo(2 * 3_010);
         batch(alice, "metered-queued", 1, 100_000); // fits now that the first settled
         assertThat(batchesCreatedUpstream()).isEqualTo(2);
+        JsonNode model = StreamSupport.stream(
+                        OpenAi.JSON
+                                .readTree(harness.admin("/status.json").body())
+                                .path("models")
+                                .spliterator(),
+                        false)
+                .filter(node -> node.path("model").asText().equals("metered-queued"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(model.path("batchTokens").path("windows").get(0).path("name").asText())
+                .as("the status page shows the model's batch-tokens window")
+                .isEqualTo("batch-tokens");
     }
 
     @Test
