@@ -128,9 +128,15 @@ final class AnthropicBatchServlet extends HttpServlet implements Batches.Api {
                 }
             } else if (parts.length == 2 && parts[1].equals("results") && method.equals("GET")) {
                 if (owned(response, parts[0], tenant)) {
-                    Batches.relay(
-                            call("GET", UPSTREAM + "/" + parts[0] + "/results", null, NONE, headers, response),
-                            response);
+                    // streamed as it arrives, whatever its size
+                    PassthroughServlet.relay(
+                            gateway,
+                            request,
+                            response,
+                            Protocol.ANTHROPIC,
+                            UPSTREAM + "/" + parts[0] + "/results",
+                            NONE,
+                            headers);
                 }
             } else {
                 PassthroughServlet.unknown(gateway, request, response, request.getRequestURI());

@@ -153,6 +153,16 @@ class AnthropicBatchTest {
                             .outputTokens())
                     .isEqualTo(10_000);
         }
+        AnthropicStub.Received download = anthropic.received().stream()
+                .filter(r -> r.path().endsWith("/results"))
+                .reduce((earlier, later) -> later)
+                .orElseThrow();
+        assertThat(download.header("anthropic-version"))
+                .as("the version anthropic-java sent, passed on")
+                .isNotBlank();
+        assertThat(download.header("x-api-key"))
+                .as("the gateway's key upstream, never the client's")
+                .isEqualTo("sk-ant-upstream");
         assertThat(alice.messages().batches().delete(batch.id()).id()).isEqualTo(batch.id());
         assertThat(spent("alice")).isEqualTo(2 * 26_500);
     }
