@@ -298,4 +298,24 @@ public interface RateLimiter {
      * @throws RateLimiterUnavailableException if the store cannot be reached
      */
     List<Decision.Usage> usage(SharedBudget budget);
+
+    /**
+     * Rebuilds a reservation from its {@link Reservation#receipt() receipt}, to settle it here: its
+     * {@link Reservation#commit} or {@link Reservation#cancel} settles the original's entries in the
+     * store as the original would have (and is queued and retried the same way). The store applies a
+     * settlement of an entry once (within {@code Settlement.REPEAT_GUARD}, a commit after a cancel
+     * changing nothing), so the original and any number of rebuilt copies settled at about the same
+     * time settle it once; a caller that settles much later keeps its own record of whether it did.
+     * The rebuilt reservation's decision is an allowed one of its first window; it holds no slot.
+     *
+     * <p>The default throws {@link UnsupportedOperationException}.
+     *
+     * @param receipt what {@link Reservation#receipt()} gave
+     * @return the reservation, not settled yet
+     * @throws IllegalArgumentException when {@code receipt} is not a receipt this limiter can read
+     * @throws UnsupportedOperationException when the limiter cannot rebuild reservations
+     */
+    default Reservation restore(String receipt) {
+        throw new UnsupportedOperationException("this limiter cannot rebuild a reservation from a receipt");
+    }
 }

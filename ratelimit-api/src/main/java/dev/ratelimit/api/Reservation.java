@@ -92,6 +92,20 @@ public interface Reservation {
     }
 
     /**
+     * Returns this reservation's receipt: a text that {@link RateLimiter#restore(String)} turns back
+     * into a reservation settling the same entries in the store, in another process on the same store
+     * or much later (a batch job settled hours after it was admitted, by whichever instance learns
+     * that it ended). The receipt names the windows and budgets the reservation was made in and its
+     * estimate; not its concurrency slot, which lapses with its lease.
+     *
+     * @return the receipt; empty for a reservation that holds nothing in the store (rejected,
+     *     degraded, disabled) and by default
+     */
+    default java.util.Optional<String> receipt() {
+        return java.util.Optional.empty();
+    }
+
+    /**
      * Tells whether {@link #commit} or {@link #cancel} has been called.
      *
      * @return {@code true} once settled

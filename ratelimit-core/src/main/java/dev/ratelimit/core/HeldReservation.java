@@ -5,6 +5,7 @@ import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.Reservation;
 import dev.ratelimit.api.Window;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -109,6 +110,11 @@ final class HeldReservation implements Reservation {
             }
         }
         return CompletableFuture.completedFuture(true);
+    }
+
+    @Override
+    public Optional<String> receipt() {
+        return parts.isEmpty() ? Optional.empty() : Optional.of(Receipts.write(estimate, parts));
     }
 
     @Override

@@ -103,6 +103,21 @@ final class Limiter implements RateLimiter {
     }
 
     @Override
+    public Reservation restore(String receipt) {
+        Objects.requireNonNull(receipt, "receipt must not be null");
+        Receipts.Read read = Receipts.read(receipt);
+        List<HeldReservation.Part> parts = new ArrayList<>(read.requests().size());
+        for (StoreRequest request : read.requests()) {
+            int windows = request.windows().size();
+            parts.add(new HeldReservation.Part(
+                    request, Evaluation.allowed(request.nowMillis(), new long[windows], new long[windows])));
+        }
+        Window first = read.requests().get(0).scopes().get(0).windows().get(0);
+        Decision decision = Decision.allow(first, first.limit(), Duration.ZERO);
+        return new HeldReservation(decision, parts, read.estimate(), guard, clockMillis);
+    }
+
+    @Override
     public boolean awaitSettlements(Duration timeout) throws InterruptedException {
         Objects.requireNonNull(timeout, "timeout must not be null");
         return guard.awaitSettlements(timeout);

@@ -51,6 +51,60 @@ class ReservationTest {
     }
 
     @Test
+    @DisplayName("a reservation rebuilt from its receipt, in another limiter on the store, settles the same entry,"
+            + " scopes, windows, time and estimate as the original would have")
+    void restoredFromReceipt() {
+        RecordingStore store = new RecordingStore();
+        RateLimiter admitting = SlidingWindowRateLimiter.builder(store).build();
+        SharedBudget team = SharedBudget.of(
+                "team:r&d, \"night\"",
+                Window.calendar(
+                        "spend-month",
+                        5_000_000,
+                        Window.Unit.USD_MICROS,
+                        dev.ratelimit.api.CalendarPeriod.MONTH,
+                        java.time.ZoneId.of("America/New_York")),
+                new Window("tpm", 9_000, Duration.ofMinutes(1), Window.Unit.TOKENS, Duration.ofSeconds(1)));
+        dev.ratelimit.api.Amounts estimate =
+                dev.ratelimit.api.Amounts.tokens(700).and(Window.Unit.USD_MICROS, 1_234);
+        Reservation original = admitting.reserve("user one", TIER, estimate, List.of(team));
+        String receipt = original.receipt().orElseThrow();
+
+        RateLimiter settling = SlidingWindowRateLimiter.builder(store).build();
+        Reservation restored = settling.restore(receipt);
+        assertThat(restored.decision().allowed()).isTrue();
+        assertThat(restored.isSettled()).isFalse();
+        restored.commit(dev.ratelimit.api.Amounts.tokens(300).and(Window.Unit.USD_MICROS, 500))
+                .toCompletableFuture()
+                .join();
+        original.commit(dev.ratelimit.api.Amounts.tokens(300).and(Window.Unit.USD_MICROS, 500))
+                .toCompletableFuture()
+                .join();
+
+        assertThat(store.settlements).hasSize(2);
+        Settlement rebuilt = store.settlements.get(0);
+        Settlement own = store.settlements.get(1);
+        assertThat(rebuilt.entryId()).isEqualTo(own.entryId());
+        assertThat(rebuilt.reservedAtMillis()).isEqualTo(own.reservedAtMillis()).isEqualTo(42);
+        assertThat(rebuilt.scopes()).isEqualTo(own.scopes());
+        assertThat(rebuilt.estimate()).isEqualTo(own.estimate()).isEqualTo(estimate);
+        assertThat(rebuilt.actual()).isEqualTo(own.actual());
+        assertThat(rebuilt.lease()).isNull();
+
+        assertThat(admitting.reserve("u", TIER, 0).receipt()).isPresent();
+        assertThat(SlidingWindowRateLimiter.builder(store)
+                        .disabled(true)
+                        .build()
+                        .reserve("u", TIER, 5)
+                        .receipt())
+                .as("a disabled limiter holds nothing: no receipt")
+                .isEmpty();
+        assertThatThrownBy(() -> settling.restore("not a receipt"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("receipt");
+    }
+
+    @Test
     @DisplayName("bad reservation arguments are refused before the store is called, naming the argument")
     void validation() {
         RecordingStore store = new RecordingStore();

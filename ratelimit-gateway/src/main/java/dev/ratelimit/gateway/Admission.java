@@ -107,6 +107,19 @@ final class Admission {
         return ticket;
     }
 
+    /**
+     * A ticket of a reservation admitted earlier, perhaps by another gateway, rebuilt from its
+     * receipt ({@link dev.ratelimit.api.Reservation#receipt()}) to be settled here, once: it holds no
+     * slot and is not among the requests in flight.
+     *
+     * @param estimate what the reservation charged, for the metrics
+     * @throws IllegalArgumentException when {@code receipt} is not a receipt the limiter can read
+     */
+    Ticket restore(Charge charge, Amounts estimate, String receipt) {
+        Reservation reservation = limiter.restore(receipt);
+        return new Ticket(charge, estimate, reservation.decision(), List.of(), reservation);
+    }
+
     /** The admissions not settled yet: requests in flight, for the shutdown. */
     int open() {
         return open.size();
@@ -179,6 +192,15 @@ final class Admission {
         /** What the request is charged to and priced at. */
         Charge charge() {
             return charge;
+        }
+
+        /**
+         * The receipt of the reservation, from which {@link Admission#restore} rebuilds it in any
+         * gateway on the store; {@code null} when it holds nothing in the store.
+         */
+        @Nullable
+        String receipt() {
+            return reservation == null ? null : reservation.receipt().orElse(null);
         }
 
         /** What the admission reserved: tokens and, for a priced model, the worst-case cost. */

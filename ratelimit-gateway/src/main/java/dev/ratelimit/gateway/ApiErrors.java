@@ -36,6 +36,11 @@ final class ApiErrors {
         write(protocol, response, status, type, code, param, message, null);
     }
 
+    /** Answers 404 in the protocol's shape for a request no upstream of the gateway speaks the API of. */
+    static void noUpstream(Protocol protocol, HttpServletResponse response, String message) throws IOException {
+        write(protocol, response, 404, "invalid_request_error", "unknown_url", null, message);
+    }
+
     /**
      * Writes an error answer of a refusal that knows when a retry may succeed: Google's shape
      * carries it as a {@code google.rpc.RetryInfo} (the caller sets {@code Retry-After} itself).

@@ -1,22 +1,38 @@
 package dev.ratelimit.gateway;
 
 import io.lettuce.core.RedisException;
+import io.lettuce.core.SetArgs;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Which tenant owns each batch and each uploaded file: on Redis (one hash, {@code
- * <admin.prefix>:batch-owners}), so any gateway on it can answer who may read, cancel or download
- * one; in this process's memory without Redis. A lookup Redis cannot answer is treated as not
- * owned (the caller hears 404, never another tenant's batch).
+ * Which tenant owns each batch and each uploaded file, and what settles each batch not settled yet:
+ * on Redis (the hashes {@code <admin.prefix>:batch-owners} and {@code
+ * <admin.prefix>:batch-reservations}, and a key {@code <admin.prefix>:batch-poll:<id>} while a
+ * poller has a batch), so any gateway on it can answer who may read, cancel or download one and
+ * settle it; in this process's memory without Redis. A lookup Redis cannot answer is treated as not
+ * owned (the caller hears 404, never another tenant's batch) and as nothing to settle (the
+ * reservation stays charged until it is asked again).
  */
 final class BatchOwners implements AutoCloseable {
 
+    /** The kind of an uploaded file (OpenAI's batch input). */
+    static final String FILE = "file";
+
+    /** The kind of a batch, of any provider (their ids never collide: {@code batch_...}, {@code msgbatch_...}). */
+    static final String BATCH = "batch";
+
     private final @Nullable RedisLink redis;
     private final String hash;
+    private final String reservations;
+    private final String pollPrefix;
     private final Map<String, String> local = new ConcurrentHashMap<>();
+    private final Map<String, String> localReservations = new ConcurrentHashMap<>();
 
     /**
      * @param redis the gateway's Redis, or {@code null} for this process's memory
@@ -24,6 +40,8 @@ final class BatchOwners implements AutoCloseable {
      */
     BatchOwners(@Nullable RedisTarget redis, String prefix) {
         this.hash = prefix + ":batch-owners";
+        this.reservations = prefix + ":batch-reservations";
+        this.pollPrefix = prefix + ":batch-poll:";
         this.redis = redis == null
                 ? null
                 : new RedisLink(redis, "Batch owners", "batches and files answer 404 until it is back");
@@ -41,13 +59,7 @@ final class BatchOwners implements AutoCloseable {
             local.put(field, tenant);
             return true;
         }
-        RedisClusterCommands<String, String> commands = redis.commands();
-        try {
-            return commands != null && commands.hset(hash, field, tenant) != null;
-        } catch (RedisException e) {
-            redis.failed(e);
-            return false;
-        }
+        return command(redis, commands -> commands.hset(hash, field, tenant) != null, false);
     }
 
     /** Tells whether {@code tenant} owns the object {@code id}; {@code false} when unknown or unreadable. */
@@ -56,12 +68,83 @@ final class BatchOwners implements AutoCloseable {
         if (redis == null) {
             return tenant.equals(local.get(field));
         }
+        return command(redis, commands -> tenant.equals(commands.hget(hash, field)), false);
+    }
+
+    /**
+     * Records what settles the batch {@code id} (its reservation's receipt and charge, as text).
+     *
+     * @return whether it is recorded; {@code false} while Redis cannot be reached (the reservation
+     *     then stays charged until its windows pass: more counted, never less)
+     */
+    boolean hold(String id, String record) {
+        if (redis == null) {
+            localReservations.put(id, record);
+            return true;
+        }
+        return command(redis, commands -> commands.hset(reservations, id, record) != null, false);
+    }
+
+    /** What settles the batch {@code id}, or {@code null} when it is settled, unknown or unreadable. */
+    @Nullable
+    String held(String id) {
+        if (redis == null) {
+            return localReservations.get(id);
+        }
+        Optional<String> record =
+                command(redis, commands -> Optional.ofNullable(commands.hget(reservations, id)), Optional.empty());
+        return record.orElse(null);
+    }
+
+    /** Every batch not settled yet, by id, with what settles it; none while Redis cannot be reached. */
+    Map<String, String> held() {
+        if (redis == null) {
+            return Map.copyOf(localReservations);
+        }
+        return command(redis, commands -> commands.hgetall(reservations), Map.of());
+    }
+
+    /** Forgets the batch {@code id}'s record once it is settled; a failure leaves it to be settled again (once, by entry id). */
+    void release(String id) {
+        if (redis == null) {
+            localReservations.remove(id);
+            return;
+        }
+        command(redis, commands -> commands.hdel(reservations, id), 0L);
+    }
+
+    /**
+     * Claims the batch {@code id} for one poll across every gateway on the store, for {@code
+     * interval} ({@code SET NX PX}): at most one poller asks the upstream about a batch per interval.
+     *
+     * @return whether this process has it; always {@code true} in memory, {@code false} while Redis
+     *     cannot be reached
+     */
+    boolean claim(String id, Duration interval) {
+        if (redis == null) {
+            return true;
+        }
+        return command(
+                redis,
+                commands -> "OK"
+                        .equals(commands.set(
+                                pollPrefix + id, "1", SetArgs.Builder.nx().px(Math.max(1, interval.toMillis())))),
+                false);
+    }
+
+    /** Runs one command on Redis; {@code otherwise} when it is not connected or the command fails. */
+    private static <T> T command(
+            RedisLink redis, Function<RedisClusterCommands<String, String>, @Nullable T> command, T otherwise) {
         RedisClusterCommands<String, String> commands = redis.commands();
+        if (commands == null) {
+            return otherwise;
+        }
         try {
-            return commands != null && tenant.equals(commands.hget(hash, field));
+            T answer = command.apply(commands);
+            return answer == null ? otherwise : answer;
         } catch (RedisException e) {
             redis.failed(e);
-            return false;
+            return otherwise;
         }
     }
 

@@ -39,7 +39,7 @@ record Charge(
      * One budget a request is charged to besides the tenant's windows.
      *
      * @param kind what the budget is: {@code key} (a managed key's own windows), {@code team}, {@code org}, {@code tier-model}, {@code
-     *     team-model}, {@code upstream} or {@code share}
+     *     team-model}, {@code upstream}, {@code share} or, for a batch, {@code batch-tokens}
      * @param description how messages name it, such as {@code team 'research'}
      * @param budget the budget
      */
@@ -83,8 +83,9 @@ record Charge(
                     team.models().get(model)));
         }
         ModelCap cap = config.capOf(model);
-        if (cap != null && !cap.budget().windows().isEmpty()) {
-            levels.add(new Level("upstream", "the upstream cap of " + cap.model(), cap.budget()));
+        SharedBudget capBudget = cap == null ? null : cap.budget();
+        if (cap != null && capBudget != null) {
+            levels.add(new Level("upstream", "the upstream cap of " + cap.model(), capBudget));
             SharedBudget share = cap.shares().get(account.tier().name());
             if (share != null) {
                 levels.add(new Level(

@@ -140,9 +140,9 @@ record GatewayConfig(
                 throw new IllegalArgumentException(at + ": " + parts[1]
                         + " is a metered endpoint (POST only), never relayed, was '" + entry + "'");
             }
-            if (parts[1].matches("/v1/(files|batches)(/.*)?")) {
+            if (parts[1].matches("/v1/(files|batches|messages/batches)(/.*)?")) {
                 throw new IllegalArgumentException(at + ": " + parts[1]
-                        + " belongs to the Batch API, which the gateway meters itself (docs/gateway.md#batches), was '"
+                        + " belongs to a batch API, which the gateway meters itself (docs/gateway.md#batches), was '"
                         + entry + "'");
             }
             List<@Nullable String> segments = new ArrayList<>();
@@ -310,25 +310,35 @@ record GatewayConfig(
      * @param model the model name as requests give it
      * @param rpm requests per minute, 0 for no cap
      * @param tpm tokens per minute, 0 for no cap
-     * @param budget the shared budget {@code model:<model>} with windows {@code rpm} and {@code tpm}
+     * @param budget the shared budget {@code model:<model>} with windows {@code rpm} and {@code tpm};
+     *     {@code null} for a model that sets neither (only {@code batch-tokens})
      * @param shares the most of the cap the tenants of one tier may take together, by tier name:
      *     budgets {@code model:<model>/share:<tier>} with {@code rpm} and {@code tpm} at the tier's
      *     percentage of the cap (rounded down, at least 1), charged with the cap itself
      * @param percents the percentage of each share, by tier name, for messages and the status page
+     * @param batchTokens the tokens the model's batches may take within a window (OpenAI's
+     *     enqueued-token limit), as budget {@code model:<model>/batch-tokens}: a batch is charged to it
+     *     in place of {@code rpm}, {@code tpm} and the shares; {@code null} when not configured
      */
     record ModelCap(
             String model,
             long rpm,
             long tpm,
-            SharedBudget budget,
+            @Nullable SharedBudget budget,
             Map<String, SharedBudget> shares,
-            Map<String, Integer> percents) {
+            Map<String, Integer> percents,
+            @Nullable SharedBudget batchTokens) {
 
         static ModelCap of(String model, long rpm, long tpm) {
-            return of(model, rpm, tpm, Map.of());
+            return of(model, rpm, tpm, Map.of(), null);
         }
 
-        static ModelCap of(String model, long rpm, long tpm, Map<String, Integer> percents) {
+        static ModelCap of(
+                String model, long rpm, long tpm, Map<String, Integer> percents, @Nullable Window batchTokens) {
+            boolean capped = rpm > 0 || tpm > 0;
+            if (!capped && !percents.isEmpty()) {
+                throw new IllegalArgumentException("models." + model + ".shares: a share divides rpm and tpm; set one");
+            }
             Map<String, SharedBudget> shares = new LinkedHashMap<>();
             percents.forEach((tier, percent) -> shares.put(
                     tier,
@@ -339,9 +349,12 @@ record GatewayConfig(
                     model,
                     rpm,
                     tpm,
-                    new SharedBudget("model:" + model, windows(rpm, tpm, rpm, tpm)),
+                    capped ? new SharedBudget("model:" + model, windows(rpm, tpm, rpm, tpm)) : null,
                     Collections.unmodifiableMap(shares),
-                    Map.copyOf(percents));
+                    Map.copyOf(percents),
+                    batchTokens == null
+                            ? null
+                            : new SharedBudget("model:" + model + "/batch-tokens", List.of(batchTokens)));
         }
 
         private static List<Window> windows(long rpm, long tpm, long capRpm, long capTpm) {
@@ -376,9 +389,10 @@ record GatewayConfig(
      * @param geminiDefaultMaxOutputTokens the output tokens reserved per candidate when a Gemini
      *     request sets no {@code generationConfig.maxOutputTokens}: the model's own default, which
      *     the Gemini API applies then
-     * @param maxFileBytes the largest upload {@code POST /v1/files} takes (a batch's input file)
-     * @param batchPollInterval how often the gateway that admitted a batch asks the upstream whether
-     *     it has ended, to settle it
+     * @param maxFileBytes the largest upload {@code POST /v1/files} takes (a batch's input file), and
+     *     the largest {@code POST /v1/messages/batches} body
+     * @param batchPollInterval how often a gateway goes through the batches not settled yet and asks
+     *     the upstream whether those it claims for the interval have ended, to settle them
      */
     record Limits(
             int maxBodyBytes,
@@ -506,7 +520,8 @@ record GatewayConfig(
     record RawModel(
             @Nullable Long rpm,
             @Nullable Long tpm,
-            @Nullable LinkedHashMap<String, String> shares) {}
+            @Nullable LinkedHashMap<String, String> shares,
+            @Nullable String batchTokens) {}
 
     record RawLimits(
             @Nullable Integer maxBodyBytes,
@@ -727,13 +742,19 @@ record GatewayConfig(
                         if (model.isBlank()) {
                             throw new IllegalArgumentException("models: a model name is blank");
                         }
-                        if (cap == null || (cap.rpm() == null && cap.tpm() == null)) {
-                            throw new IllegalArgumentException(at + ": set rpm, tpm or both");
+                        if (cap == null || (cap.rpm() == null && cap.tpm() == null && cap.batchTokens() == null)) {
+                            throw new IllegalArgumentException(at + ": set rpm, tpm, batch-tokens or several");
                         }
                         long rpm = cap.rpm() == null ? 0 : positive(cap.rpm(), at + ".rpm");
                         long tpm = cap.tpm() == null ? 0 : positive(cap.tpm(), at + ".tpm");
                         models.put(
-                                model, ModelCap.of(model, rpm, tpm, shares(at + ".shares", cap.shares(), raw.tiers())));
+                                model,
+                                ModelCap.of(
+                                        model,
+                                        rpm,
+                                        tpm,
+                                        shares(at + ".shares", cap.shares(), raw.tiers()),
+                                        batchTokens(at + ".batch-tokens", cap.batchTokens())));
                     }));
         }
         Limits limits = null;
@@ -1160,6 +1181,23 @@ record GatewayConfig(
             throw new IllegalArgumentException(at + ": must be from 0 to 65535, was " + port);
         }
         return port;
+    }
+
+    /**
+     * A model's {@code batch-tokens} window, in the tier-file syntax with a token unit, such as {@code
+     * 90000000 tokens/1d}; {@code null} when not set.
+     */
+    private static @Nullable Window batchTokens(String at, @Nullable String value) {
+        if (value == null) {
+            return null;
+        }
+        List<Window> windows = Spending.windows(at, Map.of("batch-tokens", value));
+        Window window = windows.get(0);
+        if (!window.unit().equals(Window.Unit.TOKENS)) {
+            throw new IllegalArgumentException(
+                    at + ": a token window such as \"90000000 tokens/1d\", was '" + value + "'");
+        }
+        return window;
     }
 
     private static long positiveOr(@Nullable Number value, long otherwise, String at) {

@@ -369,15 +369,21 @@ public final class GatewayServer {
                         new ServletHolder(new MeteredServlet(endpoint, gateway)), "/v1" + endpoint.upstreamPath());
             }
             BatchOwners batchOwners = new BatchOwners(redis, config.admin().prefix());
-            opened.add(0, batchOwners);
-            ServletHolder batches = new ServletHolder(new BatchServlet(gateway, batchOwners));
+            Batches batchCore = new Batches(gateway, batchOwners);
+            opened.add(0, batchCore); // closed with the servlets that use it once started
+            ServletHolder batches = new ServletHolder(new BatchServlet(batchCore));
             for (String batchPath : List.of("/v1/files", "/v1/files/*", "/v1/batches", "/v1/batches/*")) {
                 context.addServlet(batches, batchPath);
             }
-            ServletHolder messages =
-                    new ServletHolder(new MeteredServlet(new AnthropicEndpoint(new AnthropicTokens()), gateway));
+            AnthropicTokens anthropicTokens = new AnthropicTokens();
+            AnthropicEndpoint anthropic = new AnthropicEndpoint(anthropicTokens);
+            ServletHolder messages = new ServletHolder(new MeteredServlet(anthropic, gateway));
             context.addServlet(messages, Anthropic.MESSAGES);
             context.addServlet(messages, Anthropic.COUNT_TOKENS);
+            ServletHolder messageBatches =
+                    new ServletHolder(new AnthropicBatchServlet(batchCore, anthropic, anthropicTokens));
+            context.addServlet(messageBatches, AnthropicBatchServlet.PATH);
+            context.addServlet(messageBatches, AnthropicBatchServlet.PATH + "/*");
             GeminiServlet geminiServlet = new GeminiServlet(gateway, new GeminiEndpoint(new GeminiTokens()));
             ServletHolder gemini = new ServletHolder(GEMINI, geminiServlet);
             context.addServlet(gemini, Gemini.PREFIX + "/*");

@@ -99,7 +99,9 @@ final class PassthroughServlet extends HttpServlet {
                     response,
                     404,
                     "Unknown request URL: " + method + " " + path + ". The gateway serves POST " + Anthropic.MESSAGES
-                            + ", POST " + Anthropic.COUNT_TOKENS + " and " + relayed + ".");
+                            + ", POST " + Anthropic.COUNT_TOKENS + ", the Message Batches under "
+                            + AnthropicBatchServlet.PATH
+                            + " and " + relayed + ".");
             return;
         }
         OpenAi.unknownUrl(
@@ -130,6 +132,23 @@ final class PassthroughServlet extends HttpServlet {
             Protocol protocol,
             String pathAndQuery,
             byte[] body) {
+        relay(gateway, request, response, protocol, pathAndQuery, body, Map.of());
+    }
+
+    /**
+     * Relays as {@link #relay(Gateway, HttpServletRequest, HttpServletResponse, Protocol, String,
+     * byte[])} does, with {@code headers} besides the gateway's own (such as {@code
+     * anthropic-version}) sent to an upstream other than the OpenAI one, streamed whatever its size
+     * (a batch's results).
+     */
+    static void relay(
+            Gateway gateway,
+            HttpServletRequest request,
+            HttpServletResponse response,
+            Protocol protocol,
+            String pathAndQuery,
+            byte[] body,
+            Map<String, String> headers) {
         GatewayConfig config = gateway.config(request);
         AsyncClient client =
                 AsyncClient.start(request, response, config.server().clientIdleTimeout());
@@ -184,17 +203,13 @@ final class PassthroughServlet extends HttpServlet {
             gateway.upstream().send(request.getMethod(), pathAndQuery, request.getContentType(), body, answer);
         } else {
             sent = gateway.upstream()
-                    .send(protocol, request.getMethod(), pathAndQuery, request.getContentType(), body, answer);
+                    .send(protocol, request.getMethod(), pathAndQuery, request.getContentType(), body, headers, answer);
         }
         if (!sent) {
             try {
-                ApiErrors.write(
+                ApiErrors.noUpstream(
                         protocol,
                         response,
-                        404,
-                        "invalid_request_error",
-                        "unknown_url",
-                        null,
                         "No " + protocol.id() + " upstream is configured to answer " + request.getMethod() + " "
                                 + request.getRequestURI() + ".");
             } catch (IOException | RuntimeException e) {

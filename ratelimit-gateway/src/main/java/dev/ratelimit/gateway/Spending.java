@@ -24,11 +24,17 @@ import org.jspecify.annotations.Nullable;
  * @param teams the teams by name, in file order
  * @param orgs the organisations by name, in file order
  * @param prices the price per model, for spend windows
+ * @param batchPrices the price per model in a batch (OpenAI's Batch API, Anthropic's Message
+ *     Batches), under the same names as {@code prices}: {@code batch-input} and {@code batch-output}
+ *     where an entry gives them, else half the online price; cache reads and writes at half theirs
  */
-record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable prices) {
+record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable prices, PriceTable batchPrices) {
 
     /** No teams, no organisations, no prices. */
-    static final Spending NONE = new Spending(Map.of(), Map.of(), PriceTable.of(Map.of()));
+    static final Spending NONE = new Spending(Map.of(), Map.of(), PriceTable.of(Map.of()), PriceTable.of(Map.of()));
+
+    /** What a batch costs of a price no {@code batch-*} entry overrides: half, as OpenAI and Anthropic bill batches. */
+    static final BigDecimal BATCH_DISCOUNT = new BigDecimal("0.5");
 
     /**
      * An organisation.
@@ -67,7 +73,9 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
             @Nullable BigDecimal input,
             @Nullable BigDecimal cachedInput,
             @Nullable BigDecimal cacheWrite,
-            @Nullable BigDecimal output) {}
+            @Nullable BigDecimal output,
+            @Nullable BigDecimal batchInput,
+            @Nullable BigDecimal batchOutput) {}
 
     /**
      * Validates the three sections, recording every error found rather than stopping at the first.
@@ -99,17 +107,26 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
             });
         }
         Map<String, ModelPrice> prices = new LinkedHashMap<>();
+        Map<String, ModelPrice> batchPrices = new LinkedHashMap<>();
         if (rawPrices != null) {
-            rawPrices.forEach((model, raw) -> collect(errors, () -> prices.put(model, price(model, raw))));
+            rawPrices.forEach((model, raw) -> collect(errors, () -> {
+                ModelPrice online = price(model, raw);
+                ModelPrice batch = batchPrice(model, online, raw);
+                prices.put(model, online);
+                batchPrices.put(model, batch);
+            }));
         }
         PriceTable table;
+        PriceTable batchTable;
         try {
             table = PriceTable.of(prices);
+            batchTable = PriceTable.of(batchPrices);
         } catch (IllegalArgumentException e) {
             errors.add("prices: " + e.getMessage());
             table = PriceTable.of(Map.of());
+            batchTable = table;
         }
-        return new Spending(Collections.unmodifiableMap(teams), Collections.unmodifiableMap(orgs), table);
+        return new Spending(Collections.unmodifiableMap(teams), Collections.unmodifiableMap(orgs), table, batchTable);
     }
 
     /** The team, or {@code null} after recording each of its errors (its org, windows and models apart). */
@@ -157,7 +174,7 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
         String at = "prices." + model;
         if (raw == null || raw.input() == null || raw.output() == null) {
             throw new IllegalArgumentException(at + ": set input and output (US dollars per million tokens)"
-                    + "; cached-input and cache-write are optional");
+                    + "; cached-input, cache-write, batch-input and batch-output are optional");
         }
         BigDecimal input = raw.input();
         BigDecimal cached = raw.cachedInput() == null ? input : raw.cachedInput();
@@ -166,6 +183,30 @@ record Spending(Map<String, Team> teams, Map<String, Org> orgs, PriceTable price
             return new ModelPrice(input, cached, write, raw.output());
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(at + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A model's price in a batch: {@code batch-input} and {@code batch-output} when the entry gives
+     * them, else half the online input and output prices; cache reads and writes at half their
+     * online prices.
+     */
+    private static ModelPrice batchPrice(String model, ModelPrice online, @Nullable RawPrice raw) {
+        BigDecimal input = raw == null ? null : raw.batchInput();
+        BigDecimal output = raw == null ? null : raw.batchOutput();
+        nonNegative(model, "batch-input", input);
+        nonNegative(model, "batch-output", output);
+        return new ModelPrice(
+                input == null ? online.input().multiply(BATCH_DISCOUNT) : input,
+                online.cachedInput().multiply(BATCH_DISCOUNT),
+                online.cacheWrite().multiply(BATCH_DISCOUNT),
+                output == null ? online.output().multiply(BATCH_DISCOUNT) : output);
+    }
+
+    private static void nonNegative(String model, String field, @Nullable BigDecimal price) {
+        if (price != null && price.signum() < 0) {
+            throw new IllegalArgumentException(
+                    "prices." + model + "." + field + ": must not be negative, was " + price);
         }
     }
 

@@ -165,6 +165,10 @@ final class StatusReport {
                                     .put("tier", tier)
                                     .put("percent", cap.percents().get(tier)),
                             share));
+            SharedBudget batchTokens = cap.batchTokens();
+            if (batchTokens != null) {
+                shared(node.putObject("batchTokens"), batchTokens); // the model's batches, apart from rpm and tpm
+            }
         }
         return status;
     }

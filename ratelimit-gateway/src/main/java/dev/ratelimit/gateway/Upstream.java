@@ -615,7 +615,8 @@ final class Upstream implements AutoCloseable {
 
     /**
      * Sends a request relayed without a model to the first upstream of {@code protocol}, such as
-     * Gemini's model list; {@code false}, sending nothing, when no upstream speaks it.
+     * Gemini's model list or a batch's control calls, with {@code headers} besides the gateway's own
+     * (such as {@code anthropic-version}); {@code false}, sending nothing, when no upstream speaks it.
      */
     boolean send(
             Protocol protocol,
@@ -623,10 +624,11 @@ final class Upstream implements AutoCloseable {
             String pathAndQuery,
             @Nullable String contentType,
             byte[] body,
+            Map<String, String> headers,
             Answer answer) {
         for (Target target : targets) {
             if (target.protocol() == protocol) {
-                send(target, method, pathAndQuery, contentType, body, Map.of(), null, answer);
+                send(target, method, pathAndQuery, contentType, body, headers, null, answer);
                 return true;
             }
         }

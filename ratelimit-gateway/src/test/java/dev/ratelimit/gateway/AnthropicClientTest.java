@@ -30,11 +30,7 @@ class AnthropicClientTest extends MockGatewayTest {
     private static final String MODEL = "claude-sonnet-4-5";
 
     private AnthropicClient client(String key) {
-        return AnthropicOkHttpClient.builder()
-                .baseUrl(harness.base())
-                .apiKey(key)
-                .maxRetries(0)
-                .build();
+        return harness.anthropic(key);
     }
 
     private static MessageCreateParams hello(String text) {
@@ -217,14 +213,13 @@ class AnthropicClientTest extends MockGatewayTest {
 
     @Test
     @DisplayName(
-            "an endpoint the gateway does not serve (batches, files) raises NotFoundException, not_found_error, uncharged")
+            "an endpoint the gateway does not serve (agents, files) raises NotFoundException, not_found_error, uncharged")
     void unknownEndpoint() throws Exception {
         AnthropicClient client = client("demo-free");
-        assertThatThrownBy(() -> client.messages().batches().list())
-                .isInstanceOfSatisfying(NotFoundException.class, e -> {
-                    assertThat(e.statusCode()).isEqualTo(404);
-                    assertThat(e.type().orElseThrow().asString()).isEqualTo("not_found_error");
-                });
+        assertThatThrownBy(() -> client.beta().agents().list()).isInstanceOfSatisfying(NotFoundException.class, e -> {
+            assertThat(e.statusCode()).isEqualTo(404);
+            assertThat(e.type().orElseThrow().asString()).isEqualTo("not_found_error");
+        });
         assertThatThrownBy(() -> client.beta().files().list())
                 .isInstanceOfSatisfying(
                         NotFoundException.class,

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.anthropic.client.AnthropicClient;
-import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.errors.RateLimitException;
 import com.anthropic.models.messages.MessageCreateParams;
 import java.nio.file.Files;
@@ -41,23 +40,7 @@ class AnthropicSpendTest {
     void start() throws Exception {
         anthropic = AnthropicStub.start();
         Path config = directory.resolve("gateway.yaml");
-        String money = Files.readString(
-                Path.of(SpendTest.class.getResource("gateway-money.yaml").toURI()));
-        Files.writeString(
-                config,
-                money.replace(
-                                "prices:\n",
-                                "prices:\n  claude-money*: { input: 1.00, cached-input: 0.10, cache-write: 1.25,"
-                                        + " output: 5.00 }\n")
-                        + """
-
-                        upstreams:
-                          anthropic:
-                            url: %s
-                            api-key: sk-ant-upstream
-                            protocol: anthropic
-                            models: ["claude-*"]
-                        """.formatted(anthropic.baseUrl()));
+        Files.writeString(config, anthropic.moneyConfig("", ""));
         harness = Harness.start(store, false, Map.of("GATEWAY_CONFIG", config.toString()));
     }
 
@@ -68,11 +51,7 @@ class AnthropicSpendTest {
     }
 
     private AnthropicClient client(String key) {
-        return AnthropicOkHttpClient.builder()
-                .baseUrl(harness.base())
-                .apiKey(key)
-                .maxRetries(0)
-                .build();
+        return harness.anthropic(key);
     }
 
     private static MessageCreateParams ask(long maxTokens) {

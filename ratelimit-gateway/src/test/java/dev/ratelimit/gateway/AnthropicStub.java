@@ -27,7 +27,7 @@ final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicS
     static final String WORD = " tok";
 
     /** What the stub saw of one request. */
-    record Received(String path, Map<String, String> headers, JsonNode body) {
+    record Received(String method, String path, Map<String, String> headers, JsonNode body) {
 
         @Nullable
         String header(String name) {
@@ -40,7 +40,14 @@ final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicS
         void answer(JsonNode body, HttpServletResponse response) throws Exception;
     }
 
+    private final AnthropicBatchStub batches = new AnthropicBatchStub();
+
     private AnthropicStub() throws Exception {}
+
+    /** Anthropic's Message Batches, which the test moves through their states. */
+    AnthropicBatchStub batches() {
+        return batches;
+    }
 
     static AnthropicStub start() throws Exception {
         return new AnthropicStub();
@@ -60,7 +67,12 @@ final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicS
                 headers.put(name, value);
             }
         }
-        Behaviour behaviour = next(new Received(request.getRequestURI(), headers, body));
+        Received seen = new Received(request.getMethod(), request.getRequestURI(), headers, body);
+        if (batches.serve(request.getMethod(), request.getRequestURI(), body, response)) {
+            received().add(seen);
+            return;
+        }
+        Behaviour behaviour = next(seen);
         try {
             (behaviour == null ? ok(Map.of()) : behaviour).answer(body, response);
         } catch (IOException | RuntimeException e) {
@@ -82,44 +94,61 @@ final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicS
                 finish(out);
                 return;
             }
-            ObjectNode answer = OpenAi.JSON
-                    .createObjectNode()
-                    .put("id", "msg_stub")
-                    .put("type", "message")
-                    .put("role", "assistant")
-                    .put("model", body.path("model").asText());
-            answer.putArray("content")
-                    .addObject()
-                    .put("type", "text")
-                    .put("text", WORD.repeat(OUTPUT).strip());
-            answer.put("stop_reason", "end_turn").putNull("stop_sequence");
-            answer.putObject("usage")
-                    .put("input_tokens", INPUT)
-                    .put("cache_creation_input_tokens", CACHE_WRITE)
-                    .put("cache_read_input_tokens", CACHE_READ)
-                    .put("output_tokens", OUTPUT);
+            ObjectNode answer = message(
+                    body.path("model").asText(), WORD.repeat(OUTPUT).strip(), INPUT, CACHE_READ, CACHE_WRITE, OUTPUT);
             write(response, 200, Map.of(), answer.toString());
         };
     }
 
     /** A plain answer reporting this usage: fresh input, cache reads, cache writes and output. */
     static Behaviour usage(long input, long cacheRead, long cacheWrite, long output) {
-        return (body, response) -> {
-            ObjectNode answer = OpenAi.JSON
-                    .createObjectNode()
-                    .put("id", "msg_stub")
-                    .put("type", "message")
-                    .put("role", "assistant")
-                    .put("model", body.path("model").asText());
-            answer.putArray("content").addObject().put("type", "text").put("text", "ok");
-            answer.put("stop_reason", "end_turn").putNull("stop_sequence");
-            answer.putObject("usage")
-                    .put("input_tokens", input)
-                    .put("cache_creation_input_tokens", cacheWrite)
-                    .put("cache_read_input_tokens", cacheRead)
-                    .put("output_tokens", output);
-            write(response, 200, Map.of(), answer.toString());
-        };
+        return (body, response) -> write(
+                response,
+                200,
+                Map.of(),
+                message(body.path("model").asText(), "ok", input, cacheRead, cacheWrite, output)
+                        .toString());
+    }
+
+    /** A Messages API answer of {@code text} reporting this usage: fresh input, cache reads, cache writes and output. */
+    static ObjectNode message(String model, String text, long input, long cacheRead, long cacheWrite, long output) {
+        ObjectNode answer = OpenAi.JSON
+                .createObjectNode()
+                .put("id", "msg_stub")
+                .put("type", "message")
+                .put("role", "assistant")
+                .put("model", model);
+        answer.putArray("content").addObject().put("type", "text").put("text", text);
+        answer.put("stop_reason", "end_turn").putNull("stop_sequence");
+        answer.putObject("usage")
+                .put("input_tokens", input)
+                .put("cache_creation_input_tokens", cacheWrite)
+                .put("cache_read_input_tokens", cacheRead)
+                .put("output_tokens", output);
+        return answer;
+    }
+
+    /**
+     * {@code gateway-money.yaml} with a price for {@code claude-money*} ($1 fresh input, $0.10 cache
+     * reads, $1.25 cache writes and $5 output per million tokens), {@code limits} added under its
+     * {@code limits:}, and this stub as the {@code anthropic} upstream of {@code claude-*} after
+     * {@code upstreams} (more entries of {@code upstreams:}, or none).
+     */
+    String moneyConfig(String limits, String upstreams) throws Exception {
+        String money = java.nio.file.Files.readString(java.nio.file.Path.of(
+                SpendTest.class.getResource("gateway-money.yaml").toURI()));
+        return money.replace(
+                                "prices:\n",
+                                "prices:\n  claude-money*: { input: 1.00, cached-input: 0.10, cache-write: 1.25, output: 5.00 }\n")
+                        .replace("\nlimits:\n", "\nlimits:\n" + limits)
+                + "\nupstreams:\n" + upstreams
+                + """
+                  anthropic:
+                    url: %s
+                    api-key: sk-ant-upstream
+                    protocol: anthropic
+                    models: ["claude-*"]
+                """.formatted(baseUrl());
     }
 
     /** Answers with a status, headers and an Anthropic-shaped error body. */

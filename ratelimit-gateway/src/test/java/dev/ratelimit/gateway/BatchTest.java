@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.client.OpenAIClient;
 import com.openai.errors.NotFoundException;
 import com.openai.errors.RateLimitException;
@@ -15,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -54,6 +56,13 @@ class BatchTest {
                 config,
                 Files.readString(money)
                         .replace(
+                                "prices:\n",
+                                "prices:\n  metered-batch: { input: 0, output: 2.00, batch-output: 0.40 }\n"
+                                        + "  metered-queued: { input: 0, output: 0.02 }\n")
+                        .replace(
+                                "\nmodels:\n",
+                                "\nmodels:\n  metered-queued: { tpm: 1000, batch-tokens: 250000 tokens/1d }\n")
+                        .replace(
                                 "  max-body-bytes: 4096\n",
                                 "  max-body-bytes: 4096\n  max-file-bytes: 2048\n  batch-poll-interval-seconds: "
                                         + pollSeconds + "\n"));
@@ -66,13 +75,19 @@ class BatchTest {
     }
 
     /** Uploads a batch file of {@code lines} chat requests, each allowing {@code maxTokens}, then creates the batch. */
-    private static Batch batch(OpenAIClient client, int lines, long maxTokens) {
+    static Batch batch(OpenAIClient client, int lines, long maxTokens) {
+        return batch(client, "metered", lines, maxTokens);
+    }
+
+    /** Uploads a batch file of {@code lines} chat requests for {@code model}, then creates the batch. */
+    private static Batch batch(OpenAIClient client, String model, int lines, long maxTokens) {
         StringBuilder jsonl = new StringBuilder();
         for (int i = 0; i < lines; i++) {
             jsonl.append("{\"custom_id\":\"r")
                     .append(i)
-                    .append("\",\"method\":\"POST\",\"url\":\"/v1/chat/completions\",\"body\":{\"model\":\"metered\","
-                            + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_completion_tokens\":")
+                    .append("\",\"method\":\"POST\",\"url\":\"/v1/chat/completions\",\"body\":{\"model\":\"")
+                    .append(model)
+                    .append("\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_completion_tokens\":")
                     .append(maxTokens)
                     .append("}}\n");
         }
@@ -117,6 +132,54 @@ class BatchTest {
         assertThat(spent("alice")).isEqualTo(6_000); // 6,000 output tokens at $1 per million
         alice.batches().retrieve(batch.id()); // a second read settles nothing more
         assertThat(spent("alice")).isEqualTo(6_000);
+    }
+
+    @Test
+    @DisplayName("a price entry's batch-output is what a batch reserves and settles at, not half the online price")
+    void batchPriceFromTheTable() {
+        OpenAIClient alice = harness.openAi("alice-key");
+        Batch batch = batch(alice, "metered-batch", 2, 100_000);
+        assertThat(spent("alice")).isEqualTo(2 * 40_000); // 100,000 tokens at $0.40 per million each
+        harness.stub().batches().complete(batch.id(), 10, 3_000);
+        alice.batches().retrieve(batch.id());
+        assertThat(spent("alice")).isEqualTo(2_400); // 6,000 output tokens at $0.40 per million
+    }
+
+    @Test
+    @DisplayName("a model's batch-tokens window takes its batches in place of its tpm cap: reserved at admission,"
+            + " refused past it before the upstream, settled with the batch")
+    void batchTokensWindow() throws Exception {
+        GatewayConfig.ModelCap cap = harness.server.gateway().config().capOf("metered-queued");
+        OpenAIClient alice = harness.openAi("alice-key");
+        Batch first = batch(alice, "metered-queued", 2, 100_000); // far beyond tpm: 1000, within batch-tokens
+        long reserved = harness.used(cap.batchTokens(), "batch-tokens");
+        assertThat(reserved).isGreaterThan(200_000).isLessThan(250_000);
+        assertThat(harness.used(cap.budget(), "tpm"))
+                .as("the online cap is not charged")
+                .isZero();
+
+        assertThatThrownBy(() -> batch(alice, "metered-queued", 1, 100_000))
+                .isInstanceOf(RateLimitException.class)
+                .hasMessageContaining("batch-tokens");
+        assertThat(batchesCreatedUpstream()).isEqualTo(1);
+
+        harness.stub().batches().complete(first.id(), 10, 3_000);
+        alice.batches().retrieve(first.id());
+        assertThat(harness.used(cap.batchTokens(), "batch-tokens")).isEqualTo(2 * 3_010);
+        batch(alice, "metered-queued", 1, 100_000); // fits now that the first settled
+        assertThat(batchesCreatedUpstream()).isEqualTo(2);
+        JsonNode model = StreamSupport.stream(
+                        OpenAi.JSON
+                                .readTree(harness.admin("/status.json").body())
+                                .path("models")
+                                .spliterator(),
+                        false)
+                .filter(node -> node.path("model").asText().equals("metered-queued"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(model.path("batchTokens").path("windows").get(0).path("name").asText())
+                .as("the status page shows the model's batch-tokens window")
+                .isEqualTo("batch-tokens");
     }
 
     @Test

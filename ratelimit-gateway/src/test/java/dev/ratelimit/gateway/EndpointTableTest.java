@@ -190,7 +190,8 @@ class EndpointTableTest {
 
     @Test
     @DisplayName("every anthropic-java endpoint is metered (POST /v1/messages), estimated uncharged (count_tokens),"
-            + " relayed (GET /v1/models, /v1/models/{id}) or Anthropic's 404 uncharged")
+            + " relayed (GET /v1/models, /v1/models/{id}), a Message Batches row (owner only) or Anthropic's 404"
+            + " uncharged")
     void everyAnthropicEndpoint() throws Exception {
         check(Api.ANTHROPIC, 3);
     }
@@ -243,8 +244,9 @@ class EndpointTableTest {
     }
 
     /**
-     * A Batch API row ({@link BatchServlet}) before any batch or file exists: a 4xx in OpenAI's
-     * error shape (not owned, a bad body, or the mock model's own 404), no rate-limit header.
+     * A batch row ({@link BatchServlet}, {@link AnthropicBatchServlet}) before any batch or file
+     * exists: a 4xx in the API's error shape (not owned, a bad body, or the mock model's own 404),
+     * no rate-limit header.
      */
     private static String batch(HttpResponse<String> answer) throws Exception {
         boolean anyLimit = answer.headers().map().keySet().stream()

@@ -1,5 +1,7 @@
 package dev.ratelimit.gateway;
 
+import com.anthropic.client.AnthropicClient;
+import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.Sleeper;
@@ -199,6 +201,15 @@ final class Harness implements AutoCloseable {
     OpenAIClient openAi(String key) {
         return OpenAIOkHttpClient.builder()
                 .baseUrl(base() + "/v1")
+                .apiKey(key)
+                .maxRetries(0)
+                .build();
+    }
+
+    /** anthropic-java on this gateway with {@code key}, without retries. */
+    AnthropicClient anthropic(String key) {
+        return AnthropicOkHttpClient.builder()
+                .baseUrl(base())
                 .apiKey(key)
                 .maxRetries(0)
                 .build();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.api.Window;
+import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.TokenUsage;
 import java.io.ByteArrayInputStream;
 import java.math.BigDecimal;
@@ -94,6 +95,48 @@ class SpendConfigTest {
         assertThat(config.warnings())
                 .as("every model capped, every listed model priced")
                 .isEmpty();
+    }
+
+    @Test
+    @DisplayName("batch prices: batch-input and batch-output where an entry gives them, else half the online price;"
+            + " cache reads and writes at half theirs")
+    void batchPrices() throws Exception {
+        GatewayConfig config = parse(VALID.replace(
+                "cached-input: 1.25, output: 10.00 }", "cached-input: 1.25, output: 10.00, batch-output: 6 }"));
+        ModelPrice gpt = config.spending().batchPrices().priceOf("gpt-4o");
+        assertThat(gpt.input()).isEqualByComparingTo("1.25");
+        assertThat(gpt.cachedInput()).isEqualByComparingTo("0.625");
+        assertThat(gpt.output()).isEqualByComparingTo("6");
+        ModelPrice claude = config.spending().batchPrices().priceOf("claude-sonnet-4-5-20250929");
+        assertThat(claude.input()).isEqualByComparingTo("1.5");
+        assertThat(claude.cachedInput()).isEqualByComparingTo("0.15");
+        assertThat(claude.cacheWrite()).isEqualByComparingTo("1.875");
+        assertThat(claude.output()).isEqualByComparingTo("7.5");
+        assertThat(config.spending().batchPrices().priceOf("o3")).isNull();
+        assertThat(config.spending().prices().priceOf("gpt-4o").output())
+                .as("the online price stays")
+                .isEqualByComparingTo("10.00");
+
+        assertThatThrownBy(() -> parse(VALID.replace("output: 15 }", "output: 15, batch-input: -1 }")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("prices.claude-sonnet-4-5*.batch-input: must not be negative, was -1");
+    }
+
+    @Test
+    @DisplayName("a model's batch-tokens is a token window of its own budget; another unit is an error naming it")
+    void batchTokens() throws Exception {
+        GatewayConfig config = parse(VALID.replace(
+                "\"*\": { rpm: 100 }", "\"*\": { rpm: 100 }\n  o3: { batch-tokens: 90000000 tokens/1d }"));
+        GatewayConfig.ModelCap o3 = config.capOf("o3");
+        assertThat(o3.budget()).as("no rpm, no tpm: no online cap").isNull();
+        assertThat(o3.batchTokens().name()).isEqualTo("model:o3/batch-tokens");
+        assertThat(o3.batchTokens().windows())
+                .extracting(Window::name, Window::limit, Window::unit)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("batch-tokens", 90_000_000L, Window.Unit.TOKENS));
+        assertThat(config.capOf("gpt-4o").batchTokens()).isNull();
+        assertThatThrownBy(() -> parse(VALID.replace("\"*\": { rpm: 100 }", "\"*\": { rpm: 100, batch-tokens: 5/1m }")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("models.*.batch-tokens: a token window");
     }
 
     @Test

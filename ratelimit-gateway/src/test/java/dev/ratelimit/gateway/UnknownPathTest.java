@@ -83,14 +83,16 @@ class UnknownPathTest {
         assertThat(model.matches("DELETE", "/v1/models/gpt-4o")).isFalse();
 
         String bad = base
-                + "\npassthrough:\n  - GET /v2/x\n  - get /v1/x\n  - GET /v1/a{id}\n  - GET /v1/responses\n  - GET /v1/batches/{id}\n";
+                + "\npassthrough:\n  - GET /v2/x\n  - get /v1/x\n  - GET /v1/a{id}\n  - GET /v1/responses\n  - GET /v1/batches/{id}\n"
+                + "  - GET /v1/messages/batches/{id}\n";
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> GatewayConfig.parse(stream(bad), "bad"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("passthrough[0]: must be \"METHOD /v1/path\"")
                 .hasMessageContaining("passthrough[1]: must be")
                 .hasMessageContaining("passthrough[2]: a wildcard is a whole segment")
                 .hasMessageContaining("passthrough[3]: /v1/responses is a metered endpoint (POST only)")
-                .hasMessageContaining("passthrough[4]: /v1/batches/{id} belongs to the Batch API");
+                .hasMessageContaining("passthrough[4]: /v1/batches/{id} belongs to a batch API")
+                .hasMessageContaining("passthrough[5]: /v1/messages/batches/{id} belongs to a batch API");
     }
 
     @Test
