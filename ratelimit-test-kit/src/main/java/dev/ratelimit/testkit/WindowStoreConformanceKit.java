@@ -126,6 +126,16 @@ public abstract class WindowStoreConformanceKit {
     }
 
     /**
+     * Declares that the store takes budget leases ({@code WindowStore.takeLease}, {@code
+     * returnLease}); rules of section F then run.
+     *
+     * @return {@code true} when the store takes budget leases
+     */
+    protected boolean supportsBudgetLeases() {
+        return false;
+    }
+
+    /**
      * Returns the number of concurrent trials the concurrency rules repeat; lower it only for very
      * slow backends.
      *
@@ -250,6 +260,10 @@ public abstract class WindowStoreConformanceKit {
     @Nested
     @DisplayName("Q: concurrency leases (optional)")
     class Leases extends Section implements LeaseRules {}
+
+    @Nested
+    @DisplayName("F: leased shares of shared budgets (optional)")
+    class BudgetLeases extends Section implements BudgetLeaseRules {}
 
     @Nested
     @DisplayName("E: real expiry (optional)")
