@@ -317,8 +317,9 @@ public final class InMemoryWindowStore implements WindowStore {
             for (Window window : budget.windows()) {
                 longest = Math.max(longest, window.lengthMillis());
             }
-            // a lease is returned once: the mark lasts until its entry has left every window
-            if (!log.markSettled(lease.entryId() + "#returned", now, stamp + longest)) {
+            // a lease is returned once, as the Redis stores mark it
+            long mark = Math.min(longest + lease.durationMillis(), Settlement.REPEAT_GUARD.toMillis());
+            if (!log.markSettled(lease.entryId(), now, now + mark)) {
                 return;
             }
             for (Window window : budget.windows()) {

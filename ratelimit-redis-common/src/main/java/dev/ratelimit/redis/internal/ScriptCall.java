@@ -291,8 +291,8 @@ public final class ScriptCall<T> {
 
     /**
      * Builds the call that returns a budget lease: a commit of the lease's entry, at its stamp, to
-     * what was used (at most the lease's weight in each window); unmarked, since returning again
-     * finds nothing more to give back. A stamp of {@link Settlement#IN_DOUBT} cancels a lease whose
+     * what was used (at most the lease's weight in each window), marked in the budget's settled set
+     * so that returning it again changes nothing. A stamp of {@link Settlement#IN_DOUBT} cancels a lease whose
      * taking may not have run, where an exact window holds it.
      *
      * @param lease the lease
@@ -309,8 +309,18 @@ public final class ScriptCall<T> {
         Objects.requireNonNull(used, "used must not be null");
         Objects.requireNonNull(space, "space must not be null");
         boolean inDoubt = stampMillis == Settlement.IN_DOUBT;
+        // marked, so a second return (of other counts) changes nothing, until the entry has left
+        long longest = 0;
+        for (Window window : lease.budget().windows()) {
+            longest = Math.max(longest, window.lengthMillis());
+        }
+        long mark = Math.min(longest + lease.durationMillis(), Settlement.REPEAT_GUARD.toMillis());
         String[] head = {
-            SETTLE, time(nowMillis), lease.entryId(), inDoubt ? "" : Long.toString(stampMillis), inDoubt ? "1" : "0"
+            SETTLE,
+            time(nowMillis),
+            lease.entryId(),
+            inDoubt ? "" : Long.toString(stampMillis),
+            (inDoubt ? "1:" : "0:") + mark
         };
         Function<Window, String> kept = window -> Long.toString(Math.max(
                 0, Math.min(lease.weightIn(window), window.countsRequests() ? requestsUsed : used.get(window.unit()))));
@@ -339,6 +349,9 @@ public final class ScriptCall<T> {
             if (settled != null) {
                 args.add(settled.apply(window));
             }
+        }
+        if (settled != null) {
+            keys.add(space.settledKey(budget));
         }
         return new ScriptCall<>(keys.toArray(new String[0]), args.toArray(new String[0]), reader);
     }
