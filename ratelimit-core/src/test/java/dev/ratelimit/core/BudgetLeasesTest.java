@@ -1,0 +1,205 @@
+package dev.ratelimit.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.ratelimit.api.Amounts;
+import dev.ratelimit.api.Leasing;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.Reservation;
+import dev.ratelimit.api.SharedBudget;
+import dev.ratelimit.api.Tier;
+import dev.ratelimit.api.Window;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** How the limiter spends leased budgets: sizes, store calls, deadlines, shares given back. */
+class BudgetLeasesTest {
+
+    private static final Tier TIER = Tier.of("t", Window.of(1_000_000, Duration.ofMinutes(1)));
+
+    /** A clock the test moves. */
+    private static final class TestClock extends Clock {
+        long millis = Instant.parse("2026-01-01T00:00:00Z").toEpochMilli();
+
+        @Override
+        public long millis() {
+            return millis;
+        }
+
+        @Override
+        public Instant instant() {
+            return Instant.ofEpochMilli(millis);
+        }
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
+        }
+    }
+
+    /** Admits everything; records the requests, the leases taken (with their time) and the returns. */
+    private static final class RecordingStore extends TestStore {
+        final List<StoreRequest> requests = new ArrayList<>();
+        final List<BudgetLease> leases = new ArrayList<>();
+        final List<Long> takenAt = new ArrayList<>();
+        final List<long[]> returns = new ArrayList<>(); // stamp, requests kept, tokens kept
+        boolean refuseLeases;
+        boolean rejectRequests;
+
+        @Override
+        public synchronized Evaluation evaluate(StoreRequest request) {
+            requests.add(request);
+            int n = request.windows().size();
+            if (rejectRequests) {
+                return Evaluation.rejected(request.nowMillis(), 0, 1_000, new long[n], new long[n]);
+            }
+            return Evaluation.allowed(request.nowMillis(), new long[n], new long[n]);
+        }
+
+        @Override
+        public synchronized Evaluation takeLease(BudgetLease lease, long nowMillis) {
+            int n = lease.budget().windows().size();
+            if (refuseLeases) {
+                return Evaluation.rejected(nowMillis, 0, 1_000, new long[n], new long[n]);
+            }
+            leases.add(lease);
+            takenAt.add(nowMillis);
+            return Evaluation.allowed(nowMillis, new long[n], new long[n]);
+        }
+
+        @Override
+        public synchronized void returnLease(
+                BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
+            returns.add(new long[] {stampMillis, requestsUsed, used.get(Window.Unit.TOKENS)});
+        }
+
+        boolean namesBudget(StoreRequest request) {
+            return request.scopes().stream().anyMatch(StoreRequest.Scope::shared);
+        }
+    }
+
+    private final TestClock clock = new TestClock();
+    private final RecordingStore store = new RecordingStore();
+    private final RateLimiter limiter =
+            SlidingWindowRateLimiter.builder(store).clock(clock).build();
+    private final SharedBudget budget = new SharedBudget(
+                    "model",
+                    List.of(
+                            Window.of(100_000, Duration.ofMinutes(1)),
+                            Window.tokens(10_000_000, Duration.ofMinutes(1))))
+            .leased(Leasing.auto());
+
+    private Reservation reserve(long tokens) {
+        return limiter.reserve("user", TIER, Amounts.tokens(tokens), List.of(budget));
+    }
+
+    @Test
+    void busyTrafficTakesFewLeasesAndNeverChargesTheBudgetPerRequest() {
+        for (int i = 0; i < 5_000; i++) {
+            Reservation reservation = reserve(100);
+            assertThat(reservation.decision().allowed()).isTrue();
+            reservation.commit(Amounts.tokens(100));
+            clock.millis += 1;
+        }
+        assertThat(store.requests).hasSize(5_000).noneMatch(store::namesBudget);
+        // a lease doubles while it runs low, then is sized by what the last one used in its second
+        assertThat(store.leases.size() + store.returns.size())
+                .as("store calls on the budget's keys for 5,000 requests")
+                .isLessThanOrEqualTo(40);
+        long lastFour = store.leases.subList(store.leases.size() - 4, store.leases.size()).stream()
+                .mapToLong(BudgetLease::requests)
+                .min()
+                .orElseThrow();
+        assertThat(lastFour)
+                .as("a steady second's lease covers the second's 1,000 requests")
+                .isGreaterThanOrEqualTo(1_000);
+    }
+
+    @Test
+    void thinTrafficTakesSmallLeases() {
+        for (int i = 0; i < 10; i++) {
+            reserve(100).commit(Amounts.tokens(100));
+            clock.millis += 3_000; // one request every three seconds: every lease ends unused but for it
+        }
+        assertThat(store.leases).allSatisfy(lease -> {
+            assertThat(lease.requests()).isLessThanOrEqualTo(2);
+            assertThat(lease.amounts().get(Window.Unit.TOKENS)).isLessThanOrEqualTo(200);
+        });
+    }
+
+    @Test
+    void aShareIsTakenOnlyBeforeTheLeaseEnds() {
+        reserve(10);
+        long taken = store.takenAt.get(0);
+        long stamp = store.leases.get(0).stampMillis(taken);
+        clock.millis = stamp; // at the stamp the lease is over: a new one is taken
+        reserve(10);
+        assertThat(store.leases).hasSize(2);
+        assertThat(store.returns).hasSize(1);
+        assertThat(store.returns.get(0)).containsExactly(stamp, 1, 10);
+    }
+
+    @Test
+    void aShareLargerThanALeaseMayBeIsReservedDirectly() {
+        Reservation big = reserve(2_000_000); // a tenth of the token limit is the most a lease takes
+        assertThat(big.decision().allowed()).isTrue();
+        assertThat(store.leases).isEmpty();
+        assertThat(store.requests).hasSize(1).allMatch(store::namesBudget);
+    }
+
+    @Test
+    void aRefusedLeaseFallsBackToReservingDirectlyForALeaseDuration() {
+        store.refuseLeases = true;
+        reserve(10);
+        reserve(10);
+        assertThat(store.requests).hasSize(2).allMatch(store::namesBudget);
+        store.refuseLeases = false;
+        clock.millis += 1_000;
+        reserve(10);
+        assertThat(store.leases).hasSize(1);
+        assertThat(store.requests.get(2).scopes()).hasSize(1);
+    }
+
+    @Test
+    void aRejectionGivesTheShareBackAndSettlingAdjustsTheSlice() {
+        Reservation first = reserve(100); // lease of 1 request, 100 tokens: used up
+        store.rejectRequests = true;
+        assertThat(reserve(0).decision().allowed()).isFalse(); // a new lease of 2, 200: its share goes back
+        store.rejectRequests = false;
+        first.cancel(); // from a lease that has ended: stays counted in the store
+        assertThat(reserve(150).decision().allowed()).isTrue(); // from the second lease
+        assertThat(reserve(50).decision().allowed()).isTrue();
+        assertThat(store.leases).hasSize(2);
+        limiter.returnLeases();
+        assertThat(store.returns.get(store.returns.size() - 1))
+                .containsExactly(store.leases.get(1).stampMillis(store.takenAt.get(1)), 2, 200);
+    }
+
+    @Test
+    void leasingNeedsExactSlidingWindows() {
+        assertThatThrownBy(() -> SharedBudget.of(
+                                "b", Window.of(10, Duration.ofMinutes(1)).withPrecision(Duration.ofSeconds(1)))
+                        .leased(Leasing.auto()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("leasing");
+        assertThatThrownBy(() -> SharedBudget.of("b", Window.of(10, Duration.ofSeconds(1)))
+                        .leased(Leasing.auto().withDuration(Duration.ofSeconds(1))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("duration");
+        assertThatThrownBy(() -> Leasing.auto().withDuration(Duration.ofSeconds(2)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("duration");
+    }
+}
