@@ -224,8 +224,8 @@ if op == 'r' and #KEYS == n + (lease_key and 1 or 0) then
         local used = result[3 + 2 * i] + redis.call('ZADD', key, 'NX', score, id)
         redis.call('EXPIRE', key, fmt('%d', math.ceil(length / 1000) + 1)) -- leaves at now + length
         result[3 + 2 * i] = used
-        if used > 0 and result[4 + 2 * i] == 0 then
-          result[4 + 2 * i] = length -- the new entry is the oldest
+        if used > 0 and (result[4 + 2 * i] == 0 or result[4 + 2 * i] > length) then
+          result[4 + 2 * i] = length -- the new entry is the oldest (a lease's may be stamped ahead)
         end
       end
       if lease_key then
@@ -806,15 +806,15 @@ if op == 'r' then
       end
       w[7] = w[7] + redis.call('ZADD', w[1], unpack(args))
       redis.call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
-      if not w[8] then
-        w[8] = at
+      if not w[8] or at < w[8] then
+        w[8] = at -- (a lease stamped ahead may be the oldest before)
       end
     elseif kind == 0 then
       -- an entry id names one entry: recording it again changes nothing
       w[7] = w[7] + redis.call('ZADD', w[1], 'NX', score, id)
       redis.call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
-      if not w[8] then
-        w[8] = at
+      if not w[8] or at < w[8] then
+        w[8] = at -- (a lease stamped ahead may be the oldest before)
       end
     elseif kind == 1 then
       local amount = w[4]
@@ -828,8 +828,8 @@ if op == 'r' then
         w[7] = w[7] + amount
         redis.call('EXPIRE', w[1], seconds)
         redis.call('SET', w[9], int(w[7]), 'EX', seconds)
-        if not w[8] then
-          w[8] = at
+        if not w[8] or at < w[8] then
+          w[8] = at -- (a lease stamped ahead may be the oldest before)
         end
       else
         weighted_save(w)
