@@ -15,6 +15,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.ratelimit.api.Leasing;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
@@ -329,6 +330,14 @@ record GatewayConfig(
         }
 
         static ModelCap of(String model, long rpm, long tpm, Map<String, Integer> percents) {
+            return of(model, rpm, tpm, percents, null);
+        }
+
+        /**
+         * The cap, leased to each gateway ({@code lease: auto}) when {@code leasing} is given: the cap
+         * itself, not the tiers' shares of it, which stay exact per request.
+         */
+        static ModelCap of(String model, long rpm, long tpm, Map<String, Integer> percents, @Nullable Leasing leasing) {
             Map<String, SharedBudget> shares = new LinkedHashMap<>();
             percents.forEach((tier, percent) -> shares.put(
                     tier,
@@ -339,7 +348,7 @@ record GatewayConfig(
                     model,
                     rpm,
                     tpm,
-                    new SharedBudget("model:" + model, windows(rpm, tpm, rpm, tpm)),
+                    new SharedBudget("model:" + model, windows(rpm, tpm, rpm, tpm), leasing),
                     Collections.unmodifiableMap(shares),
                     Map.copyOf(percents));
         }
@@ -506,7 +515,8 @@ record GatewayConfig(
     record RawModel(
             @Nullable Long rpm,
             @Nullable Long tpm,
-            @Nullable LinkedHashMap<String, String> shares) {}
+            @Nullable LinkedHashMap<String, String> shares,
+            @Nullable String lease) {}
 
     record RawLimits(
             @Nullable Integer maxBodyBytes,
@@ -733,7 +743,13 @@ record GatewayConfig(
                         long rpm = cap.rpm() == null ? 0 : positive(cap.rpm(), at + ".rpm");
                         long tpm = cap.tpm() == null ? 0 : positive(cap.tpm(), at + ".tpm");
                         models.put(
-                                model, ModelCap.of(model, rpm, tpm, shares(at + ".shares", cap.shares(), raw.tiers())));
+                                model,
+                                ModelCap.of(
+                                        model,
+                                        rpm,
+                                        tpm,
+                                        shares(at + ".shares", cap.shares(), raw.tiers()),
+                                        leasing(at + ".lease", cap.lease())));
                     }));
         }
         Limits limits = null;
@@ -896,6 +912,17 @@ record GatewayConfig(
     }
 
     /** The shares of a model's cap by tier: {@code free: 20%} is at most 20 % of the cap for free keys. */
+    /** A model cap's {@code lease:}: {@code auto} leases it to each gateway, {@code off} (or none) does not. */
+    private static @Nullable Leasing leasing(String at, @Nullable String lease) {
+        if (lease == null || lease.equals("off")) {
+            return null;
+        }
+        if (lease.equals("auto")) {
+            return Leasing.auto();
+        }
+        throw new IllegalArgumentException(at + ": must be auto or off, was '" + lease + "'");
+    }
+
     private static Map<String, Integer> shares(
             String at, @Nullable Map<String, String> shares, @Nullable Map<String, RawTier> declaredTiers) {
         Map<String, Integer> percents = new LinkedHashMap<>();
