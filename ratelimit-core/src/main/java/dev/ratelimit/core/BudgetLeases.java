@@ -14,6 +14,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -35,7 +38,10 @@ import org.jspecify.annotations.Nullable;
  * (the lease's entry keeps it until it leaves the window) and an overrun is charged to the store.
  *
  * <p>A lease is spent only until its end on this instance's clock, measured from before the call
- * that took it: with the store's own time, the store's stamp is at least that late.
+ * that took it: with the store's own time, the store's stamp is at least that late. It is returned
+ * at the first request after its end, when it runs low, on {@link #returnAll}, and (on the real
+ * clock) by a timer at its end, so an instance that goes quiet does not park its slice until the
+ * entry leaves the window; on an injected clock no timer runs, so tests decide when time passes.
  */
 final class BudgetLeases {
 
@@ -76,7 +82,7 @@ final class BudgetLeases {
             taken.giveBack();
             throw e;
         }
-        return taken.wrap(reservation, estimate);
+        return taken.wrap(reservation);
     }
 
     /** {@link #reserve} for the asynchronous path: a lease is taken before the store call is sent. */
@@ -102,13 +108,13 @@ final class BudgetLeases {
                         taken.giveBack();
                     }
                 })
-                .thenApply(reservation -> taken.wrap(reservation, estimate));
+                .thenApply(reservation -> taken.wrap(reservation));
     }
 
     /** Returns every slice held, so its unused part is at once available to others. */
     void returnAll() {
         for (Slice slice : slices.values()) {
-            slice.end(localMillis(), false);
+            slice.end(false);
         }
     }
 
@@ -144,6 +150,15 @@ final class BudgetLeases {
         return new Taken(direct, shares);
     }
 
+    /** The one thread that returns leases at their end on the real clock, made when first needed. */
+    private static final class Timer {
+        static final ScheduledExecutorService RETURNS = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread thread = new Thread(task, "ratelimit-lease-returns");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
     private long localMillis() {
         return clock != null ? clock.millis() : System.nanoTime() / 1_000_000;
     }
@@ -161,7 +176,7 @@ final class BudgetLeases {
             }
         }
 
-        Reservation wrap(Reservation reservation, Amounts estimate) {
+        Reservation wrap(Reservation reservation) {
             if (shares.isEmpty()) {
                 return reservation;
             }
@@ -280,14 +295,14 @@ final class BudgetLeases {
         synchronized @Nullable Share take(Amounts estimate) {
             long now = localMillis(); // under the lock: a share is taken at this time, before the deadline
             if (lease != null && (now >= deadline || !covers(estimate))) {
-                end(now, now < deadline);
+                end(now < deadline);
             }
             if (lease == null) {
                 if (now < directUntil || !fits(estimate) || !open(estimate, now)) {
                     return null;
                 }
             }
-            for (Window.Unit unit : left.keySet()) {
+            for (Window.Unit unit : most.keySet()) {
                 long need = need(unit, estimate);
                 left.merge(unit, -need, Long::sum);
                 used.merge(unit, need, Long::sum);
@@ -353,7 +368,7 @@ final class BudgetLeases {
          * Returns the lease held: what was not used goes back to the store. {@code ranLow} tells a
          * lease that could not cover a request before its end, after which the next is twice its size.
          */
-        synchronized void end(long now, boolean ranLow) {
+        synchronized void end(boolean ranLow) {
             BudgetLease held = lease;
             if (held == null) {
                 return;
@@ -451,7 +466,28 @@ final class BudgetLeases {
             left.clear();
             used.clear();
             left.putAll(sizes);
+            if (clock == null) {
+                returnAtEnd(generation, durationMillis);
+            }
             return true;
+        }
+
+        @SuppressWarnings("FutureReturnValueIgnored") // it returns the lease or does nothing; no answer to wait for
+        private void returnAtEnd(long leased, long delayMillis) {
+            Timer.RETURNS.schedule(() -> expire(leased), Math.max(1, delayMillis), TimeUnit.MILLISECONDS);
+        }
+
+        /** The timer's task: returns the lease of generation {@code leased} if it is still held at its end. */
+        private synchronized void expire(long leased) {
+            if (leased != generation || lease == null) {
+                return;
+            }
+            long now = localMillis();
+            if (now < deadline) {
+                returnAtEnd(leased, deadline - now);
+            } else {
+                end(false);
+            }
         }
 
         private long need(Window.Unit unit, Amounts estimate) {

@@ -50,7 +50,7 @@ class BudgetLeasesTest {
     }
 
     /** Admits everything; records the requests, the leases taken (with their time) and the returns. */
-    private static final class RecordingStore extends TestStore {
+    private static class RecordingStore extends TestStore {
         final List<StoreRequest> requests = new ArrayList<>();
         final List<BudgetLease> leases = new ArrayList<>();
         final List<Long> takenAt = new ArrayList<>();
@@ -201,5 +201,30 @@ class BudgetLeasesTest {
         assertThatThrownBy(() -> Leasing.auto().withDuration(Duration.ofSeconds(2)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("duration");
+    }
+
+    @Test
+    void onTheRealClockALeaseIsReturnedAtItsEndWithoutAnotherRequest() throws InterruptedException {
+        java.util.concurrent.CountDownLatch returned = new java.util.concurrent.CountDownLatch(1);
+        RecordingStore quiet = new RecordingStore() {
+            @Override
+            public synchronized void returnLease(
+                    BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
+                super.returnLease(lease, stampMillis, requestsUsed, used, nowMillis);
+                returned.countDown();
+            }
+        };
+        RateLimiter real = SlidingWindowRateLimiter.builder(quiet).build(); // no clock: the store's time
+        SharedBudget leased = SharedBudget.of("quiet", Window.of(100, Duration.ofMinutes(1)))
+                .leased(Leasing.auto().withDuration(Duration.ofMillis(20)));
+        assertThat(real.reserve("user", TIER, Amounts.none(), List.of(leased))
+                        .decision()
+                        .allowed())
+                .isTrue();
+        // waits for the timer's return, not for a time: the event, or a failure after 30 s
+        assertThat(returned.await(30, java.util.concurrent.TimeUnit.SECONDS))
+                .as("the lease came back at its end though no request followed")
+                .isTrue();
+        assertThat(quiet.returns.get(0)[1]).as("the one request used stays").isEqualTo(1);
     }
 }
