@@ -31,7 +31,8 @@ import org.jspecify.annotations.Nullable;
  * charges the rest (the user's windows, the budgets not leased, and a leased budget whose slice
  * cannot cover it) in the store as without leasing; when the store call rejects, the shares go back
  * to the slices. A slice that cannot cover a share is returned and a new lease taken, sized by the
- * recent use; a share larger than a lease may be, or a budget whose lease the store just refused,
+ * recent use; a share larger than a lease may be, a budget whose lease the store just refused or
+ * failed to take, and every budget while the circuit breaker is open (the store is down),
  * is reserved directly. Settling adjusts the slice the share came from while that lease lasts: a
  * refund goes back to it, an overrun is taken from it and what it cannot cover is charged to the
  * store as a settlement of an entry of its own; after the lease has ended, a refund stays counted
@@ -298,7 +299,7 @@ final class BudgetLeases {
                 end(now < deadline);
             }
             if (lease == null) {
-                if (now < directUntil || !fits(estimate) || !open(estimate, now)) {
+                if (now < directUntil || guard.isOpen() || !fits(estimate) || !open(estimate, now)) {
                     return null;
                 }
             }
@@ -389,10 +390,13 @@ final class BudgetLeases {
                     kept = kept.and(entry.getKey(), entry.getValue());
                 }
             }
-            try {
-                store.returnLease(held, stamp, used.getOrDefault(Window.Unit.REQUESTS, 0L), kept, storeMillis());
-            } catch (RuntimeException e) {
-                // not returned: its entry still leaves the window at its stamp plus the length
+            // not returned (the store is down or fails): its entry still leaves at its stamp plus the length
+            if (!guard.isOpen()) {
+                try {
+                    store.returnLease(held, stamp, used.getOrDefault(Window.Unit.REQUESTS, 0L), kept, storeMillis());
+                } catch (RuntimeException e) {
+                    // as above
+                }
             }
             left.clear();
             used.clear();
@@ -442,11 +446,15 @@ final class BudgetLeases {
                 evaluation = store.takeLease(taking, storeMillis());
             } catch (RuntimeException e) {
                 if (StoreGuard.mayHaveRun(e)) {
-                    try {
-                        store.returnLease(taking, Settlement.IN_DOUBT, 0, Amounts.none(), storeMillis());
-                    } catch (RuntimeException ignored) {
-                        // its entry leaves the window at its stamp plus the length
-                    }
+                    // given back off the request's path: a store that timed out may time out again
+                    long at = storeMillis();
+                    Timer.RETURNS.execute(() -> {
+                        try {
+                            store.returnLease(taking, Settlement.IN_DOUBT, 0, Amounts.none(), at);
+                        } catch (RuntimeException ignored) {
+                            // its entry leaves the window at its stamp plus the length
+                        }
+                    });
                 }
                 directUntil = now + durationMillis;
                 return false;
