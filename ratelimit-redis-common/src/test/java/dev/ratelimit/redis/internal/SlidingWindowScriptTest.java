@@ -309,4 +309,39 @@ class SlidingWindowScriptTest {
                 .isInstanceOf(RespException.class)
                 .hasMessageContaining("longer than 1000 ms");
     }
+
+    @Test
+    void oneReserveCallChargesAUsersWindowsAtNowAndTakesALeaseStampedAhead() {
+        String name = user();
+        Window minute = Window.of(10, Duration.ofMinutes(1));
+        String own = key(name, minute);
+        String cap = KEYS.key(StoreRequest.Scope.shared(name, List.of(minute)), minute);
+        Object reply = raw.call(
+                "EVAL",
+                SlidingWindowScript.source(),
+                "2",
+                own,
+                cap,
+                "r",
+                Long.toString(T0),
+                name + "-call",
+                "",
+                "",
+                "60000",
+                "10",
+                "",
+                "0",
+                "60000",
+                "10",
+                "",
+                "l500:4");
+        Evaluation evaluation = ScriptReply.evaluation(reply, 2);
+        assertThat(evaluation.isAllowed()).isTrue();
+        assertThat(new long[] {evaluation.used(0), evaluation.used(1)}).containsExactly(1, 4);
+        assertThat(raw.call("ZRANGE", own, "0", "-1", "WITHSCORES"))
+                .isEqualTo(List.of(name + "-call", Long.toString(T0)));
+        assertThat(raw.call("ZCOUNT", cap, Long.toString(T0 + 500), Long.toString(T0 + 500)))
+                .as("the lease's four members, at its end")
+                .isEqualTo(4L);
+    }
 }
