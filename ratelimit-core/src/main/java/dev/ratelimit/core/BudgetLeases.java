@@ -46,6 +46,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class BudgetLeases {
 
+    /** The requests an instance sees within a lease's duration before it leases a budget adaptively. */
+    static final int BUSY = 4;
+
     private final WindowStore store;
     private final StoreGuard guard;
     private final @Nullable Clock clock;
@@ -270,6 +273,9 @@ final class BudgetLeases {
         private long deadline;
         private long generation;
         private long directUntil = Long.MIN_VALUE;
+        // the times of this instance's last requests on the budget, to tell whether a lease would pay
+        private final long[] recent = new long[BUSY];
+        private long seen;
 
         Slice(SharedBudget budget, Leasing leasing) {
             this.scope = StoreRequest.Scope.shared(budget.name(), Plan.ordered(budget.windows(), "budget"));
@@ -295,11 +301,12 @@ final class BudgetLeases {
         /** Takes one request's share, from the lease held or a new one; {@code null} when it cannot. */
         synchronized @Nullable Share take(Amounts estimate) {
             long now = localMillis(); // under the lock: a share is taken at this time, before the deadline
+            recent[(int) (seen++ % BUSY)] = now;
             if (lease != null && (now >= deadline || !covers(estimate))) {
                 end(now < deadline);
             }
             if (lease == null) {
-                if (now < directUntil || guard.isOpen() || !fits(estimate) || !open(estimate, now)) {
+                if (now < directUntil || !busy(now) || guard.isOpen() || !fits(estimate) || !open(estimate, now)) {
                     return null;
                 }
             }
@@ -400,6 +407,16 @@ final class BudgetLeases {
             }
             left.clear();
             used.clear();
+        }
+
+        /**
+         * Whether a lease would pay: an adaptive lease is taken only once this instance has seen
+         * {@link #BUSY} requests on the budget within a lease's duration. Thinner traffic reserves per
+         * request, since a lease that serves one request costs two calls (its taking and its return)
+         * where a reservation costs one.
+         */
+        private boolean busy(long now) {
+            return !leasing.adaptive() || (seen >= BUSY && now - recent[(int) (seen % BUSY)] < durationMillis);
         }
 
         /** Whether what is left covers one request's share. */
