@@ -45,12 +45,14 @@ final class Admission {
     private final Set<Ticket> open = ConcurrentHashMap.newKeySet(); // admitted, not settled yet
 
     /**
-     * Waits until the settlements the store did not take at once have reached it, or the timeout
-     * passes; for a shutdown, before the store is closed.
+     * Returns the leases this gateway holds on caps, then waits until the settlements the store did
+     * not take at once have reached it, or the timeout passes; for a shutdown, before the store is
+     * closed.
      *
      * @return whether none is left waiting
      */
     boolean awaitSettlements(Duration timeout) {
+        limiter.returnLeases(); // what this gateway leased of a cap and did not use is the others' at once
         try {
             return limiter.awaitSettlements(timeout);
         } catch (InterruptedException e) {
