@@ -54,7 +54,8 @@ import org.redisson.api.RedissonClient;
  * leased, each run SECONDS measured; {@code --lease-threads N} threads per JVM, 4 by default; see {@link
  * LeaseFleet}), {@code --lease-edges} (only the over-admission count across window edges, in-memory and
  * Redis; see {@link LeaseEdges}), {@code --lease-simulation SECONDS} (only the simulation of 10, 100 and
- * 1,000 leasing instances, no Redis, {@code --lease-rate} requests/s for the fleet, 20,000 by default; see
+ * 1,000 leasing instances, or {@code --lease-instances N,N,...}, no Redis, {@code --lease-rate} requests/s for
+ * the fleet, 20,000 by default; see
  * {@link LeaseSimulation}), {@code --only REGEX} (JMH
  * figures whose id matches), {@code --docs DIR}
  * (where to write the report; default {@code docs}), {@code --no-report}, {@code --jfr DIR} (record
@@ -80,7 +81,7 @@ public final class BenchmarkRunner {
         log("machine: " + machine.describe());
         if (settings.leaseSimulationSeconds > 0) {
             log("leased shared budgets: simulation of N instances over the in-memory store, no Redis");
-            LeaseSimulation.run(settings.leaseSimulationSeconds, settings.leaseRate, new int[] {10, 100, 1_000});
+            LeaseSimulation.run(settings.leaseSimulationSeconds, settings.leaseRate, settings.leaseInstances);
             log("load average after: " + Machine.load());
             return;
         }
@@ -648,6 +649,7 @@ public final class BenchmarkRunner {
         boolean leaseEdges;
         int leaseSimulationSeconds;
         double leaseRate = 20_000;
+        int[] leaseInstances = {10, 100, 1_000};
         boolean writeReport = true;
         Pattern only = Pattern.compile("");
         Path docs = Path.of("docs");
@@ -683,6 +685,10 @@ public final class BenchmarkRunner {
                     case "--lease-edges" -> settings.leaseEdges = true;
                     case "--lease-simulation" -> settings.leaseSimulationSeconds = Integer.parseInt(args[++i]);
                     case "--lease-rate" -> settings.leaseRate = Double.parseDouble(args[++i]);
+                    case "--lease-instances" ->
+                        settings.leaseInstances = java.util.Arrays.stream(args[++i].split(","))
+                                .mapToInt(Integer::parseInt)
+                                .toArray();
                     case "--docs" -> settings.docs = Path.of(args[++i]);
                     case "--no-report" -> settings.writeReport = false;
                     case "--jfr" -> settings.jfr = Path.of(args[++i]);
@@ -690,7 +696,7 @@ public final class BenchmarkRunner {
                         throw new IllegalArgumentException("unknown option " + args[i]
                                 + "; options: --quick, --focused, --cost, --instructions, --memory, --seed ROUNDS,"
                                 + " --leases SECONDS, --lease-threads N, --lease-edges, --lease-simulation SECONDS,"
-                                + " --lease-rate REQUESTS_PER_SECOND, --only REGEX,"
+                                + " --lease-rate REQUESTS_PER_SECOND, --lease-instances N,N,..., --only REGEX,"
                                 + " --docs DIR,"
                                 + " --no-report, --jfr DIR");
                 }

@@ -30,6 +30,8 @@ final class CountingStore implements WindowStore {
     final AtomicLong leasesTaken = new AtomicLong();
     final AtomicLong leasesRefused = new AtomicLong();
     final AtomicLong leasesReturned = new AtomicLong();
+    final AtomicLong leasedRequests = new AtomicLong();
+    final AtomicLong leasedTokens = new AtomicLong();
     private final Map<String, Held> held = new ConcurrentHashMap<>();
     private volatile long lastStampMillis;
     private final ThreadLocal<long[]> budgetCallsOfThread = ThreadLocal.withInitial(() -> new long[1]);
@@ -149,6 +151,8 @@ final class CountingStore implements WindowStore {
         Evaluation evaluation = delegate.takeLease(lease, nowMillis);
         if (evaluation.isAllowed()) {
             leasesTaken.incrementAndGet();
+            leasedRequests.addAndGet(lease.requests());
+            leasedTokens.addAndGet(lease.amounts().get(dev.ratelimit.api.Window.Unit.TOKENS));
             long stamp = lease.stampMillis(evaluation.nowMillis());
             lastStampMillis = stamp;
             held.put(

@@ -65,6 +65,16 @@ final class LeaseSimulation {
             long mostInSpan,
             long mostInSpanAfterWarmUp,
             long tailExcess,
+            double directPerSecond,
+            double refusedPerSecond,
+            double returnsPerSecond,
+            double meanLeaseRequests,
+            double meanLeaseTokens,
+            double meanIdleTokens,
+            long maxIdleTokens,
+            double meanBoundTokens,
+            long maxBoundTokens,
+            long tokenLimit,
             double realSeconds) {}
 
     /** Runs both caps, not leased at N = 10 and leased at every N; prints the table. */
@@ -93,21 +103,22 @@ final class LeaseSimulation {
         Row first = rows.get(0);
         out.append(String.format(
                 Locale.ROOT,
-                "Fleet %,.0f requests/s for %d s (rates over the last %d s); cap per minute: requests as below,"
-                        + " tokens 2,000x%n%n",
+                "Fleet %,.0f requests/s for %d s (rates, idle and bound over the last %d s); cap per minute:"
+                        + " requests as below, tokens 2,000x%n%n",
                 first.fleetRate(),
                 first.seconds(),
                 first.seconds() - WARM_UP_SECONDS));
-        out.append("| Cap (requests/min) | Instances | Leased | Per-instance rate (busy / thin) | Store calls on the"
-                + " cap's keys/s | per 1,000 admitted | Leases/s | Idle: mean / max (requests) | Bound (leases"
-                + " outstanding): mean / max | Max idle / bound | Most admitted in any 60 s span"
-                + " / limit | Simulated in |\n");
-        out.append("|---:|---:|---|---|---:|---:|---:|---|---|---:|---|---:|\n");
+        out.append("| Cap (requests/min) | Instances | Leased | Per instance, busy / thin (requests/s) | Store calls on"
+                + " the cap's keys/s | per 1,000 admitted | of which reservations/s | Leases/s (refused/s) | Mean"
+                + " lease (requests, tokens) | Idle requests: mean / max | Bound (leases outstanding): mean / max"
+                + " | Idle tokens: mean / max | Bound tokens: max | Most admitted in any 60 s span / limit |"
+                + " Simulated in |\n");
+        out.append("|---:|---:|---|---|---:|---:|---:|---|---|---|---|---|---|---|---:|\n");
         for (Row row : rows) {
             double even = row.fleetRate() / (row.instances() * 0.8 + row.instances() * 0.2 / 20);
             out.append(String.format(
                     Locale.ROOT,
-                    "| %,d | %,d | %s | %,.1f / %,.1f /s | %,.0f | %.1f | %,.1f | %,.0f / %,d | %,.0f / %,d | %s | %,d / %,d"
+                    "| %,d | %,d | %s | %,.1f / %,.1f | %,.0f | %.1f | %,.0f | %s | %s | %s | %s | %s | %s | %,d / %,d"
                             + " (%.1f %%) | %.0f s |%n",
                     row.capPerMinute(),
                     row.instances(),
@@ -116,12 +127,24 @@ final class LeaseSimulation {
                     even / 20,
                     row.budgetCallsPerSecond(),
                     row.budgetCallsPerThousand(),
-                    row.leasesPerSecond(),
-                    row.meanIdle(),
-                    row.maxIdle(),
-                    row.meanBound(),
-                    row.maxBound(),
-                    row.leased() ? String.format(Locale.ROOT, "%.2f", row.maxIdleOverBound()) : "–",
+                    row.directPerSecond(),
+                    row.leased()
+                            ? String.format(Locale.ROOT, "%,.1f (%,.1f)", row.leasesPerSecond(), row.refusedPerSecond())
+                            : "–",
+                    row.leased()
+                            ? String.format(Locale.ROOT, "%,.0f, %,.0f", row.meanLeaseRequests(), row.meanLeaseTokens())
+                            : "–",
+                    row.leased() ? String.format(Locale.ROOT, "%,.0f / %,d", row.meanIdle(), row.maxIdle()) : "0",
+                    row.leased() ? String.format(Locale.ROOT, "%,.0f / %,d", row.meanBound(), row.maxBound()) : "0",
+                    row.leased()
+                            ? String.format(
+                                    Locale.ROOT,
+                                    "%,.0f / %,d (%.1f %% of the limit)",
+                                    row.meanIdleTokens(),
+                                    row.maxIdleTokens(),
+                                    100.0 * row.maxIdleTokens() / row.tokenLimit())
+                            : "0",
+                    row.leased() ? String.format(Locale.ROOT, "%,d", row.maxBoundTokens()) : "0",
                     row.mostInSpan(),
                     row.capPerMinute(),
                     100.0 * row.mostInSpan() / row.capPerMinute(),
@@ -163,6 +186,15 @@ final class LeaseSimulation {
         long length = MINUTE.toMillis();
         long end = START + seconds * 1_000L;
         long[] expiring = new long[(int) (seconds * 1_000L + length + 2_000)];
+        long[] expiringTokens = new long[expiring.length];
+        long admittedTokens = 0;
+        long expiredTokens = 0;
+        double idleTokensSum = 0;
+        double boundTokensSum = 0;
+        long maxIdleTokens = 0;
+        long maxBoundTokens = 0;
+        long leasedRequestsAtWarmEnd = 0;
+        long leasedTokensAtWarmEnd = 0;
         long[] admitTimes = new long[(int) Math.min(Integer.MAX_VALUE - 8, (long) (fleetRate * seconds * 1.2) + 1_000)];
         int admittedCount = 0;
         long expired = 0;
@@ -172,6 +204,9 @@ final class LeaseSimulation {
         long warmEnd = START + WARM_UP_SECONDS * 1_000L;
         long callsAtWarmEnd = -1;
         long leasesAtWarmEnd = -1;
+        long directAtWarmEnd = 0;
+        long refusedAtWarmEnd = 0;
+        long returnsAtWarmEnd = 0;
         long admittedAtWarmEnd = -1;
         double idleSum = 0;
         double boundSum = 0;
@@ -187,6 +222,7 @@ final class LeaseSimulation {
             while (nextSample <= Math.min(now, end)) {
                 clock.set(nextSample);
                 while (expiredUpTo <= nextSample - START) {
+                    expiredTokens += expiringTokens[expiredUpTo];
                     expired += expiring[expiredUpTo++];
                 }
                 if (nextSample == warmEnd) {
@@ -195,16 +231,33 @@ final class LeaseSimulation {
                     for (CountingStore c : counting) {
                         callsAtWarmEnd += c.budgetCalls();
                         leasesAtWarmEnd += c.leasesTaken.get();
+                        directAtWarmEnd += c.budgetReserves.get();
+                        refusedAtWarmEnd += c.leasesRefused.get();
+                        returnsAtWarmEnd += c.leasesReturned.get();
+                        leasedRequestsAtWarmEnd += c.leasedRequests.get();
+                        leasedTokensAtWarmEnd += c.leasedTokens.get();
                     }
                     admittedAtWarmEnd = admittedCount;
                 }
                 if (leased) {
-                    long used = usedRequests(observer, plain, capRequests);
+                    long[] used = used(observer, plain, capRequests, capTokens);
                     long counted = admittedCount - expired;
-                    long idle = used - counted;
+                    long idle = used[0] - counted;
+                    long idleTokens = used[1] - (admittedTokens - expiredTokens);
                     long bound = 0;
+                    long boundTokens = 0;
                     for (CountingStore c : counting) {
-                        bound += c.outstanding(nextSample, length)[0];
+                        long[] outstanding = c.outstanding(nextSample, length);
+                        bound += outstanding[0];
+                        boundTokens += outstanding[1];
+                    }
+                    if (idleTokens > boundTokens) {
+                        BenchmarkRunner.log(String.format(
+                                Locale.ROOT,
+                                "  idle tokens %d above the bound %d at %d s",
+                                idleTokens,
+                                boundTokens,
+                                (nextSample - START) / 1_000));
                     }
                     if (idle > bound) {
                         BenchmarkRunner.log(String.format(
@@ -219,6 +272,10 @@ final class LeaseSimulation {
                         boundSum += bound;
                         maxIdle = Math.max(maxIdle, idle);
                         maxBound = Math.max(maxBound, bound);
+                        idleTokensSum += idleTokens;
+                        boundTokensSum += boundTokens;
+                        maxIdleTokens = Math.max(maxIdleTokens, idleTokens);
+                        maxBoundTokens = Math.max(maxBoundTokens, boundTokens);
                         if (bound > 0) {
                             maxRatio = Math.max(maxRatio, idle / (double) bound);
                         }
@@ -240,17 +297,16 @@ final class LeaseSimulation {
             CountingStore c = counting[instance];
             long directBefore = c.budgetReserves.get();
             requests++;
+            long estimate = 500 + random.nextInt(1_000);
             Decision decision = limiters[instance]
-                    .reserve(
-                            users[random.nextInt(users.length)],
-                            tenant,
-                            Amounts.tokens(500 + random.nextInt(1_000)),
-                            budget)
+                    .reserve(users[random.nextInt(users.length)], tenant, Amounts.tokens(estimate), budget)
                     .decision();
             if (decision.allowed()) {
                 long countedUntil =
                         c.budgetReserves.get() != directBefore ? now + length : c.lastStampMillis() + length;
                 expiring[(int) (countedUntil - START)]++;
+                expiringTokens[(int) (countedUntil - START)] += estimate;
+                admittedTokens += estimate;
                 if (admittedCount == admitTimes.length) {
                     admitTimes = Arrays.copyOf(admitTimes, admitTimes.length * 2);
                 }
@@ -259,9 +315,19 @@ final class LeaseSimulation {
         }
         long calls = 0;
         long leases = 0;
+        long direct = 0;
+        long refused = 0;
+        long returns = 0;
+        long leasedRequests = 0;
+        long leasedTokens = 0;
         for (CountingStore c : counting) {
+            leasedRequests += c.leasedRequests.get();
+            leasedTokens += c.leasedTokens.get();
             calls += c.budgetCalls();
             leases += c.leasesTaken.get();
+            direct += c.budgetReserves.get();
+            refused += c.leasesRefused.get();
+            returns += c.leasesReturned.get();
         }
         double measuredSeconds = seconds - WARM_UP_SECONDS;
         long most = 0;
@@ -295,15 +361,32 @@ final class LeaseSimulation {
                 most,
                 mostAfterWarmUp,
                 Math.max(0, most - capPerMinute),
+                (direct - directAtWarmEnd) / measuredSeconds,
+                (refused - refusedAtWarmEnd) / measuredSeconds,
+                (returns - returnsAtWarmEnd) / measuredSeconds,
+                (leases - leasesAtWarmEnd) == 0
+                        ? 0
+                        : (leasedRequests - leasedRequestsAtWarmEnd) / (double) (leases - leasesAtWarmEnd),
+                (leases - leasesAtWarmEnd) == 0
+                        ? 0
+                        : (leasedTokens - leasedTokensAtWarmEnd) / (double) (leases - leasesAtWarmEnd),
+                samples == 0 ? 0 : idleTokensSum / samples,
+                maxIdleTokens,
+                samples == 0 ? 0 : boundTokensSum / samples,
+                maxBoundTokens,
+                capTokens.limit(),
                 (System.nanoTime() - startNanos) / 1e9);
     }
 
-    private static long usedRequests(RateLimiter observer, SharedBudget budget, Window requests) {
+    private static long[] used(RateLimiter observer, SharedBudget budget, Window requests, Window tokens) {
+        long[] used = {-1, -1};
         for (Decision.Usage usage : observer.usage(budget)) {
             if (usage.window().equals(requests)) {
-                return usage.used();
+                used[0] = usage.used();
+            } else if (usage.window().equals(tokens)) {
+                used[1] = usage.used();
             }
         }
-        throw new IllegalStateException("no usage of " + requests);
+        return used;
     }
 }
