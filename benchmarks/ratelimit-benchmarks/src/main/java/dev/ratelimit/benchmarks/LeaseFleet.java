@@ -134,16 +134,18 @@ final class LeaseFleet {
                     row.callsMeasured() / (double) row.admittedMeasured(),
                     row.rejectedMeasured()));
         }
-        out.append("\n| Cap | Admitted in the run (warm-up included) | Cap's requests counted at the end"
-                + " | Idle (counted − admitted) | Leases outstanding (the bound) | Tokens: idle / bound"
-                + " | Counted − admitted after `returnLeases()` (requests, tokens) |\n");
+        out.append(
+                "\n| Cap | Admitted in the run (warm-up included): requests, tokens | Cap's requests counted at the end"
+                        + " | Idle (counted − admitted) | Leases outstanding (the bound) | Tokens: idle / bound"
+                        + " | Counted − admitted after `returnLeases()` (requests, tokens) |\n");
         out.append("|---|---:|---:|---:|---:|---|---|\n");
         for (Row row : rows) {
             out.append(String.format(
                     Locale.ROOT,
-                    "| %s | %,d | %,d | %,d | %,d | %,d / %,d | %,d, %,d |%n",
+                    "| %s | %,d, %,d | %,d | %,d | %,d | %,d / %,d | %,d, %,d |%n",
                     row.mode().equals("leased") ? "leased" : "not leased",
                     row.admittedTotal(),
+                    row.tokensTotal(),
                     row.usedRequestsAtEnd(),
                     row.usedRequestsAtEnd() - row.admittedTotal(),
                     row.outstandingRequests(),

@@ -111,14 +111,14 @@ final class LeaseSimulation {
         out.append("| Cap (requests/min) | Instances | Leased | Per instance, busy / thin (requests/s) | Store calls on"
                 + " the cap's keys/s | per 1,000 admitted | of which reservations/s | Leases/s (refused/s) | Mean"
                 + " lease (requests, tokens) | Idle requests: mean / max | Bound (leases outstanding): mean / max"
-                + " | Idle tokens: mean / max | Bound tokens: max | Most admitted in any 60 s span / limit |"
-                + " Simulated in |\n");
-        out.append("|---:|---:|---|---|---:|---:|---:|---|---|---|---|---|---|---|---:|\n");
+                + " | Idle tokens: mean / max | Bound tokens: max | Admitted / requested | Most admitted in any 60 s"
+                + " span / limit | Simulated in |\n");
+        out.append("|---:|---:|---|---|---:|---:|---:|---|---|---|---|---|---|---:|---|---:|\n");
         for (Row row : rows) {
             double even = row.fleetRate() / (row.instances() * 0.8 + row.instances() * 0.2 / 20);
             out.append(String.format(
                     Locale.ROOT,
-                    "| %,d | %,d | %s | %,.1f / %,.1f | %,.0f | %.1f | %,.0f | %s | %s | %s | %s | %s | %s | %,d / %,d"
+                    "| %,d | %,d | %s | %,.1f / %,.1f | %,.0f | %.1f | %,.0f | %s | %s | %s | %s | %s | %s | %,d / %,d | %,d / %,d"
                             + " (%.1f %%) | %.0f s |%n",
                     row.capPerMinute(),
                     row.instances(),
@@ -145,6 +145,8 @@ final class LeaseSimulation {
                                     100.0 * row.maxIdleTokens() / row.tokenLimit())
                             : "0",
                     row.leased() ? String.format(Locale.ROOT, "%,d", row.maxBoundTokens()) : "0",
+                    row.admitted(),
+                    row.requests(),
                     row.mostInSpan(),
                     row.capPerMinute(),
                     100.0 * row.mostInSpan() / row.capPerMinute(),
