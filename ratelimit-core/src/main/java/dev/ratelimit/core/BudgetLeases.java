@@ -14,6 +14,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -28,16 +31,23 @@ import org.jspecify.annotations.Nullable;
  * charges the rest (the user's windows, the budgets not leased, and a leased budget whose slice
  * cannot cover it) in the store as without leasing; when the store call rejects, the shares go back
  * to the slices. A slice that cannot cover a share is returned and a new lease taken, sized by the
- * recent use; a share larger than a lease may be, or a budget whose lease the store just refused,
+ * recent use; a share larger than a lease may be, a budget whose lease the store just refused or
+ * failed to take, and every budget while the circuit breaker is open (the store is down),
  * is reserved directly. Settling adjusts the slice the share came from while that lease lasts: a
  * refund goes back to it, an overrun is taken from it and what it cannot cover is charged to the
  * store as a settlement of an entry of its own; after the lease has ended, a refund stays counted
  * (the lease's entry keeps it until it leaves the window) and an overrun is charged to the store.
  *
  * <p>A lease is spent only until its end on this instance's clock, measured from before the call
- * that took it: with the store's own time, the store's stamp is at least that late.
+ * that took it: with the store's own time, the store's stamp is at least that late. It is returned
+ * at the first request after its end, when it runs low, on {@link #returnAll}, and (on the real
+ * clock) by a timer at its end, so an instance that goes quiet does not park its slice until the
+ * entry leaves the window; on an injected clock no timer runs, so tests decide when time passes.
  */
 final class BudgetLeases {
+
+    /** The requests an instance sees within a lease's duration before it leases a budget adaptively. */
+    static final int BUSY = 4;
 
     private final WindowStore store;
     private final StoreGuard guard;
@@ -76,7 +86,7 @@ final class BudgetLeases {
             taken.giveBack();
             throw e;
         }
-        return taken.wrap(reservation, estimate);
+        return taken.wrap(reservation);
     }
 
     /** {@link #reserve} for the asynchronous path: a lease is taken before the store call is sent. */
@@ -102,13 +112,13 @@ final class BudgetLeases {
                         taken.giveBack();
                     }
                 })
-                .thenApply(reservation -> taken.wrap(reservation, estimate));
+                .thenApply(reservation -> taken.wrap(reservation));
     }
 
     /** Returns every slice held, so its unused part is at once available to others. */
     void returnAll() {
         for (Slice slice : slices.values()) {
-            slice.end(localMillis(), false);
+            slice.end(false);
         }
     }
 
@@ -144,6 +154,15 @@ final class BudgetLeases {
         return new Taken(direct, shares);
     }
 
+    /** The one thread that returns leases at their end on the real clock, made when first needed. */
+    private static final class Timer {
+        static final ScheduledExecutorService RETURNS = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread thread = new Thread(task, "ratelimit-lease-returns");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
     private long localMillis() {
         return clock != null ? clock.millis() : System.nanoTime() / 1_000_000;
     }
@@ -161,7 +180,7 @@ final class BudgetLeases {
             }
         }
 
-        Reservation wrap(Reservation reservation, Amounts estimate) {
+        Reservation wrap(Reservation reservation) {
             if (shares.isEmpty()) {
                 return reservation;
             }
@@ -254,6 +273,9 @@ final class BudgetLeases {
         private long deadline;
         private long generation;
         private long directUntil = Long.MIN_VALUE;
+        // the times of this instance's last requests on the budget, to tell whether a lease would pay
+        private final long[] recent = new long[BUSY];
+        private long seen;
 
         Slice(SharedBudget budget, Leasing leasing) {
             this.scope = StoreRequest.Scope.shared(budget.name(), Plan.ordered(budget.windows(), "budget"));
@@ -279,15 +301,16 @@ final class BudgetLeases {
         /** Takes one request's share, from the lease held or a new one; {@code null} when it cannot. */
         synchronized @Nullable Share take(Amounts estimate) {
             long now = localMillis(); // under the lock: a share is taken at this time, before the deadline
+            recent[(int) (seen++ % BUSY)] = now;
             if (lease != null && (now >= deadline || !covers(estimate))) {
-                end(now, now < deadline);
+                end(now < deadline);
             }
             if (lease == null) {
-                if (now < directUntil || !fits(estimate) || !open(estimate, now)) {
+                if (now < directUntil || !busy(now) || guard.isOpen() || !fits(estimate) || !open(estimate, now)) {
                     return null;
                 }
             }
-            for (Window.Unit unit : left.keySet()) {
+            for (Window.Unit unit : most.keySet()) {
                 long need = need(unit, estimate);
                 left.merge(unit, -need, Long::sum);
                 used.merge(unit, need, Long::sum);
@@ -353,7 +376,7 @@ final class BudgetLeases {
          * Returns the lease held: what was not used goes back to the store. {@code ranLow} tells a
          * lease that could not cover a request before its end, after which the next is twice its size.
          */
-        synchronized void end(long now, boolean ranLow) {
+        synchronized void end(boolean ranLow) {
             BudgetLease held = lease;
             if (held == null) {
                 return;
@@ -374,13 +397,26 @@ final class BudgetLeases {
                     kept = kept.and(entry.getKey(), entry.getValue());
                 }
             }
-            try {
-                store.returnLease(held, stamp, used.getOrDefault(Window.Unit.REQUESTS, 0L), kept, storeMillis());
-            } catch (RuntimeException e) {
-                // not returned: its entry still leaves the window at its stamp plus the length
+            // not returned (the store is down or fails): its entry still leaves at its stamp plus the length
+            if (!guard.isOpen()) {
+                try {
+                    store.returnLease(held, stamp, used.getOrDefault(Window.Unit.REQUESTS, 0L), kept, storeMillis());
+                } catch (RuntimeException e) {
+                    // as above
+                }
             }
             left.clear();
             used.clear();
+        }
+
+        /**
+         * Whether a lease would pay: an adaptive lease is taken only once this instance has seen
+         * {@link #BUSY} requests on the budget within a lease's duration. Thinner traffic reserves per
+         * request, since a lease that serves one request costs two calls (its taking and its return)
+         * where a reservation costs one.
+         */
+        private boolean busy(long now) {
+            return !leasing.adaptive() || (seen >= BUSY && now - recent[(int) (seen % BUSY)] < durationMillis);
         }
 
         /** Whether what is left covers one request's share. */
@@ -427,11 +463,15 @@ final class BudgetLeases {
                 evaluation = store.takeLease(taking, storeMillis());
             } catch (RuntimeException e) {
                 if (StoreGuard.mayHaveRun(e)) {
-                    try {
-                        store.returnLease(taking, Settlement.IN_DOUBT, 0, Amounts.none(), storeMillis());
-                    } catch (RuntimeException ignored) {
-                        // its entry leaves the window at its stamp plus the length
-                    }
+                    // given back off the request's path: a store that timed out may time out again
+                    long at = storeMillis();
+                    Timer.RETURNS.execute(() -> {
+                        try {
+                            store.returnLease(taking, Settlement.IN_DOUBT, 0, Amounts.none(), at);
+                        } catch (RuntimeException ignored) {
+                            // its entry leaves the window at its stamp plus the length
+                        }
+                    });
                 }
                 directUntil = now + durationMillis;
                 return false;
@@ -451,7 +491,28 @@ final class BudgetLeases {
             left.clear();
             used.clear();
             left.putAll(sizes);
+            if (clock == null) {
+                returnAtEnd(generation, durationMillis);
+            }
             return true;
+        }
+
+        @SuppressWarnings("FutureReturnValueIgnored") // it returns the lease or does nothing; no answer to wait for
+        private void returnAtEnd(long leased, long delayMillis) {
+            Timer.RETURNS.schedule(() -> expire(leased), Math.max(1, delayMillis), TimeUnit.MILLISECONDS);
+        }
+
+        /** The timer's task: returns the lease of generation {@code leased} if it is still held at its end. */
+        private synchronized void expire(long leased) {
+            if (leased != generation || lease == null) {
+                return;
+            }
+            long now = localMillis();
+            if (now < deadline) {
+                returnAtEnd(leased, deadline - now);
+            } else {
+                end(false);
+            }
         }
 
         private long need(Window.Unit unit, Amounts estimate) {

@@ -50,7 +50,7 @@ class BudgetLeasesTest {
     }
 
     /** Admits everything; records the requests, the leases taken (with their time) and the returns. */
-    private static final class RecordingStore extends TestStore {
+    private static class RecordingStore extends TestStore {
         final List<StoreRequest> requests = new ArrayList<>();
         final List<BudgetLease> leases = new ArrayList<>();
         final List<Long> takenAt = new ArrayList<>();
@@ -105,6 +105,15 @@ class BudgetLeasesTest {
         return limiter.reserve("user", TIER, Amounts.tokens(tokens), List.of(budget));
     }
 
+    /** The requests before an adaptive lease pays: reserved per request, then forgotten by the store. */
+    private void warmUp() {
+        for (int i = 1; i < BudgetLeases.BUSY; i++) {
+            reserve(0);
+        }
+        assertThat(store.leases).isEmpty();
+        store.requests.clear();
+    }
+
     @Test
     void busyTrafficTakesFewLeasesAndNeverChargesTheBudgetPerRequest() {
         for (int i = 0; i < 5_000; i++) {
@@ -113,7 +122,9 @@ class BudgetLeasesTest {
             reservation.commit(Amounts.tokens(100));
             clock.millis += 1;
         }
-        assertThat(store.requests).hasSize(5_000).noneMatch(store::namesBudget);
+        assertThat(store.requests.stream().filter(store::namesBudget))
+                .as("only the requests before the fourth, within a lease's duration, charge the budget per request")
+                .hasSize(BudgetLeases.BUSY - 1);
         // a lease doubles while it runs low, then is sized by what the last one used in its second
         assertThat(store.leases.size() + store.returns.size())
                 .as("store calls on the budget's keys for 5,000 requests")
@@ -128,31 +139,52 @@ class BudgetLeasesTest {
     }
 
     @Test
-    void thinTrafficTakesSmallLeases() {
+    void thinTrafficReservesPerRequest() {
         for (int i = 0; i < 10; i++) {
             reserve(100).commit(Amounts.tokens(100));
-            clock.millis += 3_000; // one request every three seconds: every lease ends unused but for it
+            clock.millis += 400; // fewer than four requests a lease's duration: a lease would not pay
         }
-        assertThat(store.leases).allSatisfy(lease -> {
-            assertThat(lease.requests()).isLessThanOrEqualTo(2);
-            assertThat(lease.amounts().get(Window.Unit.TOKENS)).isLessThanOrEqualTo(200);
+        assertThat(store.leases).isEmpty();
+        assertThat(store.requests).hasSize(10).allMatch(store::namesBudget);
+    }
+
+    @Test
+    void shortBurstsTakeSmallLeases() {
+        for (int burst = 0; burst < 10; burst++) {
+            for (int i = 0; i < 6; i++) {
+                reserve(100).commit(Amounts.tokens(100));
+                clock.millis += 2;
+            }
+            clock.millis += 3_000;
+        }
+        // each burst: three requests per request, then leases of at most twice what one served (3)
+        assertThat(store.leases).isNotEmpty().allSatisfy(lease -> {
+            assertThat(lease.requests()).isLessThanOrEqualTo(6);
+            assertThat(lease.amounts().get(Window.Unit.TOKENS)).isLessThanOrEqualTo(600);
         });
     }
 
     @Test
     void aShareIsTakenOnlyBeforeTheLeaseEnds() {
+        warmUp();
         reserve(10);
         long taken = store.takenAt.get(0);
         long stamp = store.leases.get(0).stampMillis(taken);
-        clock.millis = stamp; // at the stamp the lease is over: a new one is taken
+        clock.millis = stamp; // at the stamp the lease is over: returned, and this request reserved per request
         reserve(10);
-        assertThat(store.leases).hasSize(2);
+        assertThat(store.leases).hasSize(1);
+        assertThat(store.requests)
+                .hasSize(2)
+                .satisfiesExactly(
+                        first -> assertThat(store.namesBudget(first)).isFalse(),
+                        second -> assertThat(store.namesBudget(second)).isTrue());
         assertThat(store.returns).hasSize(1);
         assertThat(store.returns.get(0)).containsExactly(stamp, 1, 10);
     }
 
     @Test
     void aShareLargerThanALeaseMayBeIsReservedDirectly() {
+        warmUp();
         Reservation big = reserve(2_000_000); // a tenth of the token limit is the most a lease takes
         assertThat(big.decision().allowed()).isTrue();
         assertThat(store.leases).isEmpty();
@@ -161,19 +193,25 @@ class BudgetLeasesTest {
 
     @Test
     void aRefusedLeaseFallsBackToReservingDirectlyForALeaseDuration() {
+        warmUp();
         store.refuseLeases = true;
         reserve(10);
         reserve(10);
         assertThat(store.requests).hasSize(2).allMatch(store::namesBudget);
         store.refuseLeases = false;
         clock.millis += 1_000;
-        reserve(10);
-        assertThat(store.leases).hasSize(1);
-        assertThat(store.requests.get(2).scopes()).hasSize(1);
+        for (int i = 0; i < BudgetLeases.BUSY; i++) {
+            reserve(10);
+        }
+        assertThat(store.leases)
+                .as("once four requests came within a lease's duration")
+                .hasSize(1);
+        assertThat(store.requests.get(store.requests.size() - 1).scopes()).hasSize(1);
     }
 
     @Test
     void aRejectionGivesTheShareBackAndSettlingAdjustsTheSlice() {
+        warmUp();
         Reservation first = reserve(100); // lease of 1 request, 100 tokens: used up
         store.rejectRequests = true;
         assertThat(reserve(0).decision().allowed()).isFalse(); // a new lease of 2, 200: its share goes back
@@ -201,5 +239,30 @@ class BudgetLeasesTest {
         assertThatThrownBy(() -> Leasing.auto().withDuration(Duration.ofSeconds(2)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("duration");
+    }
+
+    @Test
+    void onTheRealClockALeaseIsReturnedAtItsEndWithoutAnotherRequest() throws InterruptedException {
+        java.util.concurrent.CountDownLatch returned = new java.util.concurrent.CountDownLatch(1);
+        RecordingStore quiet = new RecordingStore() {
+            @Override
+            public synchronized void returnLease(
+                    BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
+                super.returnLease(lease, stampMillis, requestsUsed, used, nowMillis);
+                returned.countDown();
+            }
+        };
+        RateLimiter real = SlidingWindowRateLimiter.builder(quiet).build(); // no clock: the store's time
+        SharedBudget leased = SharedBudget.of("quiet", Window.of(100, Duration.ofMinutes(1)))
+                .leased(Leasing.of(10, Amounts.none()).withDuration(Duration.ofMillis(20)));
+        assertThat(real.reserve("user", TIER, Amounts.none(), List.of(leased))
+                        .decision()
+                        .allowed())
+                .isTrue();
+        // waits for the timer's return, not for a time: the event, or a failure after 30 s
+        assertThat(returned.await(30, java.util.concurrent.TimeUnit.SECONDS))
+                .as("the lease came back at its end though no request followed")
+                .isTrue();
+        assertThat(quiet.returns.get(0)[1]).as("the one request used stays").isEqualTo(1);
     }
 }

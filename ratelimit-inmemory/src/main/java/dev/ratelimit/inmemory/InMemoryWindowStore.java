@@ -22,6 +22,7 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -89,19 +90,9 @@ public final class InMemoryWindowStore implements WindowStore {
         try {
             Loaded loaded = load(request, now);
             List<Window> windows = request.windows();
-            for (int i = 0; i < windows.size(); i++) {
-                Window window = windows.get(i);
-                long weight = request.weightIn(window);
-                if (weight > window.limit()) {
-                    loaded.leaveAloneAfter(request, i);
-                    return Evaluation.tooLarge(now, i, loaded.used, loaded.reset);
-                }
-                long excess = loaded.used[i] + Math.max(1, weight) - window.limit();
-                if (excess > 0) {
-                    loaded.leaveAloneAfter(request, i);
-                    long leaves = window.leavesAtMillis(loaded.windows[i].timeFreeing(excess));
-                    return Evaluation.rejected(now, i, Math.max(1, leaves - now), loaded.used, loaded.reset);
-                }
+            Evaluation refused = refusal(request, loaded, request::weightIn, now);
+            if (refused != null) {
+                return refused;
             }
             StoreRequest.Lease lease = request.lease();
             ScopeLog leaseLog = null;
@@ -144,6 +135,30 @@ public final class InMemoryWindowStore implements WindowStore {
         } finally {
             unlock(held);
         }
+    }
+
+    /**
+     * The answer when a window cannot take its weight, too large or rejected (nothing recorded, the
+     * windows a rejection leaves alone reported as not evaluated); {@code null} when every window can.
+     */
+    private static @Nullable Evaluation refusal(
+            StoreRequest request, Loaded loaded, ToLongFunction<Window> weightIn, long now) {
+        List<Window> windows = request.windows();
+        for (int i = 0; i < windows.size(); i++) {
+            Window window = windows.get(i);
+            long weight = weightIn.applyAsLong(window);
+            if (weight > window.limit()) {
+                loaded.leaveAloneAfter(request, i);
+                return Evaluation.tooLarge(now, i, loaded.used, loaded.reset);
+            }
+            long excess = loaded.used[i] + Math.max(1, weight) - window.limit();
+            if (excess > 0) {
+                loaded.leaveAloneAfter(request, i);
+                long leaves = window.leavesAtMillis(loaded.windows[i].timeFreeing(excess));
+                return Evaluation.rejected(now, i, Math.max(1, leaves - now), loaded.used, loaded.reset);
+            }
+        }
+        return null;
     }
 
     /** Every window's log of a request, trimmed to {@code now}, with its sum and reset time. */
@@ -257,19 +272,9 @@ public final class InMemoryWindowStore implements WindowStore {
         try {
             Loaded loaded = load(request, now);
             List<Window> windows = budget.windows();
-            for (int i = 0; i < windows.size(); i++) {
-                Window window = windows.get(i);
-                long weight = lease.weightIn(window);
-                if (weight > window.limit()) {
-                    loaded.leaveAloneAfter(request, i);
-                    return Evaluation.tooLarge(now, i, loaded.used, loaded.reset);
-                }
-                long excess = loaded.used[i] + Math.max(1, weight) - window.limit();
-                if (excess > 0) {
-                    loaded.leaveAloneAfter(request, i);
-                    long leaves = window.leavesAtMillis(loaded.windows[i].timeFreeing(excess));
-                    return Evaluation.rejected(now, i, Math.max(1, leaves - now), loaded.used, loaded.reset);
-                }
+            Evaluation refused = refusal(request, loaded, lease::weightIn, now);
+            if (refused != null) {
+                return refused;
             }
             long stamp = lease.stampMillis(now);
             ScopeLog log = loaded.scopes[0];

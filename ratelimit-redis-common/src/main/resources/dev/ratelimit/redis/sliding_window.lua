@@ -337,6 +337,10 @@ for i = 1, n do
   if limit == nil then
     limit = num(text)
   end
+  if ahead and ahead > 1000 then
+    -- every key outlives now + length by a second: a lease stamped further ahead could be dropped
+    return redis.error_reply('ERR sliding_window: a lease of window ' .. i .. ' is longer than 1000 ms')
+  end
   if count then
     if counts or count > 1000 then
       return redis.error_reply('ERR sliding_window: bad lease count for window ' .. i)

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import com.example.store.ExampleStore;
+import com.example.store.ExampleStoreConformanceTest;
 import dev.ratelimit.core.BudgetLease;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
@@ -270,17 +271,8 @@ class KitSelfTest {
         }
     }
 
-    static class BudgetLeasing extends WindowStoreConformanceKit {
-        @Override
-        protected WindowStore createStore() {
-            return new ExampleStore();
-        }
-
-        @Override
-        protected boolean supportsBudgetLeases() {
-            return true;
-        }
-    }
+    /** The example store as a third party runs it: declaring budget leases. */
+    static class BudgetLeasing extends ExampleStoreConformanceTest {}
 
     /**
      * The example store, but a budget lease's entry is stamped when it is taken: a use at the lease's

@@ -14,6 +14,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.ToLongFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The exact log of CONFORMANCE.md's semantics, written as plainly as possible: a list of entries
@@ -70,24 +72,18 @@ final class ExactModelStore implements WindowStore {
         }
     }
 
-    @Override
-    public Evaluation evaluate(StoreRequest request) {
-        long now = request.nowMillis();
+    /** The first window that cannot take its weight decides: too large, or rejected; else {@code null}. */
+    private static @Nullable Evaluation refusal(
+            StoreRequest request,
+            List<List<Entry>> logs,
+            ToLongFunction<Window> weightIn,
+            long[] used,
+            long[] reset,
+            long now) {
         List<Window> windows = request.windows();
-        int n = windows.size();
-        List<List<Entry>> logs = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            logs.add(log(request.scopeOf(i), windows.get(i), now));
-        }
-        long[] used = new long[n];
-        long[] reset = new long[n];
-        for (int i = 0; i < n; i++) {
-            used[i] = used(logs.get(i));
-            reset[i] = reset(windows.get(i), logs.get(i), now);
-        }
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < windows.size(); i++) {
             Window window = windows.get(i);
-            long weight = request.weightIn(window);
+            long weight = weightIn.applyAsLong(window);
             if (weight > window.limit()) {
                 unknownAfter(request, i, used, reset);
                 return Evaluation.tooLarge(now, i, used, reset);
@@ -107,6 +103,28 @@ final class ExactModelStore implements WindowStore {
                 }
                 return Evaluation.rejected(now, i, Math.max(1, leaves - now), used, reset);
             }
+        }
+        return null;
+    }
+
+    @Override
+    public Evaluation evaluate(StoreRequest request) {
+        long now = request.nowMillis();
+        List<Window> windows = request.windows();
+        int n = windows.size();
+        List<List<Entry>> logs = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            logs.add(log(request.scopeOf(i), windows.get(i), now));
+        }
+        long[] used = new long[n];
+        long[] reset = new long[n];
+        for (int i = 0; i < n; i++) {
+            used[i] = used(logs.get(i));
+            reset[i] = reset(windows.get(i), logs.get(i), now);
+        }
+        Evaluation refused = refusal(request, logs, request::weightIn, used, reset, now);
+        if (refused != null) {
+            return refused;
         }
         for (int i = 0; i < n; i++) {
             Window window = windows.get(i);
@@ -187,27 +205,9 @@ final class ExactModelStore implements WindowStore {
             reset[i] = reset(windows.get(i), logs.get(i), now);
         }
         StoreRequest asRequest = new StoreRequest(List.of(budget), Amounts.none(), lease.entryId(), now, null);
-        for (int i = 0; i < n; i++) {
-            Window window = windows.get(i);
-            long weight = lease.weightIn(window);
-            if (weight > window.limit()) {
-                unknownAfter(asRequest, i, used, reset);
-                return Evaluation.tooLarge(now, i, used, reset);
-            }
-            long excess = used[i] + Math.max(1, weight) - window.limit();
-            if (excess > 0) {
-                unknownAfter(asRequest, i, used, reset);
-                long freed = 0;
-                long leaves = now + window.lengthMillis();
-                for (Entry entry : logs.get(i)) {
-                    freed += entry.weight;
-                    if (freed >= excess) {
-                        leaves = entry.time + window.lengthMillis();
-                        break;
-                    }
-                }
-                return Evaluation.rejected(now, i, Math.max(1, leaves - now), used, reset);
-            }
+        Evaluation refused = refusal(asRequest, logs, lease::weightIn, used, reset, now);
+        if (refused != null) {
+            return refused;
         }
         for (int i = 0; i < n; i++) {
             long weight = lease.weightIn(windows.get(i));
