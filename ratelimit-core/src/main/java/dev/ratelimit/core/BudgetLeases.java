@@ -247,6 +247,16 @@ final class BudgetLeases {
             return delegate.isSettled();
         }
 
+        /**
+         * The receipt of what the request holds in the store. Its leased shares are not in it: they
+         * belong to this process's slices, which end within a second and are returned with what was
+         * used, so a reservation settled elsewhere, later, leaves them as estimated.
+         */
+        @Override
+        public java.util.Optional<String> receipt() {
+            return delegate.receipt();
+        }
+
         @Override
         public String toString() {
             return "LeasedReservation{" + delegate + ", shares="

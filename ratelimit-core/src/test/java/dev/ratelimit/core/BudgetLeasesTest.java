@@ -115,6 +115,26 @@ class BudgetLeasesTest {
     }
 
     @Test
+    void aReservationWithALeasedShareHasTheReceiptOfWhatItHoldsInTheStore() {
+        warmUp();
+        Reservation leased = reserve(100);
+        assertThat(store.leases).as("the share came from a lease").isNotEmpty();
+        StoreRequest held = store.requests.get(store.requests.size() - 1);
+        assertThat(store.namesBudget(held))
+                .as("the store call held the user's windows only")
+                .isFalse();
+
+        Reservation restored = SlidingWindowRateLimiter.builder(store)
+                .clock(clock)
+                .build()
+                .restore(leased.receipt().orElseThrow());
+        assertThat(restored.decision().allowed()).isTrue();
+        assertThat(restored.isSettled()).isFalse();
+        restored.commit(Amounts.tokens(40)).toCompletableFuture().join();
+        assertThat(restored.isSettled()).isTrue();
+    }
+
+    @Test
     void busyTrafficTakesFewLeasesAndNeverChargesTheBudgetPerRequest() {
         for (int i = 0; i < 5_000; i++) {
             Reservation reservation = reserve(100);
