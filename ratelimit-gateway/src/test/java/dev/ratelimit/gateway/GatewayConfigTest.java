@@ -307,5 +307,10 @@ class GatewayConfigTest {
                         "gpt-4o: { rpm: 500, tpm: 30000 }", "gpt-4o: { rpm: 500, tpm: 30000, lease: sometimes }")))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("models.gpt-4o.lease: must be auto or off, was 'sometimes'");
+        assertThatThrownBy(() -> parse(VALID.replace(
+                        "gpt-4o: { rpm: 500, tpm: 30000 }",
+                        "gpt-4o: { batch-tokens: 90000000 tokens/1d, lease: auto }")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("models.gpt-4o.lease: leases rpm and tpm; set one");
     }
 }
