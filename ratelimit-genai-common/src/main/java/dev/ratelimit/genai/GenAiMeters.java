@@ -59,13 +59,37 @@ public final class GenAiMeters implements CallMeters {
 
     @Override
     public void ended(String model, @Nullable TokenUsage usage, long nanos, @Nullable String errorType) {
+        record(CallMeters.provider(model), "chat", model, usage, nanos, errorType);
+    }
+
+    /**
+     * Records one settled call.
+     *
+     * @param provider its {@code gen_ai.provider.name}: {@code openai}, {@code anthropic}, {@code
+     *     gcp.gemini}...
+     * @param operation its {@code gen_ai.operation.name}: {@code chat}, {@code text_completion},
+     *     {@code embeddings}, {@code generate_content}...
+     * @param model the model the call asked for ({@code gen_ai.request.model})
+     * @param usage the tokens it was settled to, or {@code null} when it used none (cancelled)
+     * @param nanos how long it ran, in nanoseconds
+     * @param errorType why it did not complete ({@code error.type}), or {@code null} when it did
+     * @throws NullPointerException if {@code provider}, {@code operation} or {@code model} is {@code
+     *     null}
+     */
+    public void record(
+            String provider,
+            String operation,
+            String model,
+            @Nullable TokenUsage usage,
+            long nanos,
+            @Nullable String errorType) {
         Tags tags = Tags.of(
                 "gen_ai.operation.name",
-                "chat",
+                Objects.requireNonNull(operation, "operation must not be null"),
                 "gen_ai.provider.name",
-                CallMeters.provider(model),
+                Objects.requireNonNull(provider, "provider must not be null"),
                 "gen_ai.request.model",
-                model);
+                Objects.requireNonNull(model, "model must not be null"));
         if (usage != null) {
             tokens(tags, "input").record(usage.allInput());
             tokens(tags, "output").record(usage.output());
