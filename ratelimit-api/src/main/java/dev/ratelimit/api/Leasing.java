@@ -1,6 +1,10 @@
 package dev.ratelimit.api;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -95,5 +99,31 @@ public record Leasing(
     public Leasing withDuration(Duration duration) {
         Checks.notNull(duration, "duration");
         return new Leasing(requests, amounts, duration, adaptive);
+    }
+
+    /**
+     * A lease one instance holds now on a leased budget, as {@link RateLimiter#leases()} reports it:
+     * a snapshot for status pages, not a handle.
+     *
+     * @param budget the budget's {@linkplain SharedBudget#name() name}
+     * @param size what the lease took of each unit ({@link Window.Unit#REQUESTS} included), in the
+     *     budget's order of units
+     * @param used what this instance has admitted from it so far, per unit (a refund on settling
+     *     lowers it); the rest is idle until used or returned
+     * @param endsAt when the instance stops spending it and returns what it did not use, on its clock
+     */
+    public record Held(String budget, Map<Window.Unit, Long> size, Map<Window.Unit, Long> used, Instant endsAt) {
+
+        /**
+         * Validates the components and copies the maps, keeping their order.
+         *
+         * @throws NullPointerException if an argument is {@code null}
+         */
+        public Held {
+            Checks.notNull(budget, "budget");
+            Checks.notNull(endsAt, "endsAt");
+            size = Collections.unmodifiableMap(new LinkedHashMap<>(Checks.notNull(size, "size")));
+            used = Collections.unmodifiableMap(new LinkedHashMap<>(Checks.notNull(used, "used")));
+        }
     }
 }

@@ -203,6 +203,19 @@ public interface RateLimiter {
     default void returnLeases() {}
 
     /**
+     * Returns the leases this limiter holds now on {@linkplain SharedBudget#leased leased} budgets,
+     * one per budget at most: a snapshot read from memory, without a store call, for status pages
+     * and tests. Their sum is the idle capacity this instance can park.
+     *
+     * <p>The default returns an empty list: a limiter that leases nothing holds nothing.
+     *
+     * @return the leases held, immutable; empty when none
+     */
+    default List<Leasing.Held> leases() {
+        return List.of();
+    }
+
+    /**
      * Waits until every settlement the store could not take when it was made (queued to be retried,
      * see {@link Reservation}) has been applied or given up, or the timeout passes: for a graceful
      * shutdown, before the store is closed.

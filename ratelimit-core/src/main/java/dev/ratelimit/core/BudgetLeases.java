@@ -122,6 +122,18 @@ final class BudgetLeases {
         }
     }
 
+    /** The leases held now, one per budget at most, for {@link dev.ratelimit.api.RateLimiter#leases()}. */
+    List<Leasing.Held> held() {
+        List<Leasing.Held> held = new ArrayList<>();
+        for (Slice slice : slices.values()) {
+            Leasing.Held lease = slice.held();
+            if (lease != null) {
+                held.add(lease);
+            }
+        }
+        return List.copyOf(held);
+    }
+
     private Taken take(List<SharedBudget> shared, Amounts estimate) {
         List<SharedBudget> direct = new ArrayList<>(shared.size());
         List<Share> shares = new ArrayList<>(2);
@@ -499,6 +511,25 @@ final class BudgetLeases {
             } else {
                 end(false);
             }
+        }
+
+        /** The lease held, as a snapshot; {@code null} when none is held or it has ended. */
+        synchronized Leasing.@Nullable Held held() {
+            long now = localMillis();
+            if (lease == null || now >= deadline) {
+                return null;
+            }
+            Map<Window.Unit, Long> size = new LinkedHashMap<>();
+            Map<Window.Unit, Long> spent = new LinkedHashMap<>();
+            for (Window.Unit unit : most.keySet()) {
+                spent.put(unit, used.getOrDefault(unit, 0L));
+                size.put(unit, left.getOrDefault(unit, 0L) + spent.get(unit));
+            }
+            // the deadline is on this instance's clock: the injected one's epoch, or nanoTime's scale
+            java.time.Instant endsAt = clock != null
+                    ? java.time.Instant.ofEpochMilli(deadline)
+                    : java.time.Instant.now().plusMillis(deadline - now);
+            return new Leasing.Held(scope.subject(), size, spent, endsAt);
         }
 
         private long need(Window.Unit unit, Amounts estimate) {

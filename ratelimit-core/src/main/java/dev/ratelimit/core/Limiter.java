@@ -3,6 +3,7 @@ package dev.ratelimit.core;
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Concurrency;
 import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.Leasing;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Reservation;
 import dev.ratelimit.api.SharedBudget;
@@ -128,6 +129,11 @@ final class Limiter implements RateLimiter {
     @Override
     public void returnLeases() {
         leases.returnAll();
+    }
+
+    @Override
+    public List<Leasing.Held> leases() {
+        return leases.held();
     }
 
     @Override
