@@ -20,8 +20,16 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -140,6 +148,61 @@ final class Harness implements AutoCloseable {
         environment.putAll(extra);
         MutableClock clock = MutableClock.at(Instant.parse("2030-01-01T00:00:00Z"));
         return new Harness(clock, GatewayServer.start(environment, injectClock ? clock : null), stub);
+    }
+
+    /**
+     * Starts {@code count} gateways on the private redis-server (each start empties it, so the store
+     * is empty before the first request), their clocks at one instant.
+     */
+    static List<Harness> fleet(int count, Map<String, String> extra) throws Exception {
+        List<Harness> fleet = new ArrayList<>();
+        try {
+            for (int i = 0; i < count; i++) {
+                fleet.add(start(Store.REDIS, false, extra));
+                fleet.get(i).clock.set(fleet.get(0).clock.instant());
+            }
+        } catch (Exception | Error e) {
+            fleet.forEach(Harness::close);
+            throw e;
+        }
+        return fleet;
+    }
+
+    /** Moves every gateway's clock of {@code fleet} forward by {@code by}. */
+    static void advance(List<Harness> fleet, Duration by) {
+        fleet.forEach(harness -> harness.clock.advance(by));
+    }
+
+    /**
+     * Sends every call at once: one thread each, all released together once all are ready.
+     *
+     * @return the answers, in the order of {@code calls}
+     */
+    static List<HttpResponse<String>> race(List<Callable<HttpResponse<String>>> calls) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(calls.size());
+        CountDownLatch ready = new CountDownLatch(calls.size());
+        CountDownLatch go = new CountDownLatch(1);
+        try {
+            List<Future<HttpResponse<String>>> sent = new ArrayList<>();
+            for (Callable<HttpResponse<String>> call : calls) {
+                sent.add(pool.submit(() -> {
+                    ready.countDown();
+                    go.await();
+                    return call.call();
+                }));
+            }
+            if (!ready.await(30, TimeUnit.SECONDS)) {
+                throw new AssertionError("the racing threads did not start");
+            }
+            go.countDown();
+            List<HttpResponse<String>> answers = new ArrayList<>();
+            for (Future<HttpResponse<String>> answer : sent) {
+                answers.add(answer.get(60, TimeUnit.SECONDS));
+            }
+            return answers;
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     String base() {
