@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.Leasing;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.SharedBudget;
@@ -26,7 +27,8 @@ import org.jspecify.annotations.Nullable;
  * and requests in flight, every team's and organisation's windows, every model's upstream cap and
  * the tiers' shares of it, and the top spenders, read live from the store without charging
  * anything ({@link RateLimiter#usage}), so the page shows what the store holds now, whichever
- * gateway process decided the requests and however long ago. Spend windows count micro-dollars
+ * gateway process decided the requests and however long ago; and, under a leased cap, the lease
+ * this process holds on it, from its own memory. Spend windows count micro-dollars
  * ({@code unit: usd_micros}); the page shows them in dollars.
  *
  * <p>The page polls every second, possibly from several browsers; the report is taken at most once
@@ -165,6 +167,7 @@ final class StatusReport {
                                     .put("tier", tier)
                                     .put("percent", cap.percents().get(tier)),
                             share));
+            leases(node, cap.budget());
             SharedBudget batchTokens = cap.batchTokens();
             if (batchTokens != null) {
                 shared(node.putObject("batchTokens"), batchTokens); // the model's batches, apart from rpm and tpm
@@ -179,6 +182,31 @@ final class StatusReport {
             node.putArray("windows");
         } else {
             windows(node, budget.windows(), ShadowRefusals.budget(budget.name()), () -> limiter.usage(budget));
+        }
+    }
+
+    /**
+     * Lists the lease this gateway process holds on a leased cap ({@code lease: auto}), read from its
+     * memory ({@link RateLimiter#leases()}): each unit's size and what was admitted from it, and when
+     * it ends; empty when it holds none. Other processes' leases are not in it: the store's counts
+     * ({@code windows}) include them all, used or not.
+     */
+    private void leases(ObjectNode node, @Nullable SharedBudget budget) {
+        if (budget == null || budget.leasing() == null) {
+            return;
+        }
+        ArrayNode held = node.putArray("leases");
+        for (Leasing.Held lease : limiter.leases()) {
+            if (!lease.budget().equals(budget.name())) {
+                continue;
+            }
+            ObjectNode entry = held.addObject().put("endsAt", lease.endsAt().toString());
+            ArrayNode units = entry.putArray("units");
+            lease.size()
+                    .forEach((unit, size) -> units.addObject()
+                            .put("unit", unit.name())
+                            .put("size", size)
+                            .put("used", lease.used().getOrDefault(unit, 0L)));
         }
     }
 

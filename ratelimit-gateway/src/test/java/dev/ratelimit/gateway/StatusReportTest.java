@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
@@ -35,7 +36,21 @@ class StatusReportTest {
     }
 
     private Harness gateway() throws Exception {
-        return Harness.start(Harness.Store.MEMORY, false, Map.of("REDIS_URL", redis.uri()));
+        return gateway(Harness.testConfig());
+    }
+
+    private Harness gateway(Path config) throws Exception {
+        return Harness.start(
+                Harness.Store.MEMORY, false, Map.of("REDIS_URL", redis.uri(), "GATEWAY_CONFIG", config.toString()));
+    }
+
+    private static JsonNode model(JsonNode status, String name) {
+        for (JsonNode cap : status.path("models")) {
+            if (cap.path("model").asText().equals(name)) {
+                return cap;
+            }
+        }
+        throw new AssertionError("no cap of " + name + " in " + status);
     }
 
     private static JsonNode status(Harness harness) throws Exception {
@@ -79,6 +94,46 @@ class StatusReportTest {
                         .asLong())
                 .as("and the first sees the second's")
                 .isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("a leased cap lists the lease this gateway process holds (the other's lists none); the store counts"
+            + " it whole")
+    void leaseHeldByThisProcess() throws Exception {
+        Path config = Harness.config(
+                Map.of("  gpt-4o: { rpm: 500, tpm: 300000 }", "  gpt-4o: { rpm: 120, tpm: 300000, lease: auto }"), "");
+        first = gateway(config);
+        second = gateway(config);
+        int admitted = 8; // the first 3 reserve on the cap directly, then leases: 1, 2, 4 requests...
+        for (int i = 0; i < admitted; i++) {
+            assertThat(first.chat("demo-enterprise", HELLO.replace("gpt-4o-mini", "gpt-4o"))
+                            .statusCode())
+                    .isEqualTo(200);
+        }
+
+        JsonNode cap = model(status(first), "gpt-4o");
+        assertThat(cap.path("leases")).as(cap.toString()).hasSize(1);
+        JsonNode lease = cap.path("leases").get(0);
+        assertThat(lease.path("endsAt").asText())
+                .as("a second after it was taken, on the gateway's clock")
+                .isEqualTo(first.clock.instant().plusSeconds(1).toString());
+        JsonNode requests = lease.path("units").get(0);
+        assertThat(requests.path("unit").asText()).isEqualTo("requests");
+        long size = requests.path("size").asLong();
+        long used = requests.path("used").asLong();
+        assertThat(used).isBetween(1L, size);
+        assertThat(size).as("a tenth of the cap at most").isLessThanOrEqualTo(12);
+        assertThat(lease.path("units").get(1).path("unit").asText()).isEqualTo("tokens");
+        assertThat(window(cap, "rpm").path("used").asLong())
+                .as("the store counts what was admitted and the lease's unused part")
+                .isEqualTo(admitted + size - used);
+
+        JsonNode other = model(status(second), "gpt-4o");
+        assertThat(other.path("leases")).as("the second process holds no lease").isEmpty();
+        assertThat(window(other, "rpm").path("used").asLong()).isEqualTo(admitted + size - used);
+        assertThat(model(status(first), "gpt-4o-mini").has("leases"))
+                .as("a cap not leased")
+                .isFalse();
     }
 
     @Test
