@@ -246,6 +246,25 @@ class BudgetLeasesTest {
     }
 
     @Test
+    void leasesListsTheLeaseHeldWithWhatWasUsedUntilItIsReturned() {
+        warmUp();
+        assertThat(limiter.leases()).as("none taken yet").isEmpty();
+        reserve(100); // a lease of 1 request, 100 tokens: used up
+        reserve(100).commit(Amounts.tokens(30)); // a lease of 2 requests, 200 tokens; 70 given back to it
+        assertThat(limiter.leases())
+                .containsExactly(new Leasing.Held(
+                        "model",
+                        java.util.Map.of(Window.Unit.REQUESTS, 2L, Window.Unit.TOKENS, 200L),
+                        java.util.Map.of(Window.Unit.REQUESTS, 1L, Window.Unit.TOKENS, 30L),
+                        Instant.ofEpochMilli(clock.millis + 1_000)));
+        clock.millis += 1_000;
+        assertThat(limiter.leases()).as("ended on the clock").isEmpty();
+        limiter.returnLeases();
+        assertThat(limiter.leases()).as("returned").isEmpty();
+        assertThatThrownBy(() -> limiter.leases().clear()).isInstanceOf(UnsupportedOperationException.class);
+    }
+
+    @Test
     void leasingNeedsExactSlidingWindows() {
         assertThatThrownBy(() -> SharedBudget.of(
                                 "b", Window.of(10, Duration.ofMinutes(1)).withPrecision(Duration.ofSeconds(1)))
