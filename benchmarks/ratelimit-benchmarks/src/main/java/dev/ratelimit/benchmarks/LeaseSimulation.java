@@ -253,22 +253,8 @@ final class LeaseSimulation {
                         bound += outstanding[0];
                         boundTokens += outstanding[1];
                     }
-                    if (idleTokens > boundTokens) {
-                        BenchmarkRunner.log(String.format(
-                                Locale.ROOT,
-                                "  idle tokens %d above the bound %d at %d s",
-                                idleTokens,
-                                boundTokens,
-                                (nextSample - START) / 1_000));
-                    }
-                    if (idle > bound) {
-                        BenchmarkRunner.log(String.format(
-                                Locale.ROOT,
-                                "  idle %d above the bound %d at %d s",
-                                idle,
-                                bound,
-                                (nextSample - START) / 1_000));
-                    }
+                    warnAbove("requests", idle, bound, nextSample);
+                    warnAbove("tokens", idleTokens, boundTokens, nextSample);
                     if (nextSample > warmEnd) {
                         idleSum += idle;
                         boundSum += bound;
@@ -378,6 +364,19 @@ final class LeaseSimulation {
                 maxBoundTokens,
                 capTokens.limit(),
                 (System.nanoTime() - startNanos) / 1e9);
+    }
+
+    /** Logs a sample whose idle capacity exceeds the bound (none should). */
+    private static void warnAbove(String unit, long idle, long bound, long atMillis) {
+        if (idle > bound) {
+            BenchmarkRunner.log(String.format(
+                    Locale.ROOT,
+                    "  idle %s %d above the bound %d at %d s",
+                    unit,
+                    idle,
+                    bound,
+                    (atMillis - START) / 1_000));
+        }
     }
 
     private static long[] used(RateLimiter observer, SharedBudget budget, Window requests, Window tokens) {
