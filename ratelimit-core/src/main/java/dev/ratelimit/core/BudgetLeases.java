@@ -122,18 +122,6 @@ final class BudgetLeases {
         }
     }
 
-    /** The leases held now: each slice's budget and what is left of it, for status and tests. */
-    Map<String, Long> outstanding() {
-        Map<String, Long> held = new LinkedHashMap<>();
-        for (Map.Entry<SharedBudget, Slice> entry : slices.entrySet()) {
-            long left = entry.getValue().left(localMillis());
-            if (left > 0) {
-                held.put(entry.getKey().name(), left);
-            }
-        }
-        return held;
-    }
-
     private Taken take(List<SharedBudget> shared, Amounts estimate) {
         List<SharedBudget> direct = new ArrayList<>(shared.size());
         List<Share> shares = new ArrayList<>(2);
@@ -192,8 +180,8 @@ final class BudgetLeases {
         }
     }
 
-    /** A share of one request taken from a slice: the lease it came from and what it took. */
-    private record Share(Slice slice, long generation, long requests, Amounts amounts) {}
+    /** A share of one request (1 request, its estimate) taken from a slice: the lease it came from. */
+    private record Share(Slice slice, long generation, Amounts amounts) {}
 
     /** A reservation whose leased shares settle against their slices, the rest in the store. */
     private static final class LeasedReservation implements Reservation {
@@ -315,7 +303,7 @@ final class BudgetLeases {
                 left.merge(unit, -need, Long::sum);
                 used.merge(unit, need, Long::sum);
             }
-            return new Share(this, generation, 1, estimate);
+            return new Share(this, generation, estimate);
         }
 
         /**
@@ -358,18 +346,6 @@ final class BudgetLeases {
                     overrun,
                     now,
                     null));
-        }
-
-        /** What is left of the lease held at {@code now}, summed over its units; 0 when none. */
-        synchronized long left(long now) {
-            if (lease == null || now >= deadline) {
-                return 0;
-            }
-            long sum = 0;
-            for (long amount : left.values()) {
-                sum += amount;
-            }
-            return sum;
         }
 
         /**
