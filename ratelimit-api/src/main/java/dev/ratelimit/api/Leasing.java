@@ -66,9 +66,11 @@ public record Leasing(
      * Returns leases each instance sizes by its recent use: an instance leases the budget once it
      * has seen four of its requests within a lease's duration (thinner traffic reserves per request,
      * where a lease would cost more store calls than it saves); a first lease covers the request
-     * that takes it, a lease used up before its end is followed by one twice as large, and one that
-     * ends is followed by one of twice what was used, at most a tenth of the budget's smallest limit
-     * of each unit (and {@link #MAX_REQUESTS}). Thin traffic takes small leases, or none.
+     * that takes it, a lease used up before its end is followed by one twice as large in each unit
+     * it had used at least half of (and twice what was used in the others), and one that ends is
+     * followed by one of twice what was used, at most a tenth of the budget's smallest limit of each
+     * unit (and {@link #MAX_REQUESTS}). Thin traffic takes small leases, or none; a unit that does
+     * not bind stays near its use.
      *
      * @return adaptive leasing of the default duration
      */

@@ -372,7 +372,10 @@ final class BudgetLeases {
 
         /**
          * Returns the lease held: what was not used goes back to the store. {@code ranLow} tells a
-         * lease that could not cover a request before its end, after which the next is twice its size.
+         * lease that could not cover a request before its end, after which the next is twice its size
+         * in each unit it had used at least half of (the units that ran low); every other unit's next
+         * lease is twice what was used of it, so a unit that does not bind (tokens while the requests
+         * run out) does not grow to its ceiling and park the budget.
          */
         synchronized void end(boolean ranLow) {
             BudgetLease held = lease;
@@ -386,7 +389,7 @@ final class BudgetLeases {
                         ? held.requests()
                         : held.amounts().get(unit);
                 long spent = used.getOrDefault(unit, 0L);
-                long grown = ranLow ? 2 * size : 2 * spent;
+                long grown = ranLow && 2 * spent >= size ? 2 * size : 2 * spent;
                 next.put(unit, Math.min(most.getOrDefault(unit, 0L), Math.max(1, grown)));
             }
             Amounts kept = Amounts.none();

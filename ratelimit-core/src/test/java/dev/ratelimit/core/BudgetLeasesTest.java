@@ -159,6 +159,20 @@ class BudgetLeasesTest {
     }
 
     @Test
+    void aUnitThatDoesNotBindStaysNearItsUseWhileAnotherRunsLow() {
+        for (int i = 0; i < 40_000; i++) {
+            reserve(100).commit(Amounts.tokens(100));
+            clock.millis += i % 2; // 2,000 requests a second: a lease's 1,000 run out in half its duration
+        }
+        // the requests ran low on every lease; the tokens used were a tenth of their ceiling
+        BudgetLease last = store.leases.get(store.leases.size() - 1);
+        assertThat(last.requests()).isEqualTo(1_000);
+        assertThat(last.amounts().get(Window.Unit.TOKENS))
+                .as("twice a lease's use of tokens (1,000 x 100), not the ceiling of 1,000,000 that doubling reaches")
+                .isBetween(100_000L, 400_000L);
+    }
+
+    @Test
     void thinTrafficReservesPerRequest() {
         for (int i = 0; i < 10; i++) {
             reserve(100).commit(Amounts.tokens(100));

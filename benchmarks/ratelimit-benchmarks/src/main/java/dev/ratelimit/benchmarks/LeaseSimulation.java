@@ -195,8 +195,6 @@ final class LeaseSimulation {
         double boundTokensSum = 0;
         long maxIdleTokens = 0;
         long maxBoundTokens = 0;
-        long leasedRequestsAtWarmEnd = 0;
-        long leasedTokensAtWarmEnd = 0;
         long[] admitTimes = new long[(int) Math.min(Integer.MAX_VALUE - 8, (long) (fleetRate * seconds * 1.2) + 1_000)];
         int admittedCount = 0;
         long expired = 0;
@@ -204,11 +202,7 @@ final class LeaseSimulation {
         long requests = 0;
         long nextSample = START + 1_000;
         long warmEnd = START + WARM_UP_SECONDS * 1_000L;
-        long callsAtWarmEnd = -1;
-        long leasesAtWarmEnd = -1;
-        long directAtWarmEnd = 0;
-        long refusedAtWarmEnd = 0;
-        long returnsAtWarmEnd = 0;
+        Totals atWarmEnd = Totals.of(counting);
         long admittedAtWarmEnd = -1;
         double idleSum = 0;
         double boundSum = 0;
@@ -228,17 +222,7 @@ final class LeaseSimulation {
                     expired += expiring[expiredUpTo++];
                 }
                 if (nextSample == warmEnd) {
-                    callsAtWarmEnd = 0;
-                    leasesAtWarmEnd = 0;
-                    for (CountingStore c : counting) {
-                        callsAtWarmEnd += c.budgetCalls();
-                        leasesAtWarmEnd += c.leasesTaken.get();
-                        directAtWarmEnd += c.budgetReserves.get();
-                        refusedAtWarmEnd += c.leasesRefused.get();
-                        returnsAtWarmEnd += c.leasesReturned.get();
-                        leasedRequestsAtWarmEnd += c.leasedRequests.get();
-                        leasedTokensAtWarmEnd += c.leasedTokens.get();
-                    }
+                    atWarmEnd = Totals.of(counting);
                     admittedAtWarmEnd = admittedCount;
                 }
                 if (leased) {
@@ -253,22 +237,8 @@ final class LeaseSimulation {
                         bound += outstanding[0];
                         boundTokens += outstanding[1];
                     }
-                    if (idleTokens > boundTokens) {
-                        BenchmarkRunner.log(String.format(
-                                Locale.ROOT,
-                                "  idle tokens %d above the bound %d at %d s",
-                                idleTokens,
-                                boundTokens,
-                                (nextSample - START) / 1_000));
-                    }
-                    if (idle > bound) {
-                        BenchmarkRunner.log(String.format(
-                                Locale.ROOT,
-                                "  idle %d above the bound %d at %d s",
-                                idle,
-                                bound,
-                                (nextSample - START) / 1_000));
-                    }
+                    warnAbove("requests", idle, bound, nextSample);
+                    warnAbove("tokens", idleTokens, boundTokens, nextSample);
                     if (nextSample > warmEnd) {
                         idleSum += idle;
                         boundSum += bound;
@@ -315,22 +285,7 @@ final class LeaseSimulation {
                 admitTimes[admittedCount++] = now;
             }
         }
-        long calls = 0;
-        long leases = 0;
-        long direct = 0;
-        long refused = 0;
-        long returns = 0;
-        long leasedRequests = 0;
-        long leasedTokens = 0;
-        for (CountingStore c : counting) {
-            leasedRequests += c.leasedRequests.get();
-            leasedTokens += c.leasedTokens.get();
-            calls += c.budgetCalls();
-            leases += c.leasesTaken.get();
-            direct += c.budgetReserves.get();
-            refused += c.leasesRefused.get();
-            returns += c.leasesReturned.get();
-        }
+        Totals measured = Totals.of(counting).minus(atWarmEnd);
         double measuredSeconds = seconds - WARM_UP_SECONDS;
         long most = 0;
         long mostAfterWarmUp = 0;
@@ -352,9 +307,9 @@ final class LeaseSimulation {
                 seconds,
                 requests,
                 admittedCount,
-                (calls - callsAtWarmEnd) / measuredSeconds,
-                1_000.0 * (calls - callsAtWarmEnd) / (admittedCount - admittedAtWarmEnd),
-                (leases - leasesAtWarmEnd) / measuredSeconds,
+                measured.calls() / measuredSeconds,
+                1_000.0 * measured.calls() / (admittedCount - admittedAtWarmEnd),
+                measured.leases() / measuredSeconds,
                 samples == 0 ? 0 : idleSum / samples,
                 maxIdle,
                 samples == 0 ? 0 : boundSum / samples,
@@ -363,21 +318,60 @@ final class LeaseSimulation {
                 most,
                 mostAfterWarmUp,
                 Math.max(0, most - capPerMinute),
-                (direct - directAtWarmEnd) / measuredSeconds,
-                (refused - refusedAtWarmEnd) / measuredSeconds,
-                (returns - returnsAtWarmEnd) / measuredSeconds,
-                (leases - leasesAtWarmEnd) == 0
-                        ? 0
-                        : (leasedRequests - leasedRequestsAtWarmEnd) / (double) (leases - leasesAtWarmEnd),
-                (leases - leasesAtWarmEnd) == 0
-                        ? 0
-                        : (leasedTokens - leasedTokensAtWarmEnd) / (double) (leases - leasesAtWarmEnd),
+                measured.direct() / measuredSeconds,
+                measured.refused() / measuredSeconds,
+                measured.returns() / measuredSeconds,
+                measured.leases() == 0 ? 0 : measured.leasedRequests() / (double) measured.leases(),
+                measured.leases() == 0 ? 0 : measured.leasedTokens() / (double) measured.leases(),
                 samples == 0 ? 0 : idleTokensSum / samples,
                 maxIdleTokens,
                 samples == 0 ? 0 : boundTokensSum / samples,
                 maxBoundTokens,
                 capTokens.limit(),
                 (System.nanoTime() - startNanos) / 1e9);
+    }
+
+    /** What the counting stores of all instances counted: calls on the cap, leases and what they leased. */
+    record Totals(
+            long calls, long leases, long direct, long refused, long returns, long leasedRequests, long leasedTokens) {
+
+        static Totals of(CountingStore[] counting) {
+            long[] sum = new long[7];
+            for (CountingStore c : counting) {
+                sum[0] += c.budgetCalls();
+                sum[1] += c.leasesTaken.get();
+                sum[2] += c.budgetReserves.get();
+                sum[3] += c.leasesRefused.get();
+                sum[4] += c.leasesReturned.get();
+                sum[5] += c.leasedRequests.get();
+                sum[6] += c.leasedTokens.get();
+            }
+            return new Totals(sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6]);
+        }
+
+        Totals minus(Totals earlier) {
+            return new Totals(
+                    calls - earlier.calls,
+                    leases - earlier.leases,
+                    direct - earlier.direct,
+                    refused - earlier.refused,
+                    returns - earlier.returns,
+                    leasedRequests - earlier.leasedRequests,
+                    leasedTokens - earlier.leasedTokens);
+        }
+    }
+
+    /** Logs a sample whose idle capacity exceeds the bound (none should). */
+    private static void warnAbove(String unit, long idle, long bound, long atMillis) {
+        if (idle > bound) {
+            BenchmarkRunner.log(String.format(
+                    Locale.ROOT,
+                    "  idle %s %d above the bound %d at %d s",
+                    unit,
+                    idle,
+                    bound,
+                    (atMillis - START) / 1_000));
+        }
     }
 
     private static long[] used(RateLimiter observer, SharedBudget budget, Window requests, Window tokens) {
