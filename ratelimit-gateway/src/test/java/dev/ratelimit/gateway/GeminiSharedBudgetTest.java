@@ -8,11 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -33,58 +29,45 @@ class GeminiSharedBudgetTest {
         Path config = Harness.config(
                 Map.of("max-concurrent: 2", "max-concurrent: 100", "minute: 5/1m", "minute: " + LIMIT + "/1m"), "");
         Map<String, String> environment = Map.of("GATEWAY_CONFIG", config.toString());
-        try (Harness first = Harness.start(Harness.Store.REDIS, false, environment);
-                Harness second = Harness.start(Harness.Store.REDIS, false, environment)) {
-            second.clock.set(first.clock.instant());
-            ExecutorService pool = Executors.newFixedThreadPool(2 * CALLS_PER_GATEWAY);
-            CountDownLatch ready = new CountDownLatch(2 * CALLS_PER_GATEWAY);
-            CountDownLatch go = new CountDownLatch(1);
-            List<Future<HttpResponse<String>>> calls = new ArrayList<>();
-            try {
-                for (int i = 0; i < 2 * CALLS_PER_GATEWAY; i++) {
-                    Harness via = i % 2 == 0 ? first : second;
-                    String body = "{\"contents\":[{\"parts\":[{\"text\":\"race " + i + "\"}]}],"
-                            + "\"generationConfig\":{\"maxOutputTokens\":50}}";
-                    calls.add(pool.submit(() -> {
-                        ready.countDown();
-                        go.await();
-                        return GeminiClientTest.post(
-                                via, "/v1beta/models/gemini-2.0-flash:generateContent", "demo-free", body);
-                    }));
-                }
-                ready.await(30, TimeUnit.SECONDS);
-                go.countDown();
-                int ok = 0;
-                int refused = 0;
-                long tokens = 0;
-                for (Future<HttpResponse<String>> call : calls) {
-                    HttpResponse<String> answer = call.get(60, TimeUnit.SECONDS);
-                    JsonNode body = OpenAi.JSON.readTree(answer.body());
-                    if (answer.statusCode() == 200) {
-                        ok++;
-                        tokens += body.path("usageMetadata")
-                                .path("totalTokenCount")
-                                .asLong();
-                    } else {
-                        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(429);
-                        assertThat(body.path("error").path("status").asText()).isEqualTo("RESOURCE_EXHAUSTED");
-                        refused++;
-                    }
-                }
-                assertThat(ok).isEqualTo(LIMIT);
-                assertThat(refused).isEqualTo(2 * CALLS_PER_GATEWAY - LIMIT);
-                assertThat(first.used("demo-user-free", "minute")).isEqualTo(LIMIT);
-                assertThat(second.used("demo-user-free", "minute")).isEqualTo(LIMIT);
-                long expected = tokens;
-                AtomicLong seen = new AtomicLong();
-                Harness.await("every admitted call settled to its usageMetadata", () -> {
-                    seen.set(first.used("demo-user-free", "tokens-minute"));
-                    return seen.get() == expected;
-                });
-                assertThat(second.used("demo-user-free", "tokens-minute")).isEqualTo(expected);
-            } finally {
-                pool.shutdownNow();
+        List<Harness> fleet = Harness.fleet(2, environment);
+        Harness first = fleet.get(0);
+        Harness second = fleet.get(1);
+        try {
+            List<Callable<HttpResponse<String>>> calls = new ArrayList<>();
+            for (int i = 0; i < 2 * CALLS_PER_GATEWAY; i++) {
+                Harness via = fleet.get(i % 2);
+                String body = "{\"contents\":[{\"parts\":[{\"text\":\"race " + i + "\"}]}],"
+                        + "\"generationConfig\":{\"maxOutputTokens\":50}}";
+                calls.add(() -> GeminiClientTest.post(
+                        via, "/v1beta/models/gemini-2.0-flash:generateContent", "demo-free", body));
             }
+            int ok = 0;
+            int refused = 0;
+            long tokens = 0;
+            for (HttpResponse<String> answer : Harness.race(calls)) {
+                JsonNode body = OpenAi.JSON.readTree(answer.body());
+                if (answer.statusCode() == 200) {
+                    ok++;
+                    tokens += body.path("usageMetadata").path("totalTokenCount").asLong();
+                } else {
+                    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(429);
+                    assertThat(body.path("error").path("status").asText()).isEqualTo("RESOURCE_EXHAUSTED");
+                    refused++;
+                }
+            }
+            assertThat(ok).isEqualTo(LIMIT);
+            assertThat(refused).isEqualTo(2 * CALLS_PER_GATEWAY - LIMIT);
+            assertThat(first.used("demo-user-free", "minute")).isEqualTo(LIMIT);
+            assertThat(second.used("demo-user-free", "minute")).isEqualTo(LIMIT);
+            long expected = tokens;
+            AtomicLong seen = new AtomicLong();
+            Harness.await("every admitted call settled to its usageMetadata", () -> {
+                seen.set(first.used("demo-user-free", "tokens-minute"));
+                return seen.get() == expected;
+            });
+            assertThat(second.used("demo-user-free", "tokens-minute")).isEqualTo(expected);
+        } finally {
+            fleet.forEach(Harness::close);
         }
     }
 }

@@ -34,8 +34,9 @@ class LeasedCapTest {
             "{\"model\":\"" + MODEL + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
     /**
      * The cap's keys on a standalone Redis (KeySpace in ratelimit-redis-common: {@code
-     * <prefix>:~~<budget name>:<window>}): {@code :60} (rpm), {@code :60t} and {@code :60t#} (tpm)
-     * and {@code :settled}; a tier's share, {@code model:gpt-4o/share:...}, is not among them.
+     * <prefix>:~~<budget name>:<window>}): {@code :60} (rpm; the cap has no tpm, so the requests
+     * alone size the leases) and {@code :settled}; a tier's share, {@code model:gpt-4o/share:...},
+     * is not among them.
      */
     private static final String CAP_KEYS = "ratelimit:~~model:" + MODEL + ":";
 
@@ -56,7 +57,7 @@ class LeasedCapTest {
                         "keys:\n",
                         keys.toString(),
                         "  gpt-4o: { rpm: 500, tpm: 300000 }",
-                        "  gpt-4o: { rpm: " + CAP + ", tpm: 100000000, lease: auto }"),
+                        "  gpt-4o: { rpm: " + CAP + ", lease: auto }"),
                 "");
         List<Harness> fleet = Harness.fleet(GATEWAYS, Map.of("GATEWAY_CONFIG", config.toString()));
         // warmed up on another model's cap, not leased: a cold gateway's first calls may outlast the store timeout
