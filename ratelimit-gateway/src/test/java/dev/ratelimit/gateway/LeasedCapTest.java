@@ -60,9 +60,10 @@ class LeasedCapTest {
                         "  gpt-4o: { rpm: " + CAP + ", lease: auto }"),
                 "");
         List<Harness> fleet = Harness.fleet(GATEWAYS, Map.of("GATEWAY_CONFIG", config.toString()));
-        // warmed up on another model's cap, not leased: a cold gateway's first calls may outlast the store timeout
-        race(fleet, 30, BODY.replace(MODEL, "gpt-4o-mini"));
         try (RedisMonitor monitor = RedisMonitor.start(Harness.redis())) {
+            // warmed up on another model's cap (keys model:gpt-4o-mini:..., not counted), not leased: a
+            // cold gateway's first calls may outlast the store timeout
+            race(fleet, 30, BODY.replace(MODEL, "gpt-4o-mini"));
             SharedBudget cap =
                     fleet.get(0).server.gateway().config().models().get(MODEL).budget();
 
