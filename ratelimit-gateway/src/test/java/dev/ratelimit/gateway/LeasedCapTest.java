@@ -57,7 +57,11 @@ class LeasedCapTest {
                         "keys:\n",
                         keys.toString(),
                         "  gpt-4o: { rpm: 500, tpm: 300000 }",
-                        "  gpt-4o: { rpm: " + CAP + ", lease: auto }"),
+                        "  gpt-4o: { rpm: " + CAP + ", lease: auto }",
+                        // a store call of a loaded machine (CI's two cores) is slow, not failed: a
+                        // failed one would answer 503, not the race's 200 or 429
+                        "limits:\n",
+                        "limits:\n  store-timeout-ms: 10000\n"),
                 "");
         List<Harness> fleet = Harness.fleet(GATEWAYS, Map.of("GATEWAY_CONFIG", config.toString()));
         try (RedisMonitor monitor = RedisMonitor.start(Harness.redis())) {
