@@ -8,6 +8,12 @@
 #   --docs DIR      where to write the report (default: docs)
 #   --no-report     print the ratios only
 #   --jfr DIR       record each JMH fork with Java Flight Recorder into DIR/<id>.jfr
+#   --leases SECONDS          only issue 32's fleet: four limiter JVMs on one hot shared budget, not
+#                             leased then leased (--lease-threads N per JVM, default 4); prints tables
+#   --lease-edges             only the over-admission count across window edges (injected clock,
+#                             in-memory and Redis); prints a table
+#   --lease-simulation SECONDS  only the simulation of 10, 100 and 1,000 leasing instances, no Redis
+#                             (--lease-rate REQUESTS_PER_SECOND, --lease-instances N,N,...)
 # Run it on a quiet machine: the figures are ratios measured in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

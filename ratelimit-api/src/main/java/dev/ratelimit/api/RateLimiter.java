@@ -192,6 +192,17 @@ public interface RateLimiter {
     }
 
     /**
+     * Returns every lease this limiter holds on {@linkplain SharedBudget#leased leased} budgets: what
+     * it did not use goes back to the store at once, available to other instances; the next request
+     * naming such a budget takes a new lease. For a graceful shutdown, before {@link
+     * #awaitSettlements}; a limiter that stops without it holds its slices until their entries leave
+     * the budget's windows.
+     *
+     * <p>The default does nothing: a limiter that leases nothing holds nothing.
+     */
+    default void returnLeases() {}
+
+    /**
      * Waits until every settlement the store could not take when it was made (queued to be retried,
      * see {@link Reservation}) has been applied or given up, or the timeout passes: for a graceful
      * shutdown, before the store is closed.

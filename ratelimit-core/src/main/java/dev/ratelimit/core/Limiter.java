@@ -33,6 +33,7 @@ final class Limiter implements RateLimiter {
     private final LimiterMetrics metrics;
     private final @Nullable RejectionCache rejections;
     private final LongSupplier clockMillis = this::now;
+    private final BudgetLeases leases;
 
     Limiter(
             StoreGuard guard,
@@ -45,6 +46,7 @@ final class Limiter implements RateLimiter {
         this.disabled = disabled;
         this.metrics = metrics;
         this.rejections = rejections;
+        this.leases = new BudgetLeases(guard, clock);
     }
 
     @Override
@@ -90,6 +92,9 @@ final class Limiter implements RateLimiter {
     @Override
     public Reservation reserve(String userId, Tier tier, Amounts estimate, List<SharedBudget> shared) {
         Objects.requireNonNull(tier, "tier must not be null");
+        if (!disabled && BudgetLeases.anyLeased(shared, estimate)) {
+            return leases.reserve(shared, estimate, rest -> reserve(userId, tier, estimate, rest));
+        }
         return reserveNow(start(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, null, tier.name()));
     }
 
@@ -98,6 +103,9 @@ final class Limiter implements RateLimiter {
             String userId, Tier tier, Amounts estimate, List<SharedBudget> shared, Concurrency concurrency) {
         Objects.requireNonNull(tier, "tier must not be null");
         Objects.requireNonNull(concurrency, "concurrency must not be null");
+        if (!disabled && BudgetLeases.anyLeased(shared, estimate)) {
+            return leases.reserve(shared, estimate, rest -> reserve(userId, tier, estimate, rest, concurrency));
+        }
         return reserveNow(
                 start(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, concurrency, tier.name()));
     }
@@ -115,6 +123,11 @@ final class Limiter implements RateLimiter {
         Window first = read.requests().get(0).scopes().get(0).windows().get(0);
         Decision decision = Decision.allow(first, first.limit(), Duration.ZERO);
         return new HeldReservation(decision, parts, read.estimate(), guard, clockMillis);
+    }
+
+    @Override
+    public void returnLeases() {
+        leases.returnAll();
     }
 
     @Override
@@ -136,6 +149,9 @@ final class Limiter implements RateLimiter {
     public CompletionStage<Reservation> reserveAsync(
             String userId, Tier tier, Amounts estimate, List<SharedBudget> shared) {
         Objects.requireNonNull(tier, "tier must not be null");
+        if (!disabled && BudgetLeases.anyLeased(shared, estimate)) {
+            return leases.reserveAsync(shared, estimate, rest -> reserveAsync(userId, tier, estimate, rest));
+        }
         return reserveLater(start(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, null, tier.name()));
     }
 
@@ -144,6 +160,10 @@ final class Limiter implements RateLimiter {
             String userId, Tier tier, Amounts estimate, List<SharedBudget> shared, Concurrency concurrency) {
         Objects.requireNonNull(tier, "tier must not be null");
         Objects.requireNonNull(concurrency, "concurrency must not be null");
+        if (!disabled && BudgetLeases.anyLeased(shared, estimate)) {
+            return leases.reserveAsync(
+                    shared, estimate, rest -> reserveAsync(userId, tier, estimate, rest, concurrency));
+        }
         return reserveLater(
                 start(userId, Plan.ordered(tier.windows(), "tier"), estimate, shared, concurrency, tier.name()));
     }

@@ -85,6 +85,15 @@ final class StoreGuard {
     }
 
     /**
+     * Tells whether the breaker is open: the store is taken for down and calls are refused before
+     * they are made. Calls made outside the breaker (budget leases) are then not made either.
+     */
+    boolean isOpen() {
+        return breaker.getState() == CircuitBreaker.State.OPEN
+                || breaker.getState() == CircuitBreaker.State.FORCED_OPEN;
+    }
+
+    /**
      * Evaluates through the breaker.
      *
      * @throws Unavailable when the breaker refuses the call or the store fails (already counted)

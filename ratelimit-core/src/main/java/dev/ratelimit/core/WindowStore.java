@@ -1,5 +1,6 @@
 package dev.ratelimit.core;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -52,7 +53,9 @@ import java.util.concurrent.CompletionStage;
  * {@link #atomicAcrossScopes()}; the limiter then sends it one scope at a time and compensates.
  *
  * <p>A request may also take a concurrency {@link StoreRequest.Lease lease} in the same atomic
- * step, released by its settlement: see there.
+ * step, released by its settlement: see there. A {@link BudgetLease} is another thing: a slice of a
+ * shared budget that one instance takes ({@link #takeLease}), spends locally and returns ({@link
+ * #returnLease}).
  *
  * <p>Failures surface as {@link RateLimiterUnavailableException} (thrown, or completing the stage
  * exceptionally); no driver exception type crosses this port. Every call must finish within the
@@ -157,6 +160,50 @@ public interface WindowStore {
      */
     default long leasesHeld(StoreRequest.Lease lease, long nowMillis) {
         throw new UnsupportedOperationException(getClass().getSimpleName() + " holds no leases");
+    }
+
+    /**
+     * Takes a {@link BudgetLease} in one atomic step at {@code now}: for each window of the lease's
+     * budget, in order, drop what has left it, then the first window that cannot take the lease's
+     * weight there ({@link BudgetLease#weightIn}; room for at least 1 as for any request) decides, as
+     * in {@link #evaluate} (too large, or rejected with its retry delay), and nothing is recorded.
+     * Only when every window has room is the lease recorded in every window under its entry id,
+     * <em>stamped at {@link BudgetLease#stampMillis} of now</em>: it counts from now until that stamp
+     * plus the window's length, and the budget's state is kept at least that long.
+     *
+     * <p>The default throws {@link UnsupportedOperationException}: a store without budget leases
+     * leaves the limiter to reserve leased budgets per request.
+     *
+     * @param lease the lease
+     * @param nowMillis the time, or {@link StoreRequest#STORE_TIME}
+     * @return the evaluation, indices into the budget's windows; its {@code now} is the time the
+     *     lease's stamp counts from
+     * @throws RateLimiterUnavailableException if the store cannot be reached or fails
+     */
+    default Evaluation takeLease(BudgetLease lease, long nowMillis) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " takes no budget leases");
+    }
+
+    /**
+     * Ends a {@link BudgetLease} taken at {@code stampMillis - durationMillis}: in one atomic step,
+     * its entry keeps {@code requestsUsed} in request windows and {@code used} of each other unit
+     * (never more than the lease's weight there: what exceeds it is ignored) at its stamp, and the
+     * rest is given back at once, where the entry is still in the window. Returning is idempotent:
+     * returning the same lease again changes nothing. Overruns are not charged here: a holder
+     * charges what exceeds its lease with a {@link Settlement} of an entry of its own.
+     *
+     * @param lease the lease, as taken
+     * @param stampMillis its stamp: {@link BudgetLease#stampMillis} of the {@link Evaluation#nowMillis()}
+     *     that took it; or {@link Settlement#IN_DOUBT} when the call taking it failed and may or may not
+     *     have run: then the lease is given back whole where an exact window holds its entry, and
+     *     nothing happens where none does
+     * @param requestsUsed the requests the holder admitted from it
+     * @param used the amount of each other unit the holder spent from it
+     * @param nowMillis the time, or {@link StoreRequest#STORE_TIME}
+     * @throws RateLimiterUnavailableException if the store cannot be reached or fails
+     */
+    default void returnLease(BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " takes no budget leases");
     }
 
     /**

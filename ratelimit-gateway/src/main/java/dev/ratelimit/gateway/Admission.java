@@ -45,12 +45,14 @@ final class Admission {
     private final Set<Ticket> open = ConcurrentHashMap.newKeySet(); // admitted, not settled yet
 
     /**
-     * Waits until the settlements the store did not take at once have reached it, or the timeout
-     * passes; for a shutdown, before the store is closed.
+     * Returns the leases this gateway holds on caps, then waits until the settlements the store did
+     * not take at once have reached it, or the timeout passes; for a shutdown, before the store is
+     * closed.
      *
      * @return whether none is left waiting
      */
     boolean awaitSettlements(Duration timeout) {
+        limiter.returnLeases(); // what this gateway leased of a cap and did not use is the others' at once
         try {
             return limiter.awaitSettlements(timeout);
         } catch (InterruptedException e) {
@@ -80,17 +82,21 @@ final class Admission {
      * @return a stage completed with the ticket, or exceptionally with {@link
      *     RateLimiterUnavailableException} when the limiter fails closed and its store is down
      */
-    CompletionStage<Ticket> admit(TierConfig tier, Charge charge, Amounts estimate) {
+    CompletionStage<Ticket> admit(TierConfig tier, Charge charge, Amounts estimate, Endpoint endpoint) {
+        Observed observed = new Observed(endpoint.protocol(), endpoint.operation(), System.nanoTime());
         String tenant = charge.tenant();
         List<SharedBudget> shared = charge.budgets();
         Concurrency concurrency = slots.concurrency(tier.maxConcurrent());
         CompletionStage<Reservation> reserved = concurrency == null
                 ? limiter.reserveAsync(tenant, tier.tier(), estimate, shared)
                 : limiter.reserveAsync(tenant, tier.tier(), estimate, shared, concurrency);
-        return reserved.thenApply(reservation -> ticket(charge, estimate, reservation));
+        return reserved.thenApply(reservation -> ticket(charge, estimate, reservation, observed));
     }
 
-    private Ticket ticket(Charge charge, Amounts estimate, Reservation reservation) {
+    /** What the GenAI client metrics record of a call: its API, its operation, when it was admitted. */
+    private record Observed(UpstreamConfig.Protocol protocol, String operation, long startedNanos) {}
+
+    private Ticket ticket(Charge charge, Amounts estimate, Reservation reservation, Observed observed) {
         Decision decision = reservation.decision();
         if (reservation.concurrencyLimited()) {
             return new Ticket(charge, estimate, null, decision.usage(), null);
@@ -99,6 +105,7 @@ final class Admission {
             return new Ticket(charge, estimate, decision, decision.usage(), null);
         }
         Ticket ticket = new Ticket(charge, estimate, decision, decision.usage(), reservation);
+        ticket.observed = observed;
         open.add(ticket);
         slots.held(reservation);
         if (alerts != null) {
@@ -154,6 +161,8 @@ final class Admission {
         private volatile @Nullable String ending;
         private volatile long settledTokens = -1;
         private volatile long settledMicros = -1;
+        /** Recorded in the GenAI client metrics when settled; {@code null} for a batch or a restored ticket. */
+        private volatile @Nullable Observed observed;
 
         private Ticket(
                 Charge charge,
@@ -261,6 +270,7 @@ final class Admission {
                 return null;
             }
             Amounts actual = charge.actual(usage);
+            observe(usage, ending);
             this.ending = ending;
             this.settledTokens = actual.get(Window.Unit.TOKENS);
             this.settledMicros = charge.price() == null ? -1 : actual.get(Window.Unit.USD_MICROS);
@@ -297,6 +307,7 @@ final class Admission {
          */
         void cancel(String ending) {
             if (settled.compareAndSet(false, true)) {
+                observe(null, ending);
                 this.ending = ending;
                 this.settledTokens = 0;
                 this.settledMicros = charge.price() == null ? -1 : 0;
@@ -309,6 +320,19 @@ final class Admission {
                     release();
                     open.remove(this);
                 }
+            }
+        }
+
+        private void observe(@Nullable TokenUsage usage, String ending) {
+            Observed call = observed;
+            if (call != null) {
+                metrics.genAi(
+                        call.protocol(),
+                        call.operation(),
+                        charge.model(),
+                        usage,
+                        System.nanoTime() - call.startedNanos(),
+                        ending);
             }
         }
 
@@ -325,6 +349,7 @@ final class Admission {
          * counting it among the requests in flight that a shutdown waits for.
          */
         void hold() {
+            observed = null; // a batch: not one call's duration or usage
             release();
             open.remove(this);
         }

@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.genai.TokenCounts;
 import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -106,6 +107,6 @@ final class AnthropicEndpoint implements Endpoint {
 
     @Override
     public SseRelay.Events events(Call call, TokenCounter counter) {
-        return new AnthropicEvents(tokens.stream(), tokens::text);
+        return new AnthropicEvents(TokenCounts.claude().stream());
     }
 }

@@ -1,8 +1,8 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ratelimit.genai.StreamedTokens;
 import dev.ratelimit.genai.TokenUsage;
-import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,8 +13,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class AnthropicEvents implements SseRelay.Events {
 
-    private final StreamCount produced;
-    private final ToLongFunction<StreamCount> count;
+    private final StreamedTokens produced;
     private @Nullable TokenUsage input; // message_start's input, by kind
     private long output;
     private boolean stopped;
@@ -22,11 +21,9 @@ final class AnthropicEvents implements SseRelay.Events {
 
     /**
      * @param produced counts the text produced as it passes, for a stream that ends before its usage is final
-     * @param count the tokens of that text, from its count
      */
-    AnthropicEvents(StreamCount produced, ToLongFunction<StreamCount> count) {
+    AnthropicEvents(StreamedTokens produced) {
         this.produced = produced;
-        this.count = count;
     }
 
     @Override
@@ -105,7 +102,7 @@ final class AnthropicEvents implements SseRelay.Events {
     @Override
     public TokenUsage used(long promptTokens) {
         TokenUsage in = input != null ? input : TokenUsage.of(promptTokens, 0);
-        long out = stopped ? output : Math.max(output, count.applyAsLong(produced));
+        long out = stopped ? output : Math.max(output, produced.count());
         return new TokenUsage(in.input(), in.cachedInput(), in.cacheWrite(), out);
     }
 

@@ -1,18 +1,14 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.knuddels.jtokkit.Encodings;
-import com.knuddels.jtokkit.api.Encoding;
-import com.knuddels.jtokkit.api.EncodingType;
+import dev.ratelimit.genai.TokenCounts;
 import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The gateway's estimate of a Messages API prompt. Claude's tokenizer is not public, so each text is
- * counted the conservative way: the larger of 1.5 times its {@code cl100k_base} tokens and a third
- * of its characters (code points). Claude's tokenizers split English into more pieces than {@code
- * cl100k_base} does, but by far less than half again; a third of the characters guards text that
- * {@code cl100k_base} packs unusually well (long runs of spaces, repeated punctuation). On top: 5
+ * The gateway's estimate of a Messages API prompt: each text counted by {@link TokenCounts#claude()}
+ * (Claude's tokenizer is not public: the larger of 1.5 times its {@code cl100k_base} tokens and a
+ * third of its characters). On top: 5
  * tokens per message and 5 for the system prompt (role and turn markers), 10 for the reply's start,
  * 400 when tools are offered (the tool-use instructions the API adds), and for each image or
  * non-text document 1,600 (the most an image of the API's largest recommended size costs).
@@ -31,31 +27,11 @@ final class AnthropicTokens {
     static final int IMAGE = 1_600;
     static final int TOOL_RESULT = 5;
 
-    private final Encoding cl100k = Encodings.newLazyEncodingRegistry().getEncoding(EncodingType.CL100K_BASE);
     private final Contents contents = new Contents(this::text, IMAGE, TOOL_RESULT);
 
-    /** The conservative count of one text: max(1.5 x cl100k tokens, code points / 3), rounded up. */
+    /** The conservative count of one text ({@link TokenCounts#claude()}). */
     long text(String text) {
-        if (text.isEmpty()) {
-            return 0;
-        }
-        return conservative(cl100k.countTokensOrdinary(text), text.codePointCount(0, text.length()));
-    }
-
-    /** A count of a stream's text as it passes, to be read by {@link #text(StreamCount)}. */
-    StreamCount stream() {
-        return new StreamCount(cl100k);
-    }
-
-    /** The conservative count of a stream's text so far, as {@link #text(String)} counts the whole. */
-    long text(StreamCount counted) {
-        return counted.isEmpty() ? 0 : conservative(counted.tokens(), counted.codePoints());
-    }
-
-    private static long conservative(long bpe, long codePoints) {
-        long byTokens = (bpe * 3 + 1) / 2;
-        long byChars = (codePoints + 2) / 3;
-        return Math.max(byTokens, byChars);
+        return TokenCounts.claude().count(text);
     }
 
     /** The prompt of a Messages API request: {@code system}, {@code messages} and {@code tools}. */

@@ -40,6 +40,19 @@ interface Endpoint {
     /** The API the endpoint speaks: the upstreams it is routed to, its error shape and rate-limit headers. */
     Protocol protocol();
 
+    /**
+     * The call's {@code gen_ai.operation.name} in OpenTelemetry's GenAI conventions: {@code chat},
+     * {@code text_completion}, {@code embeddings} or {@code generate_content}.
+     */
+    default String operation() {
+        return switch (metric()) {
+            case "completions" -> "text_completion";
+            case "embeddings" -> "embeddings";
+            case "generate_content" -> "generate_content";
+            default -> "chat"; // chat completions, responses, messages
+        };
+    }
+
     /** The headers forwarded to the upstream besides the gateway's own, such as {@code anthropic-version}. */
     default Map<String, String> upstreamHeaders(HttpServletRequest request) {
         return Map.of();

@@ -175,7 +175,7 @@ record Gateway(
             return ANSWERED;
         }
         Amounts estimate = charge.estimate(call.promptTokens(), call.maxOutputTokens());
-        return admission.admit(account.tier(), charge, estimate).handle((ticket, failure) -> {
+        return admission.admit(account.tier(), charge, estimate, endpoint).handle((ticket, failure) -> {
             try {
                 return decided(response, endpoint, account, charge, call, logged, estimate, ticket, failure);
             } catch (IOException | RuntimeException e) {

@@ -15,6 +15,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.ratelimit.api.Leasing;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
@@ -330,14 +331,26 @@ record GatewayConfig(
             @Nullable SharedBudget batchTokens) {
 
         static ModelCap of(String model, long rpm, long tpm) {
-            return of(model, rpm, tpm, Map.of(), null);
+            return of(model, rpm, tpm, Map.of(), null, null);
         }
 
+        /**
+         * The cap, leased to each gateway ({@code lease: auto}) when {@code leasing} is given: the cap
+         * itself, not the tiers' shares of it, which stay exact per request.
+         */
         static ModelCap of(
-                String model, long rpm, long tpm, Map<String, Integer> percents, @Nullable Window batchTokens) {
+                String model,
+                long rpm,
+                long tpm,
+                Map<String, Integer> percents,
+                @Nullable Window batchTokens,
+                @Nullable Leasing leasing) {
             boolean capped = rpm > 0 || tpm > 0;
             if (!capped && !percents.isEmpty()) {
                 throw new IllegalArgumentException("models." + model + ".shares: a share divides rpm and tpm; set one");
+            }
+            if (!capped && leasing != null) {
+                throw new IllegalArgumentException("models." + model + ".lease: leases rpm and tpm; set one");
             }
             Map<String, SharedBudget> shares = new LinkedHashMap<>();
             percents.forEach((tier, percent) -> shares.put(
@@ -349,7 +362,7 @@ record GatewayConfig(
                     model,
                     rpm,
                     tpm,
-                    capped ? new SharedBudget("model:" + model, windows(rpm, tpm, rpm, tpm)) : null,
+                    capped ? new SharedBudget("model:" + model, windows(rpm, tpm, rpm, tpm), leasing) : null,
                     Collections.unmodifiableMap(shares),
                     Map.copyOf(percents),
                     batchTokens == null
@@ -521,7 +534,8 @@ record GatewayConfig(
             @Nullable Long rpm,
             @Nullable Long tpm,
             @Nullable LinkedHashMap<String, String> shares,
-            @Nullable String batchTokens) {}
+            @Nullable String batchTokens,
+            @Nullable String lease) {}
 
     record RawLimits(
             @Nullable Integer maxBodyBytes,
@@ -754,7 +768,8 @@ record GatewayConfig(
                                         rpm,
                                         tpm,
                                         shares(at + ".shares", cap.shares(), raw.tiers()),
-                                        batchTokens(at + ".batch-tokens", cap.batchTokens())));
+                                        batchTokens(at + ".batch-tokens", cap.batchTokens()),
+                                        leasing(at + ".lease", cap.lease())));
                     }));
         }
         Limits limits = null;
@@ -917,6 +932,17 @@ record GatewayConfig(
     }
 
     /** The shares of a model's cap by tier: {@code free: 20%} is at most 20 % of the cap for free keys. */
+    /** A model cap's {@code lease:}: {@code auto} leases it to each gateway, {@code off} (or none) does not. */
+    private static @Nullable Leasing leasing(String at, @Nullable String lease) {
+        if (lease == null || lease.equals("off")) {
+            return null;
+        }
+        if (lease.equals("auto")) {
+            return Leasing.auto();
+        }
+        throw new IllegalArgumentException(at + ": must be auto or off, was '" + lease + "'");
+    }
+
     private static Map<String, Integer> shares(
             String at, @Nullable Map<String, String> shares, @Nullable Map<String, RawTier> declaredTiers) {
         Map<String, Integer> percents = new LinkedHashMap<>();

@@ -2,6 +2,8 @@ package dev.ratelimit.gateway;
 
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.genai.GenAiMeters;
+import dev.ratelimit.genai.TokenUsage;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -25,6 +27,7 @@ final class GatewayMetrics {
 
     private final MeterRegistry registry;
     private final Relays relays = new Relays();
+    private final GenAiMeters genAi;
     /**
      * The meters counted per request, by name and tag values, found here instead of built and looked
      * up in the registry each time; the registry never drops them, and their tag values are bounded
@@ -37,6 +40,7 @@ final class GatewayMetrics {
 
     GatewayMetrics(MeterRegistry registry) {
         this.registry = registry;
+        this.genAi = GenAiMeters.of(registry);
         Gauge.builder("gateway.relays.active", relays.active, AtomicInteger::get)
                 .description("Upstream answers being relayed to clients now, streamed or not")
                 .register(registry);
@@ -55,6 +59,35 @@ final class GatewayMetrics {
         Gauge.builder("gateway.connections.open", open, AtomicInteger::get)
                 .description("Connections open on the API listener (server.max-connections bounds them)")
                 .register(registry);
+    }
+
+    /**
+     * Records one settled call in OpenTelemetry's GenAI client metrics ({@code
+     * gen_ai.client.token.usage}, {@code gen_ai.client.operation.duration}), as Spring AI's and
+     * LangChain4j's integrations do: an ending other than a completed answer is its {@code
+     * error.type}.
+     *
+     * @param protocol the API the call went to, for {@code gen_ai.provider.name}
+     * @param operation its {@code gen_ai.operation.name}
+     * @param model the model it asked for
+     * @param usage the tokens it was settled to, or {@code null} when it was cancelled
+     * @param nanos from admission to settlement
+     * @param ending how it ended
+     */
+    void genAi(
+            UpstreamConfig.Protocol protocol,
+            String operation,
+            String model,
+            @Nullable TokenUsage usage,
+            long nanos,
+            String ending) {
+        String provider = switch (protocol) {
+            case OPENAI -> "openai";
+            case ANTHROPIC -> "anthropic";
+            case GEMINI -> "gcp.gemini";
+        };
+        boolean completed = ending.equals("completed") || ending.equals("stream_completed");
+        genAi.record(provider, operation, model, usage, nanos, completed ? null : ending);
     }
 
     /** The relays' gauges. */

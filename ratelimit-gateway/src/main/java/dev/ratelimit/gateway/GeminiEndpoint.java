@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.genai.TokenCounts;
 import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -113,7 +114,7 @@ final class GeminiEndpoint implements Endpoint {
 
     @Override
     public SseRelay.Events events(Call call, TokenCounter counter) {
-        return new GeminiEvents(tokens.stream(), tokens::text);
+        return new GeminiEvents(TokenCounts.gemini().stream());
     }
 
     /** Every 2xx answer to {@code streamGenerateContent} is a stream: events, or a JSON array. */

@@ -1,8 +1,8 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ratelimit.genai.StreamedTokens;
 import dev.ratelimit.genai.TokenUsage;
-import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,19 +15,16 @@ import org.jspecify.annotations.Nullable;
  */
 final class GeminiEvents implements SseRelay.Events {
 
-    private final StreamCount produced;
-    private final ToLongFunction<StreamCount> count;
+    private final StreamedTokens produced;
     private @Nullable TokenUsage usage;
     private boolean finished;
     private boolean error;
 
     /**
      * @param produced counts the text produced as it passes
-     * @param count the tokens of that text, from its count
      */
-    GeminiEvents(StreamCount produced, ToLongFunction<StreamCount> count) {
+    GeminiEvents(StreamedTokens produced) {
         this.produced = produced;
-        this.count = count;
     }
 
     @Override
@@ -100,8 +97,7 @@ final class GeminiEvents implements SseRelay.Events {
     public TokenUsage used(long promptTokens) {
         TokenUsage reported = usage;
         TokenUsage in = reported != null ? reported : TokenUsage.of(promptTokens, 0);
-        long out =
-                finished && reported != null ? reported.output() : Math.max(in.output(), count.applyAsLong(produced));
+        long out = finished && reported != null ? reported.output() : Math.max(in.output(), produced.count());
         return new TokenUsage(in.input(), in.cachedInput(), 0, out);
     }
 

@@ -1,18 +1,15 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.knuddels.jtokkit.Encodings;
-import com.knuddels.jtokkit.api.Encoding;
-import com.knuddels.jtokkit.api.EncodingType;
+import dev.ratelimit.genai.TokenCounts;
 import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The gateway's estimate of a Gemini API prompt. Gemini's tokenizer is not in jtokkit, so each text
- * is counted as the larger of its {@code cl100k_base} tokens and a quarter of its characters (code
- * points; Google's rule of thumb is about four characters a token): {@code cl100k_base} guards text
- * it splits finely (code, other scripts, digits), the quarter the English prose it packs well. On
- * top: {@value #PER_CONTENT} tokens per content (the turn's markers) and for the system
+ * The gateway's estimate of a Gemini API prompt: each text counted by {@link TokenCounts#gemini()}
+ * (Gemini's tokenizer is not in jtokkit: the larger of its {@code cl100k_base} tokens and a quarter
+ * of its characters; {@code cl100k_base} guards text it splits finely, the quarter the English prose
+ * it packs well). On top: {@value #PER_CONTENT} tokens per content (the turn's markers) and for the system
  * instruction, {@value #MEDIA} for each inline or file part (Gemini's charge for an image of up to
  * 384 pixels a side; larger images, audio and video cost more and are settled from the usage),
  * function calls and responses as their JSON, and the tools' declarations as their JSON. Context
@@ -27,26 +24,11 @@ final class GeminiTokens {
     static final int PER_CONTENT = 3;
     static final int MEDIA = 258;
 
-    private final Encoding cl100k = Encodings.newLazyEncodingRegistry().getEncoding(EncodingType.CL100K_BASE);
     private final Parts parts = new Parts(this::text, MEDIA, PER_CONTENT);
 
-    /** One text: max(cl100k tokens, code points / 4), rounded up. */
+    /** One text, counted by {@link TokenCounts#gemini()}. */
     long text(String text) {
-        return text.isEmpty() ? 0 : larger(cl100k.countTokensOrdinary(text), text.codePointCount(0, text.length()));
-    }
-
-    /** A count of a stream's text as it passes, to be read by {@link #text(StreamCount)}. */
-    StreamCount stream() {
-        return new StreamCount(cl100k);
-    }
-
-    /** A stream's text so far, as {@link #text(String)} counts the whole. */
-    long text(StreamCount counted) {
-        return counted.isEmpty() ? 0 : larger(counted.tokens(), counted.codePoints());
-    }
-
-    private static long larger(long bpe, long codePoints) {
-        return Math.max(bpe, (codePoints + 3) / 4);
+        return TokenCounts.gemini().count(text);
     }
 
     /** The prompt of a {@code generateContent} or {@code countTokens} body. */

@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.genai.TokenCounts;
 import dev.ratelimit.genai.TokenUsage;
 
 /**
@@ -127,7 +128,7 @@ enum OpenAiEndpoint implements Endpoint {
 
         @Override
         public SseRelay.Events events(Call call, TokenCounter tokens) {
-            return new SseRelay.ResponseEvents(new StreamCount(tokens.encodingFor(call.model())));
+            return new SseRelay.ResponseEvents(TokenCounts.forModel(call.model()).stream());
         }
     };
 
@@ -174,7 +175,7 @@ enum OpenAiEndpoint implements Endpoint {
 
     @Override
     public SseRelay.Events events(Call call, TokenCounter tokens) {
-        return new SseRelay.ChoiceEvents(call.clientWantsUsage(), new StreamCount(tokens.encodingFor(call.model())));
+        return new SseRelay.ChoiceEvents(call.clientWantsUsage(), TokenCounts.forModel(call.model()).stream());
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.ratelimit.gateway;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.genai.StreamedTokens;
 import dev.ratelimit.genai.TokenUsage;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -193,19 +194,19 @@ final class SseRelay implements StreamFraming {
      */
     private abstract static class Tally implements Events {
 
-        final StreamCount produced;
+        final StreamedTokens produced;
 
         @Nullable
         TokenUsage usage;
 
-        Tally(StreamCount produced) {
+        Tally(StreamedTokens produced) {
             this.produced = produced;
         }
 
         @Override
         public TokenUsage used(long promptTokens) {
             TokenUsage reported = usage;
-            return reported != null ? reported : TokenUsage.of(promptTokens, produced.tokens());
+            return reported != null ? reported : TokenUsage.of(promptTokens, produced.count());
         }
 
         @Override
@@ -229,7 +230,7 @@ final class SseRelay implements StreamFraming {
         private final boolean clientWantsUsage;
         private boolean done;
 
-        ChoiceEvents(boolean clientWantsUsage, StreamCount produced) {
+        ChoiceEvents(boolean clientWantsUsage, StreamedTokens produced) {
             super(produced);
             this.clientWantsUsage = clientWantsUsage;
         }
@@ -288,7 +289,7 @@ final class SseRelay implements StreamFraming {
         private @Nullable String ending;
         private long sequence;
 
-        ResponseEvents(StreamCount produced) {
+        ResponseEvents(StreamedTokens produced) {
             super(produced);
         }
 

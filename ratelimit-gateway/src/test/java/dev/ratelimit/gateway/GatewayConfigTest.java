@@ -295,4 +295,22 @@ class GatewayConfigTest {
         // the built-in configuration caps every model it does not list with "*"
         assertThat(GatewayConfig.load(null, Map.of()).uncappedWarning()).isNull();
     }
+
+    @Test
+    @DisplayName("lease: auto leases a model's cap to each gateway (not the tiers' shares); another value is refused")
+    void leasedCaps() throws Exception {
+        GatewayConfig leased = parse(
+                VALID.replace("gpt-4o: { rpm: 500, tpm: 30000 }", "gpt-4o: { rpm: 500, tpm: 30000, lease: auto }"));
+        assertThat(leased.capOf("gpt-4o").budget().leasing()).isEqualTo(dev.ratelimit.api.Leasing.auto());
+        assertThat(parse(VALID).capOf("gpt-4o").budget().leasing()).isNull();
+        assertThatThrownBy(() -> parse(VALID.replace(
+                        "gpt-4o: { rpm: 500, tpm: 30000 }", "gpt-4o: { rpm: 500, tpm: 30000, lease: sometimes }")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("models.gpt-4o.lease: must be auto or off, was 'sometimes'");
+        assertThatThrownBy(() -> parse(VALID.replace(
+                        "gpt-4o: { rpm: 500, tpm: 30000 }",
+                        "gpt-4o: { batch-tokens: 90000000 tokens/1d, lease: auto }")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("models.gpt-4o.lease: leases rpm and tpm; set one");
+    }
 }

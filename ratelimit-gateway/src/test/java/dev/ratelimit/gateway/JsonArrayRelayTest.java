@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ratelimit.genai.TokenCounts;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -26,8 +27,7 @@ class JsonArrayRelayTest {
             + "\"candidatesTokenCount\":12,\"totalTokenCount\":16}}";
 
     private static GeminiEvents events() {
-        GeminiTokens tokens = new GeminiTokens();
-        return new GeminiEvents(tokens.stream(), tokens::text);
+        return new GeminiEvents(TokenCounts.gemini().stream());
     }
 
     /** Feeds the bytes in pieces of {@code size}, returning what the client gets. */

@@ -84,6 +84,62 @@ class OpenAiClientTest extends MockGatewayTest {
     }
 
     @Test
+    @DisplayName(
+            "each settled call is in OpenTelemetry's GenAI client metrics: tokens by type, duration, operation, provider, model")
+    void genAiMetrics() throws Exception {
+        OpenAIClient client = harness.openAi("demo-pro");
+        long prompt = client.chat()
+                .completions()
+                .create(hello())
+                .usage()
+                .orElseThrow()
+                .promptTokens();
+        try (StreamResponse<ChatCompletionChunk> stream =
+                client.chat().completions().createStreaming(hello())) {
+            stream.stream().forEach(chunk -> {});
+        }
+        client.embeddings()
+                .create(EmbeddingCreateParams.builder()
+                        .model("text-embedding-3-small")
+                        .input("the quick brown fox")
+                        .build());
+        Harness.await("settled", () -> settled("committed", "stream_completed") == 1);
+
+        String[] chat = {
+            "gen_ai_operation_name", "chat",
+            "gen_ai_provider_name", "openai",
+            "gen_ai_request_model", "gpt-4o-mini"
+        };
+        assertThat(genAi("gen_ai_client_token_usage_count", chat, "gen_ai_token_type", "input"))
+                .isEqualTo(2);
+        assertThat(genAi("gen_ai_client_token_usage_sum", chat, "gen_ai_token_type", "input"))
+                .as("the plain and the streamed call's prompt, the same request")
+                .isEqualTo(2.0 * prompt);
+        assertThat(genAi("gen_ai_client_token_usage_sum", chat, "gen_ai_token_type", "output"))
+                .isPositive();
+        assertThat(genAi("gen_ai_client_operation_duration_seconds_count", chat))
+                .isEqualTo(2);
+        assertThat(harness.metric("gen_ai_client_operation_duration_seconds_count", "error_type", "stream_completed"))
+                .as("a completed stream is no error")
+                .isZero();
+        assertThat(harness.metric(
+                        "gen_ai_client_token_usage_sum",
+                        "gen_ai_operation_name",
+                        "embeddings",
+                        "gen_ai_request_model",
+                        "text-embedding-3-small",
+                        "gen_ai_token_type",
+                        "input"))
+                .isEqualTo(4);
+    }
+
+    private double genAi(String name, String[] labels, String... more) throws Exception {
+        String[] all = java.util.Arrays.copyOf(labels, labels.length + more.length);
+        System.arraycopy(more, 0, all, labels.length, more.length);
+        return harness.metric(name, all);
+    }
+
+    @Test
     @DisplayName("embeddings and the model list parse")
     void embeddingsAndModels() {
         OpenAIClient client = harness.openAi("demo-pro");

@@ -1,6 +1,5 @@
 package dev.ratelimit.genai;
 
-import com.knuddels.jtokkit.api.Encoding;
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Reservation;
@@ -23,9 +22,16 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@link #complete} when the model answered: to the usage the provider reports, else to the
  *       counted prompt and output;
  *   <li>{@link #produced(long)} when a stream ended without a response (the caller cancelled it, or
- *       it failed after producing output): to the counted prompt and the output produced;
- *   <li>{@link #cancel()} when the model failed before producing anything: nothing is charged.
+ *       it failed after producing output: {@link #produced(long, Throwable)}): to the counted prompt
+ *       and the output produced;
+ *   <li>{@link #cancel()} when the model failed before producing anything ({@link #cancel(Throwable)}
+ *       with the failure): nothing is charged.
  * </ul>
+ *
+ * <p>A call admitted through a {@link ModelCatalog} whose builder was given a {@code MeterRegistry}
+ * also records OpenTelemetry's GenAI client metrics when it is settled ({@code
+ * gen_ai.client.token.usage} and {@code gen_ai.client.operation.duration}: see {@link
+ * ModelCatalog.Builder#meterRegistry}).
  *
  * <p>Only the first settlement counts; later ones do nothing. Each returns the store's stage, which
  * always completes normally (a store failure is counted and logged by the limiter): an integration
@@ -35,16 +41,21 @@ import org.jspecify.annotations.Nullable;
 public final class ModelCall {
 
     private final Reservation reservation;
-    private final Encoding encoding;
+    private final TokenCounts counts;
     private final long promptTokens;
     private final @Nullable ModelPrice price;
+    private final String model;
+    private final CallMeters meters;
+    private final long startedNanos = System.nanoTime();
     private final AtomicBoolean settled = new AtomicBoolean();
 
-    private ModelCall(Reservation reservation, Encoding encoding, long promptTokens, @Nullable ModelPrice price) {
+    private ModelCall(Reservation reservation, Request request, CallMeters meters) {
         this.reservation = reservation;
-        this.encoding = encoding;
-        this.promptTokens = promptTokens;
-        this.price = price;
+        this.counts = request.counts();
+        this.promptTokens = request.promptTokens();
+        this.price = request.price();
+        this.model = request.model();
+        this.meters = meters;
     }
 
     /**
@@ -55,7 +66,7 @@ public final class ModelCall {
      *     it has none
      * @param price the model's price, or {@code null} when it has none (then only tokens are charged,
      *     and a spend window refuses the call: {@link UnpricedModelException})
-     * @param encoding the encoding the prompt was counted with, to count output with later
+     * @param counts how the prompt was counted, to count output the same way
      * @param promptTokens the counted prompt, at least 0
      * @param maxOutputTokens the most the call may produce, at least 0
      */
@@ -63,19 +74,19 @@ public final class ModelCall {
             String model,
             @Nullable SharedBudget budget,
             @Nullable ModelPrice price,
-            Encoding encoding,
+            TokenCounts counts,
             long promptTokens,
             long maxOutputTokens) {
 
         /**
          * Validates the request.
          *
-         * @throws NullPointerException if the model or the encoding is {@code null}
+         * @throws NullPointerException if the model or the counting is {@code null}
          * @throws IllegalArgumentException if a count is negative
          */
         public Request {
             java.util.Objects.requireNonNull(model, "model must not be null");
-            java.util.Objects.requireNonNull(encoding, "encoding must not be null");
+            java.util.Objects.requireNonNull(counts, "counts must not be null");
             if (promptTokens < 0 || maxOutputTokens < 0) {
                 throw new IllegalArgumentException("promptTokens and maxOutputTokens must not be negative, were "
                         + promptTokens + " and " + maxOutputTokens);
@@ -132,8 +143,12 @@ public final class ModelCall {
      *     its store
      */
     public static ModelCall admit(RateLimiter limiter, String userId, Tier tier, Request request) {
+        return admit(limiter, userId, tier, request, CallMeters.NONE);
+    }
+
+    static ModelCall admit(RateLimiter limiter, String userId, Tier tier, Request request, CallMeters meters) {
         Reservation reservation = limiter.reserve(userId, tier, request.estimate(tier), request.budgets());
-        return admitted(reservation, userId, tier, request);
+        return admitted(reservation, userId, tier, request, meters);
     }
 
     /**
@@ -150,15 +165,21 @@ public final class ModelCall {
      */
     public static CompletionStage<ModelCall> admitAsync(
             RateLimiter limiter, String userId, Tier tier, Request request) {
-        return limiter.reserveAsync(userId, tier, request.estimate(tier), request.budgets())
-                .thenApply(reservation -> admitted(reservation, userId, tier, request));
+        return admitAsync(limiter, userId, tier, request, CallMeters.NONE);
     }
 
-    private static ModelCall admitted(Reservation reservation, String userId, Tier tier, Request request) {
+    static CompletionStage<ModelCall> admitAsync(
+            RateLimiter limiter, String userId, Tier tier, Request request, CallMeters meters) {
+        return limiter.reserveAsync(userId, tier, request.estimate(tier), request.budgets())
+                .thenApply(reservation -> admitted(reservation, userId, tier, request, meters));
+    }
+
+    private static ModelCall admitted(
+            Reservation reservation, String userId, Tier tier, Request request, CallMeters meters) {
         if (!reservation.decision().allowed()) {
             throw new RateLimitExceededException(userId, tier, reservation.decision());
         }
-        return new ModelCall(reservation, request.encoding(), request.promptTokens(), request.price());
+        return new ModelCall(reservation, request, meters);
     }
 
     private static @Nullable Window spendWindow(List<Window> windows) {
@@ -182,12 +203,12 @@ public final class ModelCall {
     }
 
     /**
-     * Returns the encoding the call's prompt was counted with.
+     * Returns how the call's prompt was counted (and its output is).
      *
-     * @return the encoding
+     * @return the counts
      */
-    public Encoding encoding() {
-        return encoding;
+    public TokenCounts counts() {
+        return counts;
     }
 
     /**
@@ -200,13 +221,13 @@ public final class ModelCall {
     }
 
     /**
-     * Counts text with the call's encoding.
+     * Counts text with the call's counts.
      *
      * @param text the text, or {@code null}
      * @return its tokens
      */
     public long count(@Nullable String text) {
-        return TokenCounts.text(encoding, text);
+        return counts.count(text);
     }
 
     /**
@@ -223,7 +244,7 @@ public final class ModelCall {
     public CompletionStage<Void> complete(
             @Nullable Long total, @Nullable Long input, @Nullable Long output, long countedOutput) {
         TokenUsage usage = TokenUsage.of(input != null ? input : promptTokens, output != null ? output : countedOutput);
-        return commit(total != null ? total : usage.total(), usage);
+        return commit(total != null ? total : usage.total(), usage, null);
     }
 
     /**
@@ -234,7 +255,7 @@ public final class ModelCall {
      * @return the store's stage; it completes normally
      */
     public CompletionStage<Void> complete(TokenUsage usage) {
-        return commit(usage.total(), usage);
+        return commit(usage.total(), usage, null);
     }
 
     /**
@@ -245,22 +266,57 @@ public final class ModelCall {
      * @return the store's stage; it completes normally
      */
     public CompletionStage<Void> produced(long outputTokens) {
-        return commit(promptTokens + outputTokens, TokenUsage.of(promptTokens, outputTokens));
+        return commit(promptTokens + outputTokens, TokenUsage.of(promptTokens, outputTokens), CallMeters.CANCELLED);
+    }
+
+    /**
+     * Commits the counted prompt and the output produced, for a stream that failed after producing
+     * output.
+     *
+     * @param outputTokens the output tokens produced
+     * @param failure what ended the stream, recorded as the call's {@code error.type}
+     * @return the store's stage; it completes normally
+     * @throws NullPointerException if {@code failure} is {@code null}
+     */
+    public CompletionStage<Void> produced(long outputTokens, Throwable failure) {
+        return commit(
+                promptTokens + outputTokens, TokenUsage.of(promptTokens, outputTokens), CallMeters.errorType(failure));
+    }
+
+    /**
+     * Cancels the reservation: the call ended before the model did any work we know of (the caller
+     * gave up); nothing is charged.
+     *
+     * @return the store's stage; it completes normally
+     */
+    public CompletionStage<Void> cancel() {
+        return cancelled(CallMeters.CANCELLED);
     }
 
     /**
      * Cancels the reservation: the model failed and did no work we know of; nothing is charged.
      *
+     * @param failure what the model's client threw, recorded as the call's {@code error.type}
      * @return the store's stage; it completes normally
+     * @throws NullPointerException if {@code failure} is {@code null}
      */
-    public CompletionStage<Void> cancel() {
-        return settled.compareAndSet(false, true) ? reservation.cancel() : CompletableFuture.completedFuture(null);
+    public CompletionStage<Void> cancel(Throwable failure) {
+        return cancelled(CallMeters.errorType(failure));
     }
 
-    private CompletionStage<Void> commit(long tokens, TokenUsage usage) {
+    private CompletionStage<Void> cancelled(String errorType) {
         if (!settled.compareAndSet(false, true)) {
             return CompletableFuture.completedFuture(null);
         }
+        meters.ended(model, null, System.nanoTime() - startedNanos, errorType);
+        return reservation.cancel();
+    }
+
+    private CompletionStage<Void> commit(long tokens, TokenUsage usage, @Nullable String errorType) {
+        if (!settled.compareAndSet(false, true)) {
+            return CompletableFuture.completedFuture(null);
+        }
+        meters.ended(model, usage, System.nanoTime() - startedNanos, errorType);
         Amounts actual = Amounts.tokens(tokens);
         ModelPrice priced = price;
         return reservation.commit(

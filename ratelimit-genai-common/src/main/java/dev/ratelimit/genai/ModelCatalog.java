@@ -1,9 +1,11 @@
 package dev.ratelimit.genai;
 
-import com.knuddels.jtokkit.api.Encoding;
+import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.SharedBudget;
+import dev.ratelimit.api.Tier;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -18,10 +20,12 @@ public final class ModelCatalog {
 
     private final Map<String, SharedBudget> budgets;
     private final @Nullable PriceTable prices;
+    private final CallMeters meters;
 
-    private ModelCatalog(Map<String, SharedBudget> budgets, @Nullable PriceTable prices) {
+    private ModelCatalog(Map<String, SharedBudget> budgets, @Nullable PriceTable prices, CallMeters meters) {
         this.budgets = budgets;
         this.prices = prices;
+        this.meters = meters;
     }
 
     /**
@@ -31,29 +35,61 @@ public final class ModelCatalog {
      * @param model the model's name, or {@code null} when the call names none (then it has neither a
      *     cap nor a price)
      * @param unnamed the name an unnamed call is refused under when a spend window applies
-     * @param encoding the encoding the prompt was counted with
+     * @param counts the counts the prompt was counted with
      * @param promptTokens the counted prompt, at least 0
      * @param maxOutputTokens the most the call may produce, at least 0
      * @return the call, for {@link ModelCall#admit}
      * @throws IllegalArgumentException if a count is negative
      */
     public ModelCall.Request request(
-            @Nullable String model, String unnamed, Encoding encoding, long promptTokens, long maxOutputTokens) {
+            @Nullable String model, String unnamed, TokenCounts counts, long promptTokens, long maxOutputTokens) {
         PriceTable table = prices;
         return new ModelCall.Request(
                 model == null ? unnamed : model,
                 model == null ? null : budgets.get(model),
                 model == null || table == null ? null : table.priceOf(model),
-                encoding,
+                counts,
                 promptTokens,
                 maxOutputTokens);
+    }
+
+    /**
+     * Admits a call as {@link ModelCall#admit} does, recording its metrics when it is settled if the
+     * builder was given a registry.
+     *
+     * @param limiter the limiter
+     * @param userId the user
+     * @param tier the user's tier
+     * @param request the call
+     * @return the admitted call
+     * @throws RateLimitExceededException if the limiter refused the call
+     */
+    public ModelCall admit(RateLimiter limiter, String userId, Tier tier, ModelCall.Request request) {
+        return ModelCall.admit(limiter, userId, tier, request, meters);
+    }
+
+    /**
+     * Admits a call as {@link ModelCall#admitAsync} does, recording its metrics when it is settled if
+     * the builder was given a registry.
+     *
+     * @param limiter the limiter
+     * @param userId the user
+     * @param tier the user's tier
+     * @param request the call
+     * @return the stage of the admitted call; it fails with {@link RateLimitExceededException} if the
+     *     limiter refused the call
+     */
+    public CompletionStage<ModelCall> admitAsync(
+            RateLimiter limiter, String userId, Tier tier, ModelCall.Request request) {
+        return ModelCall.admitAsync(limiter, userId, tier, request, meters);
     }
 
     @Override
     public String toString() {
         PriceTable table = prices;
         return "model budgets " + budgets.keySet() + ", prices "
-                + (table == null ? "none" : table.prices().keySet());
+                + (table == null ? "none" : table.prices().keySet())
+                + (meters == CallMeters.NONE ? "" : ", GenAI metrics");
     }
 
     /**
@@ -65,6 +101,7 @@ public final class ModelCatalog {
 
         private Map<String, SharedBudget> budgets = Map.of();
         private @Nullable PriceTable prices;
+        private CallMeters meters = CallMeters.NONE;
 
         /** For the integrations' builders. */
         protected Builder() {}
@@ -99,12 +136,32 @@ public final class ModelCatalog {
         }
 
         /**
+         * Records OpenTelemetry's GenAI client metrics for every call admitted through the catalog,
+         * in this registry: {@code gen_ai.client.token.usage} (tokens per call by {@code
+         * gen_ai.token.type} {@code input} and {@code output}) and {@code
+         * gen_ai.client.operation.duration} (seconds from admission to settlement, with {@code
+         * error.type} when the call did not complete), tagged {@code gen_ai.operation.name=chat},
+         * {@code gen_ai.provider.name} (from the model's name: {@code openai}, {@code anthropic},
+         * {@code gcp.gemini}, else {@code _OTHER}) and {@code gen_ai.request.model}. None unless set.
+         * The registry is used, never changed. Spring AI's own observations record a meter of the
+         * same name (a counter, other tags): give the registry to one of the two.
+         *
+         * @param registry the registry
+         * @return this builder
+         * @throws NullPointerException if {@code registry} is {@code null}
+         */
+        public B meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.meters = GenAiMeters.of(registry);
+            return self();
+        }
+
+        /**
          * Returns the catalog of the settings so far.
          *
          * @return the catalog
          */
         protected final ModelCatalog catalog() {
-            return new ModelCatalog(budgets, prices);
+            return new ModelCatalog(budgets, prices, meters);
         }
 
         @SuppressWarnings("unchecked")

@@ -70,8 +70,7 @@ class ModelCallTest {
             assertThat(e.userId()).isEqualTo("u");
             assertThat(e.decision().window()).isEqualTo(REQUESTS);
         });
-        assertThat(TokenCounts.text(TokenCounts.encodingFor("openai/gpt-4o"), "hello world"))
-                .isEqualTo(2);
+        assertThat(TokenCounts.forModel("openai/gpt-4o").count("hello world")).isEqualTo(2);
     }
 
     private static final Window SPEND = Window.of("spend-day", 20_000, Duration.ofDays(1), Window.Unit.USD_MICROS);
@@ -155,6 +154,6 @@ class ModelCallTest {
 
     private static ModelCall.Request request(
             String model, @Nullable SharedBudget budget, @Nullable ModelPrice price, long prompt, long maxOutput) {
-        return new ModelCall.Request(model, budget, price, TokenCounts.encodingFor("gpt-4o"), prompt, maxOutput);
+        return new ModelCall.Request(model, budget, price, TokenCounts.forModel("gpt-4o"), prompt, maxOutput);
     }
 }

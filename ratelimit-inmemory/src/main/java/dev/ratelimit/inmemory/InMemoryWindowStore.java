@@ -3,7 +3,9 @@ package dev.ratelimit.inmemory;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.BudgetLease;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
@@ -20,6 +22,7 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -87,19 +90,9 @@ public final class InMemoryWindowStore implements WindowStore {
         try {
             Loaded loaded = load(request, now);
             List<Window> windows = request.windows();
-            for (int i = 0; i < windows.size(); i++) {
-                Window window = windows.get(i);
-                long weight = request.weightIn(window);
-                if (weight > window.limit()) {
-                    loaded.leaveAloneAfter(request, i);
-                    return Evaluation.tooLarge(now, i, loaded.used, loaded.reset);
-                }
-                long excess = loaded.used[i] + Math.max(1, weight) - window.limit();
-                if (excess > 0) {
-                    loaded.leaveAloneAfter(request, i);
-                    long leaves = window.leavesAtMillis(loaded.windows[i].timeFreeing(excess));
-                    return Evaluation.rejected(now, i, Math.max(1, leaves - now), loaded.used, loaded.reset);
-                }
+            Evaluation refused = refusal(request, loaded, request::weightIn, now);
+            if (refused != null) {
+                return refused;
             }
             StoreRequest.Lease lease = request.lease();
             ScopeLog leaseLog = null;
@@ -142,6 +135,30 @@ public final class InMemoryWindowStore implements WindowStore {
         } finally {
             unlock(held);
         }
+    }
+
+    /**
+     * The answer when a window cannot take its weight, too large or rejected (nothing recorded, the
+     * windows a rejection leaves alone reported as not evaluated); {@code null} when every window can.
+     */
+    private static @Nullable Evaluation refusal(
+            StoreRequest request, Loaded loaded, ToLongFunction<Window> weightIn, long now) {
+        List<Window> windows = request.windows();
+        for (int i = 0; i < windows.size(); i++) {
+            Window window = windows.get(i);
+            long weight = weightIn.applyAsLong(window);
+            if (weight > window.limit()) {
+                loaded.leaveAloneAfter(request, i);
+                return Evaluation.tooLarge(now, i, loaded.used, loaded.reset);
+            }
+            long excess = loaded.used[i] + Math.max(1, weight) - window.limit();
+            if (excess > 0) {
+                loaded.leaveAloneAfter(request, i);
+                long leaves = window.leavesAtMillis(loaded.windows[i].timeFreeing(excess));
+                return Evaluation.rejected(now, i, Math.max(1, leaves - now), loaded.used, loaded.reset);
+            }
+        }
+        return null;
     }
 
     /** Every window's log of a request, trimmed to {@code now}, with its sum and reset time. */
@@ -239,6 +256,87 @@ public final class InMemoryWindowStore implements WindowStore {
                 }
                 keep(scope, log);
             }
+        } finally {
+            unlock(held);
+        }
+    }
+
+    @Override
+    public Evaluation takeLease(BudgetLease lease, long nowMillis) {
+        Objects.requireNonNull(lease, "lease must not be null");
+        long now = timeOf(nowMillis != StoreRequest.STORE_TIME, nowMillis);
+        StoreRequest.Scope budget = lease.budget();
+        // the budget's windows as a request of their own, for the checks evaluate makes
+        StoreRequest request = new StoreRequest(List.of(budget), Amounts.none(), lease.entryId(), now, null);
+        List<ReentrantLock> held = lock(request.scopes());
+        try {
+            Loaded loaded = load(request, now);
+            List<Window> windows = budget.windows();
+            Evaluation refused = refusal(request, loaded, lease::weightIn, now);
+            if (refused != null) {
+                return refused;
+            }
+            long stamp = lease.stampMillis(now);
+            ScopeLog log = loaded.scopes[0];
+            for (int i = 0; i < windows.size(); i++) {
+                Window window = windows.get(i);
+                long weight = lease.weightIn(window);
+                if (weight > 0) {
+                    loaded.windows[i].add(stamp, weight, lease.entryId());
+                    log.recorded(window.leavesAtMillis(stamp));
+                }
+                loaded.used[i] = loaded.windows[i].sum();
+                loaded.reset[i] = resetAfter(window, loaded.windows[i], now);
+            }
+            keep(budget, log);
+            return Evaluation.allowed(now, loaded.used, loaded.reset);
+        } finally {
+            unlock(held);
+        }
+    }
+
+    @Override
+    public void returnLease(BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
+        Objects.requireNonNull(lease, "lease must not be null");
+        Objects.requireNonNull(used, "used must not be null");
+        long now = timeOf(nowMillis != StoreRequest.STORE_TIME, nowMillis);
+        StoreRequest.Scope budget = lease.budget();
+        List<ReentrantLock> held = lock(List.of(budget));
+        try {
+            ScopeLog log = logOf(budget);
+            long stamp = stampMillis;
+            if (stamp == Settlement.IN_DOUBT) {
+                // a taking that may not have run: only an entry the budget holds is given back, whole
+                for (Window window : budget.windows()) {
+                    if (lease.weightIn(window) > 0 && stamp < 0) {
+                        stamp = log.windowFor(window).timeOf(lease.entryId());
+                    }
+                }
+                if (stamp < 0) {
+                    return;
+                }
+                requestsUsed = 0;
+                used = Amounts.none();
+            }
+            long longest = 0;
+            for (Window window : budget.windows()) {
+                longest = Math.max(longest, window.lengthMillis());
+            }
+            // a lease is returned once, as the Redis stores mark it
+            long mark = Math.min(longest + lease.durationMillis(), Settlement.REPEAT_GUARD.toMillis());
+            if (!log.markSettled(lease.entryId(), now, now + mark)) {
+                return;
+            }
+            for (Window window : budget.windows()) {
+                long weight = lease.weightIn(window);
+                long kept = Math.min(weight, window.countsRequests() ? requestsUsed : used.get(window.unit()));
+                if (kept < weight) {
+                    WindowLog windowLog = log.windowFor(window);
+                    windowLog.trim(window.cutoffMillis(now));
+                    windowLog.reduce(stamp, lease.entryId(), weight - Math.max(0, kept));
+                }
+            }
+            keep(budget, log);
         } finally {
             unlock(held);
         }

@@ -1,5 +1,7 @@
 package dev.ratelimit.inmemory;
 
+import dev.ratelimit.api.Amounts;
+import dev.ratelimit.core.BudgetLease;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
@@ -37,6 +39,16 @@ class ForwardingStore implements WindowStore {
     @Override
     public long leasesHeld(StoreRequest.Lease lease, long nowMillis) {
         return delegate.leasesHeld(lease, nowMillis);
+    }
+
+    @Override
+    public Evaluation takeLease(BudgetLease lease, long nowMillis) {
+        return delegate.takeLease(lease, nowMillis);
+    }
+
+    @Override
+    public void returnLease(BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
+        delegate.returnLease(lease, stampMillis, requestsUsed, used, nowMillis);
     }
 
     @Override

@@ -34,4 +34,9 @@ class InMemoryScopeByScopeConformanceTest extends WindowStoreConformanceKit {
     protected boolean supportsLeases() {
         return true;
     }
+
+    @Override
+    protected boolean supportsBudgetLeases() {
+        return true;
+    }
 }

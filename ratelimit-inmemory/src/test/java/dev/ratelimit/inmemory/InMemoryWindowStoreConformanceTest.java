@@ -25,4 +25,9 @@ class InMemoryWindowStoreConformanceTest extends WindowStoreConformanceKit {
     protected boolean supportsLeases() {
         return true;
     }
+
+    @Override
+    protected boolean supportsBudgetLeases() {
+        return true;
+    }
 }

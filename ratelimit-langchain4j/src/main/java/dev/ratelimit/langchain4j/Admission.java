@@ -1,9 +1,9 @@
 package dev.ratelimit.langchain4j;
 
-import com.knuddels.jtokkit.api.Encoding;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.output.TokenUsage;
 import dev.ratelimit.genai.ModelCall;
+import dev.ratelimit.genai.TokenCounts;
 
 /**
  * One admitted model call: the shared {@link ModelCall} and how to settle it from LangChain4j's
@@ -18,8 +18,8 @@ final class Admission {
         this.call = call;
     }
 
-    Encoding encoding() {
-        return call.encoding();
+    TokenCounts counts() {
+        return call.counts();
     }
 
     /**
@@ -29,9 +29,7 @@ final class Admission {
     void complete(ChatResponse response) {
         TokenUsage usage = response.tokenUsage();
         long counted = TokenCounter.output(
-                call.encoding(),
-                response.aiMessage().text(),
-                response.aiMessage().toolExecutionRequests());
+                call.counts(), response.aiMessage().text(), response.aiMessage().toolExecutionRequests());
         if (usage == null) {
             call.complete(null, null, null, counted).toCompletableFuture().join();
             return;
@@ -46,7 +44,18 @@ final class Admission {
         call.produced(outputTokens).toCompletableFuture().join();
     }
 
+    /** Commits the counted prompt and output, for a stream that failed after producing output. */
+    void produced(long outputTokens, Throwable failure) {
+        call.produced(outputTokens, failure).toCompletableFuture().join();
+    }
+
+    /** Gives the reservation back: the caller gave up before the model did any work. */
     void cancel() {
         call.cancel().toCompletableFuture().join();
+    }
+
+    /** Gives the reservation back: the model failed before doing any work we know of. */
+    void cancel(Throwable failure) {
+        call.cancel(failure).toCompletableFuture().join();
     }
 }

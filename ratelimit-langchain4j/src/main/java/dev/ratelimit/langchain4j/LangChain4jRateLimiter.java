@@ -1,6 +1,5 @@
 package dev.ratelimit.langchain4j;
 
-import com.knuddels.jtokkit.api.Encoding;
 import dev.langchain4j.model.chat.ChatModel;
 import dev.langchain4j.model.chat.ChatRequestOptions;
 import dev.langchain4j.model.chat.StreamingChatModel;
@@ -9,11 +8,11 @@ import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
-import dev.ratelimit.genai.ModelCall;
 import dev.ratelimit.genai.ModelCatalog;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.PriceTable;
 import dev.ratelimit.genai.RateLimitExceededException;
+import dev.ratelimit.genai.TokenCounts;
 import dev.ratelimit.genai.UnpricedModelException;
 import java.util.List;
 import java.util.Objects;
@@ -28,7 +27,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Per call, the wrapped model resolves the end user (the {@value #USER_ATTRIBUTE} attribute of the
  * call's {@link ChatRequestOptions}, else the configured {@linkplain Builder#user(Supplier) user
  * resolver}), the user's {@link Tier}, and the model's {@link SharedBudget} (by the request's model
- * name, else the model's default), estimates the call's tokens (the prompt counted with jtokkit plus
+ * name, else the model's default), estimates the call's tokens (the prompt counted by {@code TokenCounts} plus
  * the request's {@code maxOutputTokens}, else the model's default, else {@link
  * Builder#defaultMaxOutputTokens(long)}) and makes one {@link RateLimiter#reserve(String, Tier,
  * dev.ratelimit.api.Amounts, List) reservation}. A refusal throws {@link RateLimitExceededException} and the model is not
@@ -143,17 +142,17 @@ public final class LangChain4jRateLimiter {
         String userId = userOf(request, options);
         Tier userTier = Objects.requireNonNull(tier.apply(userId), "the tier resolver returned null for " + userId);
         String modelName = request.modelName() != null ? request.modelName() : defaults.modelName();
-        Encoding encoding = TokenCounter.encodingFor(modelName);
-        long prompt = TokenCounter.prompt(encoding, request.messages(), request.toolSpecifications());
+        TokenCounts counts = TokenCounter.countsFor(modelName);
+        long prompt = TokenCounter.prompt(counts, request.messages(), request.toolSpecifications());
         Integer maxOutput = request.maxOutputTokens() != null ? request.maxOutputTokens() : defaults.maxOutputTokens();
-        return new Admission(ModelCall.admit(
+        return new Admission(models.admit(
                 limiter,
                 userId,
                 userTier,
                 models.request(
                         modelName,
                         "(no model name)",
-                        encoding,
+                        counts,
                         prompt,
                         maxOutput != null ? maxOutput : defaultMaxOutputTokens)));
     }

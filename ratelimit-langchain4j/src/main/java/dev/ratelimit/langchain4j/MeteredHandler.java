@@ -10,12 +10,13 @@ import dev.langchain4j.model.chat.response.PartialToolCall;
 import dev.langchain4j.model.chat.response.PartialToolCallContext;
 import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import dev.langchain4j.model.chat.response.StreamingHandle;
+import dev.ratelimit.genai.StreamedTokens;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Forwards every event of one stream to the caller's handler, keeps the output produced so far, and
+ * Forwards every event of one stream to the caller's handler, counts the output produced so far, and
  * settles the call's reservation exactly once, by the first ending: the response, an error, the
  * caller cancelling through the {@link StreamingHandle} it was given, or the delegate failing to
  * start. The settlement happens before the caller's handler hears of the ending, and before the
@@ -26,7 +27,7 @@ final class MeteredHandler implements StreamingChatResponseHandler {
 
     private final StreamingChatResponseHandler handler;
     private final Admission admission;
-    private final StringBuilder produced = new StringBuilder(); // guarded by itself
+    private final StreamedTokens produced; // guarded by itself: counted as it passes, not kept
     private final AtomicBoolean settled = new AtomicBoolean();
     /** Completed once the first ending has settled. */
     private final CompletableFuture<Void> settlement = new CompletableFuture<>();
@@ -34,6 +35,7 @@ final class MeteredHandler implements StreamingChatResponseHandler {
     MeteredHandler(StreamingChatResponseHandler handler, Admission admission) {
         this.handler = handler;
         this.admission = admission;
+        this.produced = admission.counts().stream();
     }
 
     @Override
@@ -95,17 +97,17 @@ final class MeteredHandler implements StreamingChatResponseHandler {
             // output did no work we can count
             long output = producedTokens();
             if (output > 0) {
-                admission.produced(output);
+                admission.produced(output, error);
             } else {
-                admission.cancel();
+                admission.cancel(error);
             }
         });
         handler.onError(error);
     }
 
     /** The delegate threw instead of starting the stream: nothing was produced. */
-    void failedToStart() {
-        settle(admission::cancel);
+    void failedToStart(Throwable failure) {
+        settle(() -> admission.cancel(failure));
     }
 
     private void cancelled() {
@@ -136,11 +138,9 @@ final class MeteredHandler implements StreamingChatResponseHandler {
     }
 
     private long producedTokens() {
-        String text;
         synchronized (produced) {
-            text = produced.toString();
+            return produced.count();
         }
-        return TokenCounter.text(admission.encoding(), text);
     }
 
     private StreamingHandle metered(StreamingHandle handle) {

@@ -36,7 +36,7 @@ final class RateLimitedChatModel extends ForwardingModel<ChatModel> implements C
         try {
             response = model.get();
         } catch (RuntimeException | Error e) {
-            admission.cancel(); // the provider refused or failed: it did no work we know of
+            admission.cancel(e); // the provider refused or failed: it did no work we know of
             throw e;
         }
         admission.complete(response);

@@ -41,7 +41,7 @@ final class RateLimitedStreamingChatModel extends ForwardingModel<StreamingChatM
         try {
             stream.accept(metered);
         } catch (RuntimeException | Error e) {
-            metered.failedToStart();
+            metered.failedToStart(e);
             throw e;
         }
     }

@@ -1,6 +1,5 @@
 package dev.ratelimit.langchain4j;
 
-import com.knuddels.jtokkit.api.Encoding;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.data.message.AiMessage;
@@ -22,8 +21,8 @@ final class TokenCounter {
 
     private TokenCounter() {}
 
-    static Encoding encodingFor(@Nullable String modelName) {
-        return TokenCounts.encodingFor(modelName);
+    static TokenCounts countsFor(@Nullable String modelName) {
+        return TokenCounts.forModel(modelName);
     }
 
     /**
@@ -31,51 +30,51 @@ final class TokenCounter {
      * offered, and OpenAI's per-message and reply overheads. Images and audio count nothing here; the
      * provider's usage settles them.
      */
-    static long prompt(Encoding encoding, List<ChatMessage> messages, List<ToolSpecification> tools) {
+    static long prompt(TokenCounts counts, List<ChatMessage> messages, List<ToolSpecification> tools) {
         long tokens = TokenCounts.REPLY_PRIMING;
         for (ChatMessage message : messages) {
-            tokens += TokenCounts.PER_MESSAGE + message(encoding, message);
+            tokens += TokenCounts.PER_MESSAGE + message(counts, message);
         }
         for (ToolSpecification tool : tools) {
-            tokens += text(encoding, tool.toJson());
+            tokens += text(counts, tool.toJson());
         }
         return tokens;
     }
 
-    private static long message(Encoding encoding, ChatMessage message) {
+    private static long message(TokenCounts counts, ChatMessage message) {
         if (message instanceof SystemMessage system) {
-            return text(encoding, system.text());
+            return text(counts, system.text());
         }
         if (message instanceof UserMessage user) {
-            long tokens = text(encoding, user.name());
+            long tokens = text(counts, user.name());
             for (Content content : user.contents()) {
                 if (content instanceof TextContent textContent) {
-                    tokens += text(encoding, textContent.text());
+                    tokens += text(counts, textContent.text());
                 }
             }
             return tokens;
         }
         if (message instanceof AiMessage ai) {
-            return output(encoding, ai.text(), ai.toolExecutionRequests());
+            return output(counts, ai.text(), ai.toolExecutionRequests());
         }
         if (message instanceof ToolExecutionResultMessage result) {
-            return text(encoding, result.toolName()) + text(encoding, result.text());
+            return text(counts, result.toolName()) + text(counts, result.text());
         }
         return 0; // custom messages: the provider decides what they cost
     }
 
     /** Counts what a model produced: its text and the tool calls it asked for. */
-    static long output(Encoding encoding, @Nullable String text, @Nullable List<ToolExecutionRequest> toolCalls) {
-        long tokens = text(encoding, text);
+    static long output(TokenCounts counts, @Nullable String text, @Nullable List<ToolExecutionRequest> toolCalls) {
+        long tokens = text(counts, text);
         if (toolCalls != null) {
             for (ToolExecutionRequest call : toolCalls) {
-                tokens += text(encoding, call.name()) + text(encoding, call.arguments());
+                tokens += text(counts, call.name()) + text(counts, call.arguments());
             }
         }
         return tokens;
     }
 
-    static long text(Encoding encoding, @Nullable String text) {
-        return TokenCounts.text(encoding, text);
+    static long text(TokenCounts counts, @Nullable String text) {
+        return counts.count(text);
     }
 }

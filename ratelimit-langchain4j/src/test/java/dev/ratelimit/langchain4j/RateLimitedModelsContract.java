@@ -30,6 +30,8 @@ import dev.ratelimit.genai.RateLimitExceededException;
 import dev.ratelimit.genai.TokenUsage;
 import dev.ratelimit.genai.UnpricedModelException;
 import dev.ratelimit.testsupport.gemini.GeminiStub;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -150,9 +152,8 @@ abstract class RateLimitedModelsContract {
 
         rateLimit.wrap(chatModel()).chat(request);
 
-        var encoding = TokenCounter.encodingFor(MODEL);
-        long expected = TokenCounter.prompt(encoding, request.messages(), List.of())
-                + TokenCounter.text(encoding, OpenAiStub.REPLY);
+        var counts = TokenCounter.countsFor(MODEL);
+        long expected = TokenCounter.prompt(counts, request.messages(), List.of()) + counts.count(OpenAiStub.REPLY);
         assertThat(used(TOKENS)).isEqualTo(expected);
     }
 
@@ -170,6 +171,33 @@ abstract class RateLimitedModelsContract {
 
         assertThat(used(REQUESTS)).isZero();
         assertThat(limiter.usage(other, TIER).get(0).used()).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName(
+            "given a MeterRegistry, plain and streamed calls record OpenTelemetry's GenAI token usage and duration")
+    void genAiMetrics() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        LangChain4jRateLimiter metered = LangChain4jRateLimiter.builder(limiter)
+                .user(() -> user)
+                .tier(id -> TIER)
+                .meterRegistry(registry)
+                .build();
+        metered.wrap(chatModel()).chat("hi");
+        CompletableFuture<ChatResponse> done = new CompletableFuture<>();
+        metered.wrapStreaming(streamingModel()).chat("hi", handler(done));
+        done.get(30, TimeUnit.SECONDS);
+
+        for (String type : List.of("input", "output")) {
+            DistributionSummary tokens = registry.get("gen_ai.client.token.usage")
+                    .tags("gen_ai.token.type", type, "gen_ai.request.model", MODEL, "gen_ai.provider.name", "openai")
+                    .summary();
+            assertThat(tokens.count()).isEqualTo(2);
+            assertThat(tokens.totalAmount())
+                    .isEqualTo(2.0 * (type.equals("input") ? OpenAiStub.PROMPT_TOKENS : OpenAiStub.COMPLETION_TOKENS));
+        }
+        assertThat(registry.get("gen_ai.client.operation.duration").timer().count())
+                .isEqualTo(2);
     }
 
     @Test
@@ -292,11 +320,10 @@ abstract class RateLimitedModelsContract {
         // LangChain4j 1.19's OpenAI client ends a broken-off stream as a response without usage (no
         // finish reason); an error would settle to the same count
         done.handle((response, error) -> null).get(30, TimeUnit.SECONDS);
-        var encoding = TokenCounter.encodingFor(MODEL);
+        var counts = TokenCounter.countsFor(MODEL);
         assertThat(used(REQUESTS)).isEqualTo(1);
         assertThat(used(TOKENS))
-                .isEqualTo(TokenCounter.prompt(encoding, request.messages(), List.of())
-                        + TokenCounter.text(encoding, "Hello"));
+                .isEqualTo(TokenCounter.prompt(counts, request.messages(), List.of()) + counts.count("Hello"));
     }
 
     @Test
@@ -326,9 +353,8 @@ abstract class RateLimitedModelsContract {
             });
 
             String produced = cancelledAfter.get(30, TimeUnit.SECONDS);
-            var encoding = TokenCounter.encodingFor(MODEL);
-            long expected = TokenCounter.prompt(encoding, request.messages(), List.of())
-                    + TokenCounter.text(encoding, produced);
+            var counts = TokenCounter.countsFor(MODEL);
+            long expected = TokenCounter.prompt(counts, request.messages(), List.of()) + counts.count(produced);
             assertThat(produced).isEqualTo("Hello");
             assertThat(used(REQUESTS)).isEqualTo(1);
             assertThat(used(TOKENS)).isEqualTo(expected);
@@ -427,7 +453,7 @@ abstract class RateLimitedModelsContract {
     }
 
     private static long prompt(ChatRequest request) {
-        return TokenCounter.prompt(TokenCounter.encodingFor(MODEL), request.messages(), List.of());
+        return TokenCounter.prompt(TokenCounter.countsFor(MODEL), request.messages(), List.of());
     }
 
     private static ChatRequest hi() {
@@ -474,7 +500,7 @@ abstract class RateLimitedModelsContract {
 
         metered().wrap(chatModel()).chat(hi());
 
-        long output = TokenCounter.text(TokenCounter.encodingFor(MODEL), OpenAiStub.REPLY);
+        long output = TokenCounter.text(TokenCounter.countsFor(MODEL), OpenAiStub.REPLY);
         assertThat(spent()).isEqualTo(PRICE.costMicros(TokenUsage.of(prompt(hi()), output)));
     }
 
@@ -535,7 +561,7 @@ abstract class RateLimitedModelsContract {
 
             handle.cancel();
 
-            long produced = TokenCounter.text(TokenCounter.encodingFor(MODEL), "Hello");
+            long produced = TokenCounter.text(TokenCounter.countsFor(MODEL), "Hello");
             assertThat(spent()).isEqualTo(PRICE.costMicros(TokenUsage.of(prompt(hi()), produced)));
         } finally {
             held.countDown();

@@ -36,7 +36,17 @@ ARGV[6 + s(i-1)] ..
               counted is the [t(j), t(j+1)) that holds now, an error when none does. With a time in
               ARGV[2] the client sends that period's two bounds; without one, the periods before,
               around and after its own clock's now, and the server's TIME picks among them (exact
-              while the two clocks differ by less than a period: about a day at the shortest)
+              while the two clocks differ by less than a period: about a day at the shortest).
+              A budget lease's window (a slice of a shared budget one instance spends locally) is
+              exact and sliding, precision 'l<D>' in a window of an amount and 'l<D>:<count>' in a
+              request window: to reserve, the call records the lease there stamped at its end, now +
+              D (D at most 1000 ms), so it counts from now until now + D + length; in a request window
+              as <count> members (0 to 1000), the entry id then '<id>#2' ... '<id>#<count>', and the
+              window needs room for all of them. To settle (return the lease, with ARGV[4] its stamp),
+              the settled amount of a request window is the count kept: the members beyond it go; a
+              window of an amount settles as any other (the kept part stays at the stamp). A store
+              keeps every key at least a second past now + length (see EXPIRE below), so a later
+              call's expiry never drops a lease stamped at most a second ahead
 
 Reserve replies integers: {status, now, index, retry_ms, used_1, reset_1, ..., used_n, reset_n}
   status      1 allowed: recorded in every window (index -1, retry_ms 0);
@@ -214,8 +224,8 @@ if op == 'r' and #KEYS == n + (lease_key and 1 or 0) then
         local used = result[3 + 2 * i] + redis.call('ZADD', key, 'NX', score, id)
         redis.call('EXPIRE', key, fmt('%d', math.ceil(length / 1000) + 1)) -- leaves at now + length
         result[3 + 2 * i] = used
-        if used > 0 and result[4 + 2 * i] == 0 then
-          result[4 + 2 * i] = length -- the new entry is the oldest
+        if used > 0 and (result[4 + 2 * i] == 0 or result[4 + 2 * i] > length) then
+          result[4 + 2 * i] = length -- the new entry is the oldest (a lease's may be stamped ahead)
         end
       end
       if lease_key then
@@ -278,6 +288,15 @@ for i = 1, n do
     step = num(text)
   end
   local cal, start, stop = false, 0, 0
+  local ahead, count = false, false
+  if not step then
+    local d, c = string.match(text, '^l(%d+):?(%d*)$')
+    if d then
+      -- a budget lease: an exact window whose entry is stamped d ms ahead (see the header)
+      ahead, step = tonumber(d), 0
+      count = c ~= '' and tonumber(c) or false
+    end
+  end
   if not step then
     -- a calendar window: 'c' and ascending period starts; the period counted is the one holding now
     local spec, from, to = text, nil, nil
@@ -318,8 +337,18 @@ for i = 1, n do
   if limit == nil then
     limit = num(text)
   end
+  if ahead and ahead > 1000 then
+    -- every key outlives now + length by a second: a lease stamped further ahead could be dropped
+    return redis.error_reply('ERR sliding_window: a lease of window ' .. i .. ' is longer than 1000 ms')
+  end
+  if count then
+    if counts or count > 1000 then
+      return redis.error_reply('ERR sliding_window: bad lease count for window ' .. i)
+    end
+    amount = count -- a lease of `count` requests: that many members in a request window
+  end
   local settled = 1
-  if stride == 5 and counts then
+  if stride == 5 and (counts or count) then
     settled = num(argv[a + 5])
     if not settled or settled < 0 then
       return redis.error_reply('ERR sliding_window: bad settled amount for window ' .. i)
@@ -346,6 +375,9 @@ for i = 1, n do
     }
   end
   k = k + 1
+  if ahead then
+    windows[i][25], windows[i][26] = ahead, count
+  end
 end
 -- a settled set (a marked settlement), then a lease set come after the windows' keys: the lease
 -- taken by a reservation, released by a settlement
@@ -761,12 +793,32 @@ if op == 'r' then
     local kind = w[6]
     -- the entry leaves at now + length, or at the calendar period's end
     local leaves = w[10] and w[12] or now + w[2]
-    if kind == 0 then
+    local score, at = score, now
+    if w[25] then
+      -- a budget lease: stamped at its end, so it counts until then plus the length
+      at = now + w[25]
+      score, leaves = int(at), at + w[2]
+    end
+    if kind == 0 and w[26] == 0 then
+      save(w) -- a lease of no requests records nothing here
+    elseif kind == 0 and w[26] then
+      -- a lease of requests: members id, id#2 ... id#count, all at the lease's stamp
+      local args = {'NX', score, id}
+      for j = 2, w[26] do
+        args[#args + 1] = score
+        args[#args + 1] = id .. '#' .. j
+      end
+      w[7] = w[7] + redis.call('ZADD', w[1], unpack(args))
+      redis.call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
+      if not w[8] or at < w[8] then
+        w[8] = at -- (a lease stamped ahead may be the oldest before)
+      end
+    elseif kind == 0 then
       -- an entry id names one entry: recording it again changes nothing
       w[7] = w[7] + redis.call('ZADD', w[1], 'NX', score, id)
       redis.call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
-      if not w[8] then
-        w[8] = now
+      if not w[8] or at < w[8] then
+        w[8] = at -- (a lease stamped ahead may be the oldest before)
       end
     elseif kind == 1 then
       local amount = w[4]
@@ -780,8 +832,8 @@ if op == 'r' then
         w[7] = w[7] + amount
         redis.call('EXPIRE', w[1], seconds)
         redis.call('SET', w[9], int(w[7]), 'EX', seconds)
-        if not w[8] then
-          w[8] = now
+        if not w[8] or at < w[8] then
+          w[8] = at -- (a lease stamped ahead may be the oldest before)
         end
       else
         weighted_save(w)
@@ -854,7 +906,16 @@ for i = 1, n do
     target = 0
   end
   local kind = w[6]
-  if kind == 0 then
+  if kind == 0 and w[26] then
+    -- a lease of requests returned: keep `target` of its members, give the others back
+    local gone = {}
+    for j = math.max(target, 0) + 1, w[26] do
+      gone[#gone + 1] = j == 1 and id or (id .. '#' .. j)
+    end
+    if #gone > 0 then
+      redis.call('ZREM', w[1], unpack(gone))
+    end
+  elseif kind == 0 then
     if cancel then
       redis.call('ZREM', w[1], id)
     end

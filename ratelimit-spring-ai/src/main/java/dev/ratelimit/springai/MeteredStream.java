@@ -1,7 +1,7 @@
 package dev.ratelimit.springai;
 
-import com.knuddels.jtokkit.api.Encoding;
 import dev.ratelimit.genai.ModelCall;
+import dev.ratelimit.genai.StreamedTokens;
 import dev.ratelimit.genai.TokenCounts;
 import org.jspecify.annotations.Nullable;
 import org.springframework.ai.chat.client.ChatClientResponse;
@@ -20,21 +20,20 @@ import reactor.core.publisher.Mono;
 final class MeteredStream {
 
     private final ModelCall call;
-    private final Encoding encoding;
-    private final StringBuilder produced = new StringBuilder(); // guarded by itself
+    private final StreamedTokens produced; // guarded by itself: counted as it passes, not kept
     private volatile @Nullable ChatResponse lastReported;
 
-    MeteredStream(ModelCall call, Encoding encoding) {
+    MeteredStream(ModelCall call, TokenCounts counts) {
         this.call = call;
-        this.encoding = encoding;
+        this.produced = counts.stream();
     }
 
     Flux<ChatClientResponse> meter(Flux<ChatClientResponse> stream) {
         return stream.doOnNext(this::record)
                 .concatWith(
                         Mono.defer(() -> Mono.fromCompletionStage(completed())).then(Mono.empty()))
-                .onErrorResume(error ->
-                        Mono.defer(() -> Mono.fromCompletionStage(failed())).then(Mono.error(error)))
+                .onErrorResume(error -> Mono.defer(() -> Mono.fromCompletionStage(failed(error)))
+                        .then(Mono.error(error)))
                 .doOnCancel(this::cancelled);
     }
 
@@ -53,18 +52,17 @@ final class MeteredStream {
                     produced.append(output.getText());
                 }
                 for (AssistantMessage.ToolCall toolCall : output.getToolCalls()) {
-                    produced.append(toolCall.name()).append(toolCall.arguments());
+                    produced.append(toolCall.name());
+                    produced.append(toolCall.arguments());
                 }
             }
         }
     }
 
     private long producedTokens() {
-        String text;
         synchronized (produced) {
-            text = produced.toString();
+            return produced.count();
         }
-        return TokenCounts.text(encoding, text);
     }
 
     private java.util.concurrent.CompletionStage<Void> completed() {
@@ -72,9 +70,9 @@ final class MeteredStream {
     }
 
     /** Output already streamed was generated (and is billed); a stream that failed before any did no work. */
-    private java.util.concurrent.CompletionStage<Void> failed() {
+    private java.util.concurrent.CompletionStage<Void> failed(Throwable error) {
         long output = producedTokens();
-        return output > 0 ? call.produced(output) : call.cancel();
+        return output > 0 ? call.produced(output, error) : call.cancel(error);
     }
 
     private void cancelled() {

@@ -1,6 +1,5 @@
 package dev.ratelimit.springai;
 
-import com.knuddels.jtokkit.api.Encoding;
 import dev.ratelimit.genai.TokenCounts;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -28,10 +27,10 @@ final class PromptTokens {
      * OpenAI's per-message and reply overheads. Media count nothing here; the provider's usage
      * settles them.
      */
-    static long prompt(Encoding encoding, Prompt prompt) {
+    static long prompt(TokenCounts counts, Prompt prompt) {
         long tokens = TokenCounts.REPLY_PRIMING;
         for (Message message : prompt.getInstructions()) {
-            tokens += TokenCounts.PER_MESSAGE + message(encoding, message);
+            tokens += TokenCounts.PER_MESSAGE + message(counts, message);
         }
         ChatOptions options = prompt.getOptions();
         List<ToolCallback> callbacks =
@@ -39,45 +38,45 @@ final class PromptTokens {
         if (callbacks != null) {
             for (ToolCallback tool : callbacks) {
                 ToolDefinition definition = tool.getToolDefinition();
-                tokens += TokenCounts.text(encoding, definition.name())
-                        + TokenCounts.text(encoding, definition.description())
-                        + TokenCounts.text(encoding, definition.inputSchema());
+                tokens += counts.count(definition.name())
+                        + counts.count(definition.description())
+                        + counts.count(definition.inputSchema());
             }
         }
         return tokens;
     }
 
-    private static long message(Encoding encoding, Message message) {
+    private static long message(TokenCounts counts, Message message) {
         if (message instanceof AssistantMessage assistant) {
-            return output(encoding, assistant);
+            return output(counts, assistant);
         }
-        long tokens = TokenCounts.text(encoding, message.getText());
+        long tokens = counts.count(message.getText());
         if (message instanceof ToolResponseMessage results) {
             for (ToolResponseMessage.ToolResponse result : results.getResponses()) {
-                tokens += TokenCounts.text(encoding, result.name()) + TokenCounts.text(encoding, result.responseData());
+                tokens += counts.count(result.name()) + counts.count(result.responseData());
             }
         }
         return tokens;
     }
 
     /** Counts what a model produced: its text and the tool calls it asked for. */
-    static long output(Encoding encoding, AssistantMessage message) {
-        long tokens = TokenCounts.text(encoding, message.getText());
+    static long output(TokenCounts counts, AssistantMessage message) {
+        long tokens = counts.count(message.getText());
         for (AssistantMessage.ToolCall call : message.getToolCalls()) {
-            tokens += TokenCounts.text(encoding, call.name()) + TokenCounts.text(encoding, call.arguments());
+            tokens += counts.count(call.name()) + counts.count(call.arguments());
         }
         return tokens;
     }
 
     /** Counts every generation of a response, or of one chunk of a stream. */
-    static long output(Encoding encoding, @Nullable ChatResponse response) {
+    static long output(TokenCounts counts, @Nullable ChatResponse response) {
         if (response == null) {
             return 0;
         }
         long tokens = 0;
         List<Generation> generations = response.getResults();
         for (Generation generation : generations) {
-            tokens += output(encoding, generation.getOutput());
+            tokens += output(counts, generation.getOutput());
         }
         return tokens;
     }

@@ -1,6 +1,5 @@
 package dev.ratelimit.springai;
 
-import com.knuddels.jtokkit.api.Encoding;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
@@ -38,7 +37,7 @@ import reactor.core.publisher.Mono;
  * <p>Per call to the model, the advisor finds the end user (the {@value #USER} advisor parameter,
  * else the {@link EndUserResolver}), the user's {@link Tier} (the {@value #TIER} parameter, else the
  * resolver's, by name in the {@link TierPolicy}), and the model's {@link SharedBudget} (by the
- * call's model name); it estimates the call's tokens (the prompt counted with jtokkit, plus the
+ * call's model name); it estimates the call's tokens (the prompt counted by {@code TokenCounts}, plus the
  * call's {@code maxTokens} option, else {@link Builder#defaultMaxTokens(long)}) and makes one
  * reservation for the user's windows and the model's cap at once. A refusal throws {@link
  * RateLimitExceededException} (from {@code call()}, or as the stream's error) and the model is not
@@ -113,7 +112,7 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
         this.models = models;
         this.defaultMaxTokens = builder.defaultMaxTokens;
         this.order = builder.order;
-        TokenCounts.encodingFor(null); // loads the default vocabulary now, not on the first (reactive) call
+        TokenCounts.forModel(null); // loads the default vocabulary now, not on the first (reactive) call
     }
 
     /**
@@ -149,15 +148,15 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
     public ChatClientResponse adviseCall(ChatClientRequest request, CallAdvisorChain chain) {
         ModelCall.Request estimate = estimate(request);
         EndUser user = endUser(request, users.resolve(request));
-        ModelCall call = ModelCall.admit(limiter, user.id(), tiers.resolve(user.tier()), estimate);
+        ModelCall call = models.admit(limiter, user.id(), tiers.resolve(user.tier()), estimate);
         ChatClientResponse response;
         try {
             response = chain.nextCall(request);
         } catch (RuntimeException | Error e) {
-            call.cancel().toCompletableFuture().join(); // the provider refused or failed: no work we know of
+            call.cancel(e).toCompletableFuture().join(); // the provider refused or failed: no work we know of
             throw e;
         }
-        settle(call, response.chatResponse(), PromptTokens.output(estimate.encoding(), response.chatResponse()))
+        settle(call, response.chatResponse(), PromptTokens.output(estimate.counts(), response.chatResponse()))
                 .toCompletableFuture()
                 .join();
         return response;
@@ -175,10 +174,10 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
                 .switchIfEmpty(Mono.fromSupplier(() -> endUser(request, null)))
                 .flatMap(user -> {
                     ModelCall.Request estimate = estimate(request);
-                    return Mono.fromCompletionStage(() ->
-                                    ModelCall.admitAsync(limiter, user.id(), tiers.resolve(user.tier()), estimate))
+                    return Mono.fromCompletionStage(
+                                    () -> models.admitAsync(limiter, user.id(), tiers.resolve(user.tier()), estimate))
                             .onErrorMap(CompletionException.class, e -> e.getCause() == null ? e : e.getCause())
-                            .map(call -> new MeteredStream(call, estimate.encoding()));
+                            .map(call -> new MeteredStream(call, estimate.counts()));
                 })
                 .flatMapMany(metered -> metered.meter(chain.nextStream(request)));
     }
@@ -186,13 +185,13 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
     private ModelCall.Request estimate(ChatClientRequest request) {
         ChatOptions options = request.prompt().getOptions();
         String model = options == null ? null : options.getModel();
-        Encoding encoding = TokenCounts.encodingFor(model);
+        TokenCounts counts = TokenCounts.forModel(model);
         Integer maxTokens = options == null ? null : options.getMaxTokens();
         return models.request(
                 model,
                 UNNAMED_MODEL,
-                encoding,
-                PromptTokens.prompt(encoding, request.prompt()),
+                counts,
+                PromptTokens.prompt(counts, request.prompt()),
                 maxTokens != null ? maxTokens : defaultMaxTokens);
     }
 

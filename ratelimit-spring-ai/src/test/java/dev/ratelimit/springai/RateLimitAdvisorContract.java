@@ -19,6 +19,9 @@ import dev.ratelimit.genai.TokenUsage;
 import dev.ratelimit.genai.UnpricedModelException;
 import dev.ratelimit.testsupport.gemini.GeminiStub;
 import dev.ratelimit.testsupport.openai.OpenAiStub;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -141,7 +144,7 @@ abstract class RateLimitAdvisorContract {
     }
 
     private static long count(String text) {
-        return TokenCounts.text(TokenCounts.encodingFor(MODEL), text);
+        return TokenCounts.forModel(MODEL).count(text);
     }
 
     /** Waits for a settlement that nobody waits for (a cancelled stream's), up to 30 seconds. */
@@ -193,6 +196,29 @@ abstract class RateLimitAdvisorContract {
         assertThat(used(REQUESTS)).isEqualTo(1);
         assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
         assertThat(modelCapUsed()).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+    }
+
+    @Test
+    @DisplayName(
+            "given a MeterRegistry, plain and streamed calls record OpenTelemetry's GenAI token usage and duration")
+    void genAiMetrics() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        RateLimitAdvisor advisor = advisor().meterRegistry(registry).build();
+        chatClient(advisor, true).prompt("hi").call().content();
+        chatClient(advisor, true).prompt("hi").stream().content().collectList().block(Duration.ofSeconds(30));
+
+        for (String type : List.of("input", "output")) {
+            DistributionSummary tokens = registry.get("gen_ai.client.token.usage")
+                    .tags("gen_ai.token.type", type, "gen_ai.request.model", MODEL, "gen_ai.provider.name", "openai")
+                    .tag("gen_ai.operation.name", "chat")
+                    .summary();
+            assertThat(tokens.count()).isEqualTo(2);
+            assertThat(tokens.totalAmount())
+                    .isEqualTo(2.0 * (type.equals("input") ? OpenAiStub.PROMPT_TOKENS : OpenAiStub.COMPLETION_TOKENS));
+        }
+        Timer duration = registry.get("gen_ai.client.operation.duration").timer();
+        assertThat(duration.count()).isEqualTo(2);
+        assertThat(duration.getId().getTag("error.type")).isNull();
     }
 
     @Test

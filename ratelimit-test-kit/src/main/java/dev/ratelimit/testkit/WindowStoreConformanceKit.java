@@ -126,6 +126,16 @@ public abstract class WindowStoreConformanceKit {
     }
 
     /**
+     * Declares that the store takes budget leases ({@code WindowStore.takeLease}, {@code
+     * returnLease}); rules of section F then run.
+     *
+     * @return {@code true} when the store takes budget leases
+     */
+    protected boolean supportsBudgetLeases() {
+        return false;
+    }
+
+    /**
      * Returns the number of concurrent trials the concurrency rules repeat; lower it only for very
      * slow backends.
      *
@@ -166,7 +176,7 @@ public abstract class WindowStoreConformanceKit {
                 + getClass().getSimpleName()
                 + " conformance tests ran. The kit's tests are JUnit 5 tests: run them with"
                 + " maven-surefire-plugin 2.22.0 or later (3.x recommended; Maven 3.8 and older default to"
-                + " 2.12.4), or Gradle's useJUnitPlatform(). A full run reports 80 tests; see CONFORMANCE.md.");
+                + " 2.12.4), or Gradle's useJUnitPlatform(). A full run reports 89 tests; see CONFORMANCE.md.");
     }
 
     /**
@@ -250,6 +260,10 @@ public abstract class WindowStoreConformanceKit {
     @Nested
     @DisplayName("Q: concurrency leases (optional)")
     class Leases extends Section implements LeaseRules {}
+
+    @Nested
+    @DisplayName("F: leased shares of shared budgets (optional)")
+    class BudgetLeases extends Section implements BudgetLeaseRules {}
 
     @Nested
     @DisplayName("E: real expiry (optional)")

@@ -1,6 +1,8 @@
 package com.example.store;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.BudgetLease;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
@@ -12,6 +14,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /** Exact sliding-window logs in one map, one lock for every call: a store written from the docs alone. */
 public final class ExampleStore implements WindowStore {
@@ -37,28 +40,79 @@ public final class ExampleStore implements WindowStore {
         long now = request.hasTime() ? request.nowMillis() : clock.millis();
         List<Window> windows = request.windows();
         List<List<Entry>> windowLogs = logs(request, now);
+        long[] weights = windows.stream().mapToLong(request::weightIn).toArray();
+        Evaluation refused = refusal(request, windowLogs, weights, now);
+        if (refused != null) {
+            return refused;
+        }
+        for (int i = 0; i < windows.size(); i++) {
+            if (weights[i] > 0) {
+                windowLogs.get(i).add(new Entry(at(windows.get(i), now), request.entryId(), weights[i]));
+            }
+        }
+        return Evaluation.allowed(now, used(windowLogs), resetAfter(windowLogs, windows, now));
+    }
+
+    /** Takes a budget lease as a request of its weights, its entry stamped at the lease's end. */
+    @Override
+    public synchronized Evaluation takeLease(BudgetLease lease, long nowMillis) {
+        long now = nowMillis == StoreRequest.STORE_TIME ? clock.millis() : nowMillis;
+        StoreRequest request = new StoreRequest(List.of(lease.budget()), Amounts.none(), lease.entryId(), now, null);
+        List<Window> windows = request.windows();
+        List<List<Entry>> windowLogs = logs(request, now);
+        long[] weights = windows.stream().mapToLong(lease::weightIn).toArray();
+        Evaluation refused = refusal(request, windowLogs, weights, now);
+        if (refused != null) {
+            return refused;
+        }
+        for (int i = 0; i < windows.size(); i++) {
+            if (weights[i] > 0) {
+                windowLogs.get(i).add(new Entry(lease.stampMillis(now), lease.entryId(), weights[i]));
+            }
+        }
+        return Evaluation.allowed(now, used(windowLogs), resetAfter(windowLogs, windows, now));
+    }
+
+    /** Keeps what was used of a lease's entry and gives back the rest, once; in doubt, gives it all back. */
+    @Override
+    public synchronized void returnLease(
+            BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
+        long now = nowMillis == StoreRequest.STORE_TIME ? clock.millis() : nowMillis;
+        settled.values().removeIf(lapses -> lapses <= now);
+        if (settled.putIfAbsent(lease.entryId(), now + Settlement.REPEAT_GUARD.toMillis()) != null) {
+            return; // returned before
+        }
+        boolean inDoubt = stampMillis == Settlement.IN_DOUBT;
+        for (Window window : lease.budget().windows()) {
+            long kept = inDoubt ? 0 : window.countsRequests() ? requestsUsed : used.get(window.unit());
+            List<Entry> log = log(lease.budget(), window, now);
+            log.replaceAll(entry -> entry.id().equals(lease.entryId()) && (inDoubt || entry.time() == stampMillis)
+                    ? new Entry(entry.time(), entry.id(), Math.min(entry.weight(), kept))
+                    : entry);
+            log.removeIf(entry -> entry.weight() == 0);
+        }
+    }
+
+    /** The answer when a window cannot take the weights, too large or rejected; {@code null} when all can. */
+    private static @Nullable Evaluation refusal(
+            StoreRequest request, List<List<Entry>> windowLogs, long[] weights, long now) {
+        List<Window> windows = request.windows();
         long[] used = used(windowLogs);
         long[] reset = resetAfter(windowLogs, windows, now);
         for (int i = 0; i < windows.size(); i++) {
             Window window = windows.get(i);
-            if (request.weightIn(window) > window.limit()) {
+            if (weights[i] > window.limit()) {
                 leaveAloneAfter(request, i, used, reset);
                 return Evaluation.tooLarge(now, i, used, reset);
             }
-            long excess = used[i] + Math.max(request.weightIn(window), 1) - window.limit();
+            long excess = used[i] + Math.max(weights[i], 1) - window.limit();
             if (excess > 0) {
                 leaveAloneAfter(request, i, used, reset);
                 long leaves = window.leavesAtMillis(leavesAfterFreeing(windowLogs.get(i), excess));
                 return Evaluation.rejected(now, i, Math.max(leaves - now, 1), used, reset);
             }
         }
-        for (int i = 0; i < windows.size(); i++) {
-            long weight = request.weightIn(windows.get(i));
-            if (weight > 0) {
-                windowLogs.get(i).add(new Entry(at(windows.get(i), now), request.entryId(), weight));
-            }
-        }
-        return Evaluation.allowed(now, used(windowLogs), resetAfter(windowLogs, windows, now));
+        return null;
     }
 
     @Override

@@ -10,4 +10,9 @@ public class ExampleStoreConformanceTest extends WindowStoreConformanceKit {
     protected WindowStore createStore() {
         return new ExampleStore();
     }
+
+    @Override
+    protected boolean supportsBudgetLeases() {
+        return true;
+    }
 }

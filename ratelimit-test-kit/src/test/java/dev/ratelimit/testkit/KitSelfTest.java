@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import com.example.store.ExampleStore;
+import com.example.store.ExampleStoreConformanceTest;
+import dev.ratelimit.core.BudgetLease;
+import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.Settlement;
+import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import java.io.IOException;
 import java.lang.reflect.Method;
@@ -26,11 +31,11 @@ import org.junit.platform.testkit.engine.Events;
 class KitSelfTest {
 
     /** The tests of a full run, as CONFORMANCE.md, docs/writing-a-store.md and the kit's guard state it. */
-    private static final int FULL_RUN = 80;
+    private static final int FULL_RUN = 89;
 
-    /** A row of CONFORMANCE.md's table of counts: three declarations, tests run and passed, skipped ones. */
+    /** A row of CONFORMANCE.md's table of counts: five declarations, tests run and passed, skipped ones. */
     private static final Pattern COUNT_ROW = Pattern.compile(
-            "^\\| `(true|false)` \\| `(true|false)` \\| `(true|false)` \\| `(true|false)` \\| (\\d+) \\| (none|\\d+: [A-Z0-9, ]+) \\|",
+            "^\\| `(true|false)` \\| `(true|false)` \\| `(true|false)` \\| `(true|false)` \\| `(true|false)` \\| (\\d+) \\| (none|\\d+: [A-Z0-9, ]+) \\|",
             Pattern.MULTILINE);
 
     @Test
@@ -38,11 +43,13 @@ class KitSelfTest {
     void correctStorePasses() {
         Events tests = run(Correct.class);
         assertThat(failures(tests)).isEmpty();
-        assertThat(tests.succeeded().count()).isEqualTo(FULL_RUN - 10);
+        assertThat(tests.succeeded().count()).isEqualTo(FULL_RUN - 19);
         assertThat(ruleIds(tests.aborted()))
-                .as("E1 needs real expiry, P4 state sizes and Q leases, which the example store does not declare;"
-                        + " G0 is for stores that cannot evaluate several scopes atomically")
-                .containsExactlyInAnyOrder("G0", "E1", "P4", "Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7");
+                .as("E1 needs real expiry, P4 state sizes, Q leases and F budget leases, which a store declaring"
+                        + " nothing does not run; G0 is for stores that cannot evaluate several scopes atomically")
+                .containsExactlyInAnyOrder(
+                        "G0", "E1", "P4", "Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7", "F1", "F2", "F3", "F4", "F5", "F6",
+                        "F7", "F8", "F9");
     }
 
     @Test
@@ -70,6 +77,22 @@ class KitSelfTest {
     }
 
     @Test
+    @DisplayName("a correct store with budget leases passes section F")
+    void correctBudgetLeasesPass() {
+        Events tests = run(BudgetLeasing.class);
+        assertThat(failures(tests)).isEmpty();
+        assertThat(ruleIds(tests.succeeded())).contains("F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9");
+    }
+
+    @Test
+    @DisplayName("a store that stamps a budget lease at its taking, not its end, fails F1 and F8")
+    void leasesStampedAtTheirTakingFail() {
+        Map<String, String> failed = failures(run(StampedAtTaking.class));
+        assertThat(failed).containsKeys("F1", "F8");
+        assertThat(failed.get("F1")).contains("[F1] still counted a window's length after its taking");
+    }
+
+    @Test
     @DisplayName("CONFORMANCE.md's table of counts adds up to a full run, and its row of a new store is the run above")
     void conformanceCountsAreTrue() throws IOException {
         String conformance = RepositoryFiles.read("CONFORMANCE.md");
@@ -80,19 +103,20 @@ class KitSelfTest {
         Matcher row = COUNT_ROW.matcher(conformance);
         List<String> rows = new ArrayList<>();
         while (row.find()) {
-            String skipped = row.group(6);
+            String skipped = row.group(7);
             int skippedCount = skipped.equals("none") ? 0 : skipped.split(",").length;
-            assertThat(Integer.parseInt(row.group(5)) + skippedCount)
+            assertThat(Integer.parseInt(row.group(6)) + skippedCount)
                     .as("run and pass plus skipped in the row %s", row.group())
                     .isEqualTo(FULL_RUN);
             assertThat(skipped).as("the skipped count of %s", row.group()).matches("none|" + skippedCount + ": .*");
             rows.add(row.group(1) + " " + row.group(2) + " " + row.group(3) + " " + row.group(4) + " " + row.group(5)
-                    + " " + skipped);
+                    + " " + row.group(6) + " " + skipped);
         }
         assertThat(rows)
                 .as("rows of CONFORMANCE.md's table of counts; a new store's is what correctStorePasses runs")
                 .hasSize(5)
-                .contains("true false false false " + (FULL_RUN - 10) + " 10: G0, E1, P4, Q1, Q2, Q3, Q4, Q5, Q6, Q7");
+                .contains("true false false false false " + (FULL_RUN - 19)
+                        + " 19: G0, E1, P4, Q1, Q2, Q3, Q4, Q5, Q6, Q7, F1, F2, F3, F4, F5, F6, F7, F8, F9");
     }
 
     @Test
@@ -244,6 +268,52 @@ class KitSelfTest {
         @Override
         protected WindowStore createStore() {
             return new LeasingStore(LeasingStore.Defect.NEVER_EXPIRES);
+        }
+    }
+
+    /** The example store as a third party runs it: declaring budget leases. */
+    static class BudgetLeasing extends ExampleStoreConformanceTest {}
+
+    /**
+     * The example store, but a budget lease's entry is stamped when it is taken: a use at the lease's
+     * end leaves the window a lease's duration too early.
+     */
+    static class StampedAtTaking extends BudgetLeasing {
+        @Override
+        protected WindowStore createStore() {
+            ExampleStore store = new ExampleStore();
+            return new WindowStore() {
+                @Override
+                public Evaluation evaluate(StoreRequest request) {
+                    return store.evaluate(request);
+                }
+
+                @Override
+                public Evaluation peek(StoreRequest request) {
+                    return store.peek(request);
+                }
+
+                @Override
+                public void settle(Settlement settlement) {
+                    store.settle(settlement);
+                }
+
+                @Override
+                public Evaluation takeLease(BudgetLease lease, long nowMillis) {
+                    // taken a duration early, so stamped at its taking; its time reported as then
+                    return store.takeLease(lease, nowMillis - lease.durationMillis());
+                }
+
+                @Override
+                public void returnLease(
+                        BudgetLease lease,
+                        long stampMillis,
+                        long requestsUsed,
+                        dev.ratelimit.api.Amounts used,
+                        long nowMillis) {
+                    store.returnLease(lease, stampMillis, requestsUsed, used, nowMillis);
+                }
+            };
         }
     }
 

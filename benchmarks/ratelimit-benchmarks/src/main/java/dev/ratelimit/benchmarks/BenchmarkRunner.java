@@ -49,7 +49,14 @@ import org.redisson.api.RedissonClient;
  * report), {@code --cost} (only the Redis CPU per decision, printed), {@code --instructions} (only
  * the Redis instructions per decision, printed; the server must run under callgrind, as {@code
  * instructions.sh} starts it), {@code --seed N} (only the single check against the seed's own
- * script on Lettuce, blocking and 64 in flight, N interleaved rounds, best of N, printed), {@code --memory} (only the Redis memory per tenant: ours per tier and the token budgets, printed), {@code --only REGEX} (JMH
+ * script on Lettuce, blocking and 64 in flight, N interleaved rounds, best of N, printed), {@code --memory} (only the Redis memory per tenant: ours per tier and the token budgets, printed), {@code
+ * --leases SECONDS} (only issue 32's fleet: four limiter JVMs on one hot shared budget, not leased then
+ * leased, each run SECONDS measured; {@code --lease-threads N} threads per JVM, 4 by default; see {@link
+ * LeaseFleet}), {@code --lease-edges} (only the over-admission count across window edges, in-memory and
+ * Redis; see {@link LeaseEdges}), {@code --lease-simulation SECONDS} (only the simulation of 10, 100 and
+ * 1,000 leasing instances, or {@code --lease-instances N,N,...}, no Redis, {@code --lease-rate} requests/s for
+ * the fleet, 20,000 by default; see
+ * {@link LeaseSimulation}), {@code --only REGEX} (JMH
  * figures whose id matches), {@code --docs DIR}
  * (where to write the report; default {@code docs}), {@code --no-report}, {@code --jfr DIR} (record
  * each JMH fork with Java Flight Recorder into {@code DIR/<id>.jfr}).
@@ -72,6 +79,12 @@ public final class BenchmarkRunner {
         long start = System.nanoTime();
         Machine machine = Machine.now(settings.quick);
         log("machine: " + machine.describe());
+        if (settings.leaseSimulationSeconds > 0) {
+            log("leased shared budgets: simulation of N instances over the in-memory store, no Redis");
+            LeaseSimulation.run(settings.leaseSimulationSeconds, settings.leaseRate, settings.leaseInstances);
+            log("load average after: " + Machine.load());
+            return;
+        }
         Path outcomes = Files.createTempFile("ratelimit-bench-outcomes", ".tsv");
         try (RedisServer redis = RedisServer.start()) {
             String redisVersion =
@@ -79,6 +92,17 @@ public final class BenchmarkRunner {
             log("private redis-server " + redisVersion + " on " + redis.uri() + " (dir " + redis.directory() + ")");
             machine = machine.withRedis(redisVersion);
 
+            if (settings.leaseSeconds > 0) {
+                log("leased shared budgets: " + LeaseFleet.INSTANCES + " limiter JVMs, one hot shared budget");
+                LeaseFleet.run(redis, settings.leaseSeconds, settings.leaseThreads);
+                return;
+            }
+            if (settings.leaseEdges) {
+                log("leased shared budgets: over-admission across window edges, injected clock");
+                LeaseEdges.run(redis);
+                log("load average after: " + Machine.load());
+                return;
+            }
             if (settings.instructions) {
                 log("Redis instructions per decision only (redis-server under callgrind)");
                 ScriptCost.measure(redis, ScriptCost.DECISIONS, ScriptCost.instructions(redis));
@@ -170,7 +194,8 @@ public final class BenchmarkRunner {
     /**
      * The single check against the seed's own script on one driver (Lettuce), for {@code --seed N}:
      * blocking on one thread and asynchronous with 64 in flight, ours and the seed's script side by side,
-     * in N interleaved rounds (seed, ours, seed async, ours async per round), best of N per figure.
+     * in N interleaved rounds (seed, ours, seed async, ours async in odd rounds; ours first in each pair
+     * in even rounds), best of N per figure.
      */
     static List<JmhRun> seedRuns() {
         Class<?> seed = LettuceEvalshaBenchmark.class;
@@ -190,7 +215,13 @@ public final class BenchmarkRunner {
         StringBuilder rounds = new StringBuilder();
         for (int round = 1; round <= settings.seedRounds; round++) {
             log("seed round " + round + "/" + settings.seedRounds);
-            List<JmhRun.Figures> figures = jmhPhase(runs, settings, port, outcomes);
+            // every other round runs ours before the seed's script, so a drift in the machine's load
+            // during a round does not always favour the same side of a ratio
+            boolean oursFirst = round % 2 == 0;
+            List<JmhRun> ordered = oursFirst ? List.of(runs.get(1), runs.get(0), runs.get(3), runs.get(2)) : runs;
+            List<JmhRun.Figures> measured = jmhPhase(ordered, settings, port, outcomes);
+            List<JmhRun.Figures> figures =
+                    oursFirst ? List.of(measured.get(1), measured.get(0), measured.get(3), measured.get(2)) : measured;
             rounds.append(String.format(Locale.ROOT, "| %d |", round));
             for (int i = 0; i < runs.size(); i++) {
                 double rate = figures.get(i).decisionsPerSecond();
@@ -620,6 +651,12 @@ public final class BenchmarkRunner {
         boolean instructions;
         boolean memoryOnly;
         int seedRounds;
+        int leaseSeconds;
+        int leaseThreads = 4;
+        boolean leaseEdges;
+        int leaseSimulationSeconds;
+        double leaseRate = 20_000;
+        int[] leaseInstances = {10, 100, 1_000};
         boolean writeReport = true;
         Pattern only = Pattern.compile("");
         Path docs = Path.of("docs");
@@ -650,13 +687,23 @@ public final class BenchmarkRunner {
                     case "--instructions" -> settings.instructions = true;
                     case "--memory" -> settings.memoryOnly = true;
                     case "--seed" -> settings.seedRounds = Integer.parseInt(args[++i]);
+                    case "--leases" -> settings.leaseSeconds = Integer.parseInt(args[++i]);
+                    case "--lease-threads" -> settings.leaseThreads = Integer.parseInt(args[++i]);
+                    case "--lease-edges" -> settings.leaseEdges = true;
+                    case "--lease-simulation" -> settings.leaseSimulationSeconds = Integer.parseInt(args[++i]);
+                    case "--lease-rate" -> settings.leaseRate = Double.parseDouble(args[++i]);
+                    case "--lease-instances" ->
+                        settings.leaseInstances = java.util.Arrays.stream(args[++i].split(","))
+                                .mapToInt(Integer::parseInt)
+                                .toArray();
                     case "--docs" -> settings.docs = Path.of(args[++i]);
                     case "--no-report" -> settings.writeReport = false;
                     case "--jfr" -> settings.jfr = Path.of(args[++i]);
                     default ->
                         throw new IllegalArgumentException("unknown option " + args[i]
                                 + "; options: --quick, --focused, --cost, --instructions, --memory, --seed ROUNDS,"
-                                + " --only REGEX,"
+                                + " --leases SECONDS, --lease-threads N, --lease-edges, --lease-simulation SECONDS,"
+                                + " --lease-rate REQUESTS_PER_SECOND, --lease-instances N,N,..., --only REGEX,"
                                 + " --docs DIR,"
                                 + " --no-report, --jfr DIR");
                 }

@@ -1,6 +1,8 @@
 package dev.ratelimit.redis.internal;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.BudgetLease;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
@@ -267,6 +269,91 @@ public final class ScriptCall<T> {
             keys[k] = space.leaseKey(lease);
         }
         return new ScriptCall<>(keys, args, reader);
+    }
+
+    /**
+     * Builds the call that takes a budget lease: a reserve of the budget's windows alone, each with
+     * the lease's precision argument ({@code l<duration>}, and {@code :<requests>} in a request
+     * window), so the script stamps the entry at the lease's end.
+     *
+     * @param lease the lease
+     * @param nowMillis the time, or {@link StoreRequest#STORE_TIME}
+     * @param space the layout and prefix of the target deployment
+     * @return the call, whose reply reads into an {@link Evaluation} of the budget's windows
+     */
+    public static ScriptCall<Evaluation> takeLease(BudgetLease lease, long nowMillis, KeySpace space) {
+        Objects.requireNonNull(lease, "lease must not be null");
+        Objects.requireNonNull(space, "space must not be null");
+        String[] head = {RESERVE, time(nowMillis), lease.entryId(), "", ""};
+        int windowCount = lease.budget().windows().size();
+        return leaseCall(lease, space, head, null, reply -> ScriptReply.evaluation(reply, windowCount));
+    }
+
+    /**
+     * Builds the call that returns a budget lease: a commit of the lease's entry, at its stamp, to
+     * what was used (at most the lease's weight in each window), marked in the budget's settled set
+     * so that returning it again changes nothing. A stamp of {@link Settlement#IN_DOUBT} cancels a lease whose
+     * taking may not have run, where an exact window holds it.
+     *
+     * @param lease the lease
+     * @param stampMillis the lease's stamp, or {@link Settlement#IN_DOUBT}
+     * @param requestsUsed the requests kept
+     * @param used the amount of each other unit kept
+     * @param nowMillis the time, or {@link StoreRequest#STORE_TIME}
+     * @param space the layout and prefix of the target deployment
+     * @return the call, whose reply reads into {@code true}
+     */
+    public static ScriptCall<Boolean> returnLease(
+            BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis, KeySpace space) {
+        Objects.requireNonNull(lease, "lease must not be null");
+        Objects.requireNonNull(used, "used must not be null");
+        Objects.requireNonNull(space, "space must not be null");
+        boolean inDoubt = stampMillis == Settlement.IN_DOUBT;
+        // marked, so a second return (of other counts) changes nothing, until the entry has left
+        long longest = 0;
+        for (Window window : lease.budget().windows()) {
+            longest = Math.max(longest, window.lengthMillis());
+        }
+        long mark = Math.min(longest + lease.durationMillis(), Settlement.REPEAT_GUARD.toMillis());
+        String[] head = {
+            SETTLE,
+            time(nowMillis),
+            lease.entryId(),
+            inDoubt ? "" : Long.toString(stampMillis),
+            (inDoubt ? "1:" : "0:") + mark
+        };
+        Function<Window, String> kept = window -> Long.toString(Math.max(
+                0, Math.min(lease.weightIn(window), window.countsRequests() ? requestsUsed : used.get(window.unit()))));
+        return leaseCall(lease, space, head, kept, ScriptReply::settled);
+    }
+
+    private static <T> ScriptCall<T> leaseCall(
+            BudgetLease lease,
+            KeySpace space,
+            String[] head,
+            @Nullable Function<Window, String> settled,
+            Function<@Nullable Object, T> reader) {
+        StoreRequest.Scope budget = lease.budget();
+        List<String> keys = new ArrayList<>();
+        List<String> args = new ArrayList<>(Arrays.asList(head));
+        String precision = "l" + lease.durationMillis();
+        for (Window window : budget.windows()) {
+            keys.add(space.key(budget, window));
+            if (KeySpace.hasSumKey(window)) {
+                keys.add(space.sumKey(budget, window));
+            }
+            args.add(Long.toString(window.lengthMillis()));
+            args.add(Long.toString(window.limit()));
+            args.add(window.countsRequests() ? "" : Long.toString(lease.weightIn(window)));
+            args.add(window.countsRequests() ? precision + ":" + lease.requests() : precision);
+            if (settled != null) {
+                args.add(settled.apply(window));
+            }
+        }
+        if (settled != null) {
+            keys.add(space.settledKey(budget));
+        }
+        return new ScriptCall<>(keys.toArray(new String[0]), args.toArray(new String[0]), reader);
     }
 
     /**

@@ -3,8 +3,10 @@ package dev.ratelimit.redis.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.CalendarPeriod;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.BudgetLease;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
@@ -262,5 +264,84 @@ class SlidingWindowScriptTest {
         assertThatThrownBy(() -> raw.call("EVAL", SlidingWindowScript.source(), "1", "k", "r", "1"))
                 .isInstanceOf(RespException.class)
                 .hasMessageContaining("sliding_window");
+    }
+
+    @Test
+    void aBudgetLeaseIsStampedAtItsEndAndItsKeysOutliveIt() {
+        String name = user();
+        Window minute = Window.of(10, Duration.ofMinutes(1));
+        Window tokens = Window.tokens(1_000, Duration.ofMinutes(1));
+        StoreRequest.Scope budget = StoreRequest.Scope.shared(name, List.of(minute, tokens));
+        BudgetLease lease = new BudgetLease(budget, 3, Amounts.tokens(300), name + "-lease", 1_000);
+        assertThat(run(ScriptCall.takeLease(lease, T0, KEYS)).isAllowed()).isTrue();
+        String requests = KEYS.key(budget, minute);
+        String stamp = Long.toString(T0 + 1_000);
+        assertThat(raw.call("ZRANGE", requests, "0", "-1", "WITHSCORES"))
+                .as("three members, the entry id first, all at the lease's end")
+                .isEqualTo(List.of(name + "-lease", stamp, name + "-lease#2", stamp, name + "-lease#3", stamp));
+        assertThat((Long) raw.call("TTL", requests))
+                .as("kept a second past the lease's end plus the length")
+                .isBetween(61L, 62L);
+        run(ScriptCall.returnLease(lease, T0 + 1_000, 1, Amounts.tokens(100), T0 + 500, KEYS));
+        assertThat(raw.call("ZRANGE", requests, "0", "-1")).isEqualTo(List.of(name + "-lease"));
+        assertThat(raw.call("GET", KEYS.sumKey(budget, tokens))).isEqualTo("100");
+    }
+
+    @Test
+    void aLeaseStampedMoreThanASecondAheadIsRefused() {
+        String name = user();
+        Window minute = Window.of(10, Duration.ofMinutes(1));
+        String key = KEYS.key(StoreRequest.Scope.shared(name, List.of(minute)), minute);
+        assertThatThrownBy(() -> raw.call(
+                        "EVAL",
+                        SlidingWindowScript.source(),
+                        "1",
+                        key,
+                        "r",
+                        Long.toString(T0),
+                        name + "-lease",
+                        "",
+                        "",
+                        "60000",
+                        "10",
+                        "",
+                        "l1001:1"))
+                .isInstanceOf(RespException.class)
+                .hasMessageContaining("longer than 1000 ms");
+    }
+
+    @Test
+    void oneReserveCallChargesAUsersWindowsAtNowAndTakesALeaseStampedAhead() {
+        String name = user();
+        Window minute = Window.of(10, Duration.ofMinutes(1));
+        String own = key(name, minute);
+        String cap = KEYS.key(StoreRequest.Scope.shared(name, List.of(minute)), minute);
+        Object reply = raw.call(
+                "EVAL",
+                SlidingWindowScript.source(),
+                "2",
+                own,
+                cap,
+                "r",
+                Long.toString(T0),
+                name + "-call",
+                "",
+                "",
+                "60000",
+                "10",
+                "",
+                "0",
+                "60000",
+                "10",
+                "",
+                "l500:4");
+        Evaluation evaluation = ScriptReply.evaluation(reply, 2);
+        assertThat(evaluation.isAllowed()).isTrue();
+        assertThat(new long[] {evaluation.used(0), evaluation.used(1)}).containsExactly(1, 4);
+        assertThat(raw.call("ZRANGE", own, "0", "-1", "WITHSCORES"))
+                .isEqualTo(List.of(name + "-call", Long.toString(T0)));
+        assertThat(raw.call("ZCOUNT", cap, Long.toString(T0 + 500), Long.toString(T0 + 500)))
+                .as("the lease's four members, at its end")
+                .isEqualTo(4L);
     }
 }

@@ -54,4 +54,9 @@ public abstract class RedisClusterConformance extends WindowStoreConformanceKit 
     protected boolean supportsLeases() {
         return true;
     }
+
+    @Override
+    protected boolean supportsBudgetLeases() {
+        return true;
+    }
 }

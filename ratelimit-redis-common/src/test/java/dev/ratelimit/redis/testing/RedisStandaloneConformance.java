@@ -51,4 +51,9 @@ public abstract class RedisStandaloneConformance extends WindowStoreConformanceK
     protected boolean supportsLeases() {
         return true;
     }
+
+    @Override
+    protected boolean supportsBudgetLeases() {
+        return true;
+    }
 }

@@ -1,5 +1,7 @@
 package dev.ratelimit.redis.jedis;
 
+import dev.ratelimit.api.Amounts;
+import dev.ratelimit.core.BudgetLease;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
@@ -91,6 +93,16 @@ final class JedisStore implements WindowStore {
     public long leasesHeld(StoreRequest.Lease lease, long nowMillis) {
         Objects.requireNonNull(lease, "lease must not be null");
         return run(ScriptCall.leasesHeld(lease, nowMillis, keys));
+    }
+
+    @Override
+    public Evaluation takeLease(BudgetLease lease, long nowMillis) {
+        return run(ScriptCall.takeLease(lease, nowMillis, keys));
+    }
+
+    @Override
+    public void returnLease(BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
+        run(ScriptCall.returnLease(lease, stampMillis, requestsUsed, used, nowMillis, keys));
     }
 
     @Override

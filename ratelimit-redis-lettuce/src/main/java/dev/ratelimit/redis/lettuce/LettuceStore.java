@@ -1,6 +1,8 @@
 package dev.ratelimit.redis.lettuce;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.core.BudgetLease;
 import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
@@ -135,6 +137,16 @@ final class LettuceStore implements CloseableWindowStore {
     public long leasesHeld(StoreRequest.Lease lease, long nowMillis) {
         Objects.requireNonNull(lease, "lease must not be null");
         return await(run(ScriptCall.leasesHeld(lease, nowMillis, keys)));
+    }
+
+    @Override
+    public Evaluation takeLease(BudgetLease lease, long nowMillis) {
+        return await(run(ScriptCall.takeLease(lease, nowMillis, keys)));
+    }
+
+    @Override
+    public void returnLease(BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
+        await(run(ScriptCall.returnLease(lease, stampMillis, requestsUsed, used, nowMillis, keys)));
     }
 
     @Override

@@ -49,4 +49,9 @@ abstract class LettuceDeploymentConformance extends WindowStoreConformanceKit {
     protected boolean supportsLeases() {
         return true;
     }
+
+    @Override
+    protected boolean supportsBudgetLeases() {
+        return true;
+    }
 }

@@ -8,6 +8,7 @@ import dev.ratelimit.spring.boot.ai.SpringAiRateLimitAutoConfiguration;
 import dev.ratelimit.spring.boot.ai.SpringAiRateLimitProperties;
 import dev.ratelimit.springai.EndUserResolver;
 import dev.ratelimit.springai.RateLimitAdvisor;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.math.BigDecimal;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -42,6 +43,24 @@ class SpringAiAutoConfigurationTest {
                             .extracting(window -> window.name() + "=" + window.limit())
                             .containsExactly("rpm=500", "tpm=300000");
                 });
+    }
+
+    @Test
+    void genAiMetricsOnlyWhenAskedAndARegistryIsThere() {
+        runner.withBean(SimpleMeterRegistry.class, SimpleMeterRegistry::new)
+                .run(context -> assertThat(
+                                context.getBean(RateLimitAdvisor.class).toString())
+                        .doesNotContain("GenAI metrics"));
+        runner.withBean(SimpleMeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues("ratelimit.spring-ai.gen-ai-metrics=true")
+                .run(context -> assertThat(
+                                context.getBean(RateLimitAdvisor.class).toString())
+                        .contains("GenAI metrics"));
+        runner.withPropertyValues("ratelimit.spring-ai.gen-ai-metrics=true")
+                .run(context -> assertThat(
+                                context.getBean(RateLimitAdvisor.class).toString())
+                        .as("no registry, no metrics")
+                        .doesNotContain("GenAI metrics"));
     }
 
     @Test

@@ -2,14 +2,18 @@ package dev.ratelimit.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Reservation;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.BudgetLease;
 import dev.ratelimit.core.CloseableWindowStore;
+import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.inmemory.InMemoryWindowStore;
 import dev.ratelimit.testkit.MutableClock;
@@ -39,7 +43,8 @@ import net.jqwik.api.lifecycle.BeforeContainer;
  * looks, clock steps from 0 ms to two windows) run on {@link ExactModelStore}, the in-memory store, and the
  * Lettuce and Jedis stores over a real Redis, each through its own limiter and injected clock;
  * every decision must be identical: allowed, remaining, retry, deciding window, budget, and every
- * window's usage.
+ * window's usage. Budget leases on the shared budget (taken and returned at the store, stamped at
+ * their end) are mixed in, and their evaluations must be identical too.
  */
 class DifferentialTest {
 
@@ -69,7 +74,13 @@ class DifferentialTest {
     private static CloseableWindowStore jedis;
 
     /** One step of a sequence. */
-    sealed interface Op permits Reserve, Settle, Advance, Peek {}
+    sealed interface Op permits Reserve, Settle, Advance, Peek, TakeLease, ReturnLease {}
+
+    /** A budget lease on the shared budget, taken at the store: requests, tokens, duration in ms. */
+    record TakeLease(long requests, long tokens, long durationMillis) implements Op {}
+
+    /** The return of the n-th lease taken so far, if any, keeping some requests and tokens. */
+    record ReturnLease(int lease, long requestsKept, long tokensKept) implements Op {}
 
     /** A reservation: user 0 or 1, a tier, tokens, with or without the shared budget. */
     record Reserve(int user, int tier, long tokens, boolean shared) implements Op {}
@@ -200,10 +211,48 @@ class DifferentialTest {
         String run = UUID.randomUUID().toString().substring(0, 8);
         Map<String, List<Reservation>> held = new LinkedHashMap<>();
         limiters.keySet().forEach(name -> held.put(name, new ArrayList<>()));
+        List<Object[]> leases = new ArrayList<>(); // the lease, then each store's stamp
         int step = 0;
         for (Op op : ops) {
             step++;
-            if (op instanceof Advance advance) {
+            if (op instanceof TakeLease take) {
+                BudgetLease lease = new BudgetLease(
+                        StoreRequest.Scope.shared(run + "-" + UPSTREAM.name(), UPSTREAM.windows()),
+                        take.requests(),
+                        take.tokens() == 0 ? Amounts.none() : Amounts.tokens(take.tokens()),
+                        run + "-lease-" + step,
+                        take.durationMillis());
+                String expected = null;
+                long stamp = -1;
+                for (Map.Entry<String, WindowStore> store : stores.entrySet()) {
+                    Evaluation evaluation = store.getValue().takeLease(lease, clock.millis());
+                    if (expected == null) {
+                        expected = evaluation.toString();
+                        stamp = evaluation.isAllowed() ? lease.stampMillis(evaluation.nowMillis()) : -1;
+                    } else {
+                        assertThat(evaluation.toString())
+                                .as(
+                                        "step %d %s: %s takes the lease like the model; ops %s",
+                                        step, op, store.getKey(), ops)
+                                .isEqualTo(expected);
+                    }
+                }
+                if (stamp >= 0) {
+                    leases.add(new Object[] {lease, stamp});
+                }
+            } else if (op instanceof ReturnLease back) {
+                if (!leases.isEmpty()) {
+                    Object[] taken = leases.get(back.lease() % leases.size());
+                    for (WindowStore store : stores.values()) {
+                        store.returnLease(
+                                (BudgetLease) taken[0],
+                                (Long) taken[1],
+                                back.requestsKept(),
+                                back.tokensKept() == 0 ? Amounts.none() : Amounts.tokens(back.tokensKept()),
+                                clock.millis());
+                    }
+                }
+            } else if (op instanceof Advance advance) {
                 clock.advance(Duration.ofMillis(advance.millis()));
             } else if (op instanceof Reserve reserve) {
                 String user = run + "-u" + reserve.user();
@@ -288,8 +337,23 @@ class DifferentialTest {
                         Arbitraries.integers().between(0, 1),
                         Arbitraries.integers().between(0, TIERS.size() - 1))
                 .as((user, tier) -> (Op) new Peek(user, tier));
+        Arbitrary<Op> lease = Combinators.combine(
+                        Arbitraries.longs().between(0, 4),
+                        Arbitraries.longs().between(0, 200),
+                        Arbitraries.longs().between(1, 1_000))
+                .as((requests, count, duration) -> (Op) new TakeLease(requests, count, duration));
+        Arbitrary<Op> giveBack = Combinators.combine(
+                        Arbitraries.integers().between(0, 20),
+                        Arbitraries.longs().between(0, 4),
+                        Arbitraries.longs().between(0, 200))
+                .as((index, requests, count) -> (Op) new ReturnLease(index, requests, count));
         return Arbitraries.frequencyOf(
-                        Tuple.of(6, reserve), Tuple.of(2, settle), Tuple.of(3, advance), Tuple.of(1, peek))
+                        Tuple.of(6, reserve),
+                        Tuple.of(2, settle),
+                        Tuple.of(3, advance),
+                        Tuple.of(1, peek),
+                        Tuple.of(1, lease),
+                        Tuple.of(1, giveBack))
                 .list()
                 .ofMinSize(1)
                 .ofMaxSize(40);

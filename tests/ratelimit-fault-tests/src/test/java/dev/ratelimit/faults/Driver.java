@@ -1,5 +1,7 @@
 package dev.ratelimit.faults;
 
+import dev.ratelimit.api.Amounts;
+import dev.ratelimit.core.BudgetLease;
 import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
@@ -288,6 +290,16 @@ enum Driver {
         @Override
         public long leasesHeld(StoreRequest.Lease lease, long nowMillis) {
             return store.leasesHeld(lease, nowMillis);
+        }
+
+        @Override
+        public Evaluation takeLease(BudgetLease lease, long nowMillis) {
+            return store.takeLease(lease, nowMillis);
+        }
+
+        @Override
+        public void returnLease(BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
+            store.returnLease(lease, stampMillis, requestsUsed, used, nowMillis);
         }
 
         @Override

@@ -1,6 +1,8 @@
 package dev.ratelimit.faults;
 
+import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.BudgetLease;
 import dev.ratelimit.core.Evaluation;
 import dev.ratelimit.core.Settlement;
 import dev.ratelimit.core.StoreRequest;
@@ -8,8 +10,12 @@ import dev.ratelimit.core.WindowStore;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.ToLongFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The exact log of CONFORMANCE.md's semantics, written as plainly as possible: a list of entries
@@ -66,24 +72,18 @@ final class ExactModelStore implements WindowStore {
         }
     }
 
-    @Override
-    public Evaluation evaluate(StoreRequest request) {
-        long now = request.nowMillis();
+    /** The first window that cannot take its weight decides: too large, or rejected; else {@code null}. */
+    private static @Nullable Evaluation refusal(
+            StoreRequest request,
+            List<List<Entry>> logs,
+            ToLongFunction<Window> weightIn,
+            long[] used,
+            long[] reset,
+            long now) {
         List<Window> windows = request.windows();
-        int n = windows.size();
-        List<List<Entry>> logs = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            logs.add(log(request.scopeOf(i), windows.get(i), now));
-        }
-        long[] used = new long[n];
-        long[] reset = new long[n];
-        for (int i = 0; i < n; i++) {
-            used[i] = used(logs.get(i));
-            reset[i] = reset(windows.get(i), logs.get(i), now);
-        }
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < windows.size(); i++) {
             Window window = windows.get(i);
-            long weight = request.weightIn(window);
+            long weight = weightIn.applyAsLong(window);
             if (weight > window.limit()) {
                 unknownAfter(request, i, used, reset);
                 return Evaluation.tooLarge(now, i, used, reset);
@@ -103,6 +103,28 @@ final class ExactModelStore implements WindowStore {
                 }
                 return Evaluation.rejected(now, i, Math.max(1, leaves - now), used, reset);
             }
+        }
+        return null;
+    }
+
+    @Override
+    public Evaluation evaluate(StoreRequest request) {
+        long now = request.nowMillis();
+        List<Window> windows = request.windows();
+        int n = windows.size();
+        List<List<Entry>> logs = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            logs.add(log(request.scopeOf(i), windows.get(i), now));
+        }
+        long[] used = new long[n];
+        long[] reset = new long[n];
+        for (int i = 0; i < n; i++) {
+            used[i] = used(logs.get(i));
+            reset[i] = reset(windows.get(i), logs.get(i), now);
+        }
+        Evaluation refused = refusal(request, logs, request::weightIn, used, reset, now);
+        if (refused != null) {
+            return refused;
         }
         for (int i = 0; i < n; i++) {
             Window window = windows.get(i);
@@ -161,6 +183,57 @@ final class ExactModelStore implements WindowStore {
                     entries.add(new Entry(recordedAt(window, now), target - estimate, settlement.entryId() + "+"));
                 }
                 entries.removeIf(e -> e.weight <= 0);
+            }
+        }
+    }
+
+    private final Set<String> returned = new HashSet<>();
+
+    /** A budget lease: one entry per window, stamped at the lease's end, all or nothing. */
+    @Override
+    public Evaluation takeLease(BudgetLease lease, long nowMillis) {
+        long now = nowMillis;
+        StoreRequest.Scope budget = lease.budget();
+        List<Window> windows = budget.windows();
+        int n = windows.size();
+        long[] used = new long[n];
+        long[] reset = new long[n];
+        List<List<Entry>> logs = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            logs.add(log(budget, windows.get(i), now));
+            used[i] = used(logs.get(i));
+            reset[i] = reset(windows.get(i), logs.get(i), now);
+        }
+        StoreRequest asRequest = new StoreRequest(List.of(budget), Amounts.none(), lease.entryId(), now, null);
+        Evaluation refused = refusal(asRequest, logs, lease::weightIn, used, reset, now);
+        if (refused != null) {
+            return refused;
+        }
+        for (int i = 0; i < n; i++) {
+            long weight = lease.weightIn(windows.get(i));
+            if (weight > 0) {
+                logs.get(i).add(new Entry(lease.stampMillis(now), weight, lease.entryId()));
+                logs.get(i).sort(Comparator.comparingLong(e -> e.time));
+            }
+            used[i] = used(logs.get(i));
+            reset[i] = reset(windows.get(i), logs.get(i), now);
+        }
+        return Evaluation.allowed(now, used, reset);
+    }
+
+    /** Keeps what was used of a lease's entry, gives back the rest; once. */
+    @Override
+    public void returnLease(BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
+        if (!returned.add(lease.entryId())) {
+            return;
+        }
+        for (Window window : lease.budget().windows()) {
+            long weight = lease.weightIn(window);
+            long kept = Math.min(weight, window.countsRequests() ? requestsUsed : used.get(window.unit()));
+            for (Entry entry : log(lease.budget(), window, nowMillis)) {
+                if (entry.id.equals(lease.entryId()) && entry.time == stampMillis) {
+                    entry.weight -= weight - kept;
+                }
             }
         }
     }

@@ -12,6 +12,7 @@ import dev.ratelimit.spring.boot.web.reactive.RateLimitExceededWebExceptionHandl
 import dev.ratelimit.spring.boot.web.servlet.RateLimitExceededExceptionResolver;
 import dev.ratelimit.springai.EndUserResolver;
 import dev.ratelimit.springai.RateLimitAdvisor;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.ai.chat.client.ChatClientCustomizer;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -69,6 +70,7 @@ public class SpringAiRateLimitAutoConfiguration {
      * @param users finds the end user
      * @param properties the {@code ratelimit.spring-ai.*} settings
      * @param prices the application's price table, which replaces {@code ratelimit.spring-ai.prices}
+     * @param registries the application's meter registry, for {@code ratelimit.spring-ai.gen-ai-metrics}
      * @return the advisor
      */
     @Bean
@@ -78,13 +80,18 @@ public class SpringAiRateLimitAutoConfiguration {
             TierPolicy policy,
             EndUserResolver users,
             SpringAiRateLimitProperties properties,
-            ObjectProvider<PriceTable> prices) {
-        return RateLimitAdvisor.builder(limiter, policy)
+            ObjectProvider<PriceTable> prices,
+            ObjectProvider<MeterRegistry> registries) {
+        RateLimitAdvisor.Builder builder = RateLimitAdvisor.builder(limiter, policy)
                 .endUserResolver(users)
                 .modelBudgets(properties.modelBudgets())
                 .priceTable(prices.getIfAvailable(properties::priceTable))
-                .defaultMaxTokens(properties.getDefaultMaxTokens())
-                .build();
+                .defaultMaxTokens(properties.getDefaultMaxTokens());
+        MeterRegistry registry = properties.isGenAiMetrics() ? registries.getIfUnique() : null;
+        if (registry != null) {
+            builder.meterRegistry(registry);
+        }
+        return builder.build();
     }
 
     /**

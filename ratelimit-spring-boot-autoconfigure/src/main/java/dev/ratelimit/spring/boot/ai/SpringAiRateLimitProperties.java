@@ -24,6 +24,14 @@ public class SpringAiRateLimitProperties {
     private long defaultMaxTokens = 1_024;
 
     /**
+     * Whether the advisor records OpenTelemetry's GenAI client metrics ({@code
+     * gen_ai.client.token.usage}, {@code gen_ai.client.operation.duration}) in the application's
+     * {@code MeterRegistry}. Off by default: Spring AI's own observations record a meter named
+     * {@code gen_ai.client.token.usage} too (a counter with other tags).
+     */
+    private boolean genAiMetrics;
+
+    /**
      * Each model's upstream cap, shared by all users, by the model name the calls' options carry
      * (write names with dots in brackets: {@code "[gpt-4.1]"}).
      */
@@ -56,6 +64,24 @@ public class SpringAiRateLimitProperties {
      */
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
+    }
+
+    /**
+     * Returns whether the advisor records OpenTelemetry's GenAI client metrics.
+     *
+     * @return {@code ratelimit.spring-ai.gen-ai-metrics}
+     */
+    public boolean isGenAiMetrics() {
+        return genAiMetrics;
+    }
+
+    /**
+     * Sets whether the advisor records OpenTelemetry's GenAI client metrics.
+     *
+     * @param genAiMetrics whether it does
+     */
+    public void setGenAiMetrics(boolean genAiMetrics) {
+        this.genAiMetrics = genAiMetrics;
     }
 
     /**

@@ -1,12 +1,11 @@
-package dev.ratelimit.gateway;
+package dev.ratelimit.genai;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.knuddels.jtokkit.api.Encoding;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -15,12 +14,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A stream's text counted as it passes equals the whole text counted at once, however the stream
- * cuts it: the count {@link SseRelay}'s watchers settle a broken stream with, without keeping its
- * text.
+ * cuts it: the count a broken stream is settled with, without keeping its text.
  */
-class StreamCountTest {
-
-    private final TokenCounter tokens = new TokenCounter();
+class StreamedTokensTest {
 
     /** Texts of every shape a model streams: prose, code, lists, numbers, contractions, CJK, emoji. */
     private static List<String> texts() throws Exception {
@@ -36,27 +32,32 @@ class StreamCountTest {
                 "   leading spaces,  double  spaces,\n\n\nmany newlines \n \n trailing   ",
                 "HTTPServer parseJSON getHTTPResponseCode iPhone McDonald's O'Neil DON'T WE'LL",
                 "URL: https://example.com/a/b?c=d&e=f#g — em dash – en dash … ellipsis «quotes» ‘curly’ “double”"));
-        try (BufferedReader lines = new BufferedReader(new InputStreamReader(
-                StreamCountTest.class.getResourceAsStream("claude-token-counts.jsonl"), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = lines.readLine()) != null) {
-                JsonNode entry = OpenAi.JSON.readTree(line);
-                texts.add(entry.path("text").asText());
+        // the project's own prose and code blocks, paragraph by paragraph
+        for (String doc : List.of("README.md", "CONTRIBUTING.md", "docs/library.md", "docs/gateway.md")) {
+            for (String paragraph : read(doc).split("\n\n")) {
+                if (!paragraph.isBlank()) {
+                    texts.add(paragraph);
+                }
             }
         }
         return texts;
     }
 
+    private static String read(String doc) throws IOException {
+        return Files.readString(Path.of("..").resolve(doc));
+    }
+
     @Test
-    @DisplayName("counted as it passes, cut anywhere, each text counts what it counts whole, in both encodings")
+    @DisplayName("counted as it passes, cut anywhere, each text counts what it counts whole, in every counting")
     void equalsTheWhole() throws Exception {
         Random random = new Random(29);
         List<String> texts = texts();
-        for (String model : List.of("gpt-4o-mini", "gpt-3.5-turbo")) {
-            Encoding encoding = tokens.encodingFor(model);
+        for (String model : List.of("gpt-4o-mini", "gpt-3.5-turbo", "claude-sonnet-4-5", "gemini-2.5-flash")) {
+            TokenCounts counts = TokenCounts.forModel(model);
+            Encoding encoding = counts.encoding();
             for (String text : texts) {
                 for (int round = 0; round < 20; round++) {
-                    StreamCount count = new StreamCount(encoding);
+                    StreamedTokens count = counts.stream();
                     int at = 0;
                     while (at < text.length()) {
                         int next = Math.min(text.length(), at + 1 + random.nextInt(round < 10 ? 6 : 40));
@@ -69,7 +70,7 @@ class StreamCountTest {
                     assertThat(count.tokens())
                             .as("%s, round %d: %s", model, round, text.length() > 60 ? text.substring(0, 60) : text)
                             .isEqualTo(encoding.countTokensOrdinary(text));
-                    assertThat(count.codePoints()).isEqualTo(text.codePointCount(0, text.length()));
+                    assertThat(count.count()).isEqualTo(counts.count(text));
                 }
             }
         }
@@ -78,8 +79,9 @@ class StreamCountTest {
     @Test
     @DisplayName("a delta per word, as models stream: what is held at any time is the last word, not the answer")
     void holdsTheLastWord() {
-        Encoding encoding = tokens.encodingFor("gpt-4o");
-        StreamCount count = new StreamCount(encoding);
+        TokenCounts counts = TokenCounts.forModel("gpt-4o");
+        Encoding encoding = counts.encoding();
+        StreamedTokens count = counts.stream();
         StringBuilder whole = new StringBuilder();
         for (int i = 0; i < 20_000; i++) {
             String delta = i % 10 == 9 ? ".\n" : " word" + i;
@@ -89,19 +91,21 @@ class StreamCountTest {
         }
         assertThat(count.tokens()).isEqualTo(encoding.countTokensOrdinary(whole.toString()));
         assertThat(count.isEmpty()).isFalse();
-        assertThat(new StreamCount(encoding).isEmpty()).isTrue();
-        assertThat(new StreamCount(encoding).tokens()).isZero();
+        assertThat(counts.stream().isEmpty()).isTrue();
+        assertThat(counts.stream().count()).isZero();
+        assertThat(TokenCounts.claude().stream().count()).isZero();
     }
 
     @Test
     @DisplayName("a run without a place to cut is counted in parts of at most MAX_HELD: a token or so more, never less")
     void longRun() {
-        Encoding encoding = tokens.encodingFor("gpt-4o");
+        TokenCounts counts = TokenCounts.forModel("gpt-4o");
+        Encoding encoding = counts.encoding();
         String text = "x".repeat(5_000) + " then words after a very long run";
-        StreamCount count = new StreamCount(encoding);
+        StreamedTokens count = counts.stream();
         for (int at = 0; at < text.length(); at += 7) {
             count.append(text.substring(at, Math.min(text.length(), at + 7)));
-            assertThat(count.held()).isLessThanOrEqualTo(StreamCount.MAX_HELD + 7);
+            assertThat(count.held()).isLessThanOrEqualTo(StreamedTokens.MAX_HELD + 7);
         }
         long whole = encoding.countTokensOrdinary(text);
         assertThat(count.tokens()).isBetween(whole, whole + 2);

@@ -1,9 +1,9 @@
-package dev.ratelimit.gateway;
+package dev.ratelimit.genai;
 
 import com.knuddels.jtokkit.api.Encoding;
 
 /**
- * Counts the text of a stream with jtokkit as it passes, so that a stream's tokens are known at
+ * Counts the text of a stream as it passes ({@link TokenCounts#stream()}), so that a stream's tokens are known at
  * any moment without keeping, or counting again, what it produced: settling a stream that broke off
  * costs the count of its last word, whatever its length.
  *
@@ -16,23 +16,29 @@ import com.knuddels.jtokkit.api.Encoding;
  * it stands, which may count a token more than the whole text would. Not thread-safe: one per
  * response.
  */
-final class StreamCount {
+public final class StreamedTokens {
 
     /** The most characters held without a place to cut them. */
     static final int MAX_HELD = 2_048;
 
     private final Encoding encoding;
+    private final TokenCounts.Rule rule;
     private final StringBuilder held = new StringBuilder();
     private long counted;
     private long codePoints;
     private boolean empty = true;
 
-    StreamCount(Encoding encoding) {
+    StreamedTokens(Encoding encoding, TokenCounts.Rule rule) {
         this.encoding = encoding;
+        this.rule = rule;
     }
 
-    /** Adds text the stream produced. */
-    void append(String text) {
+    /**
+     * Adds text the stream produced.
+     *
+     * @param text the text
+     */
+    public void append(String text) {
         if (text.isEmpty()) {
             return;
         }
@@ -93,14 +99,18 @@ final class StreamCount {
         };
     }
 
-    /** The tokens of all the text so far. */
-    long tokens() {
-        return held.length() == 0 ? counted : counted + encoding.countTokensOrdinary(held.toString());
+    /**
+     * Returns the count of all the text so far, as {@link TokenCounts#count} counts it whole.
+     *
+     * @return the count; 0 before any text
+     */
+    public long count() {
+        return empty ? 0 : rule.apply(tokens(), codePoints);
     }
 
-    /** The code points of all the text so far. */
-    long codePoints() {
-        return codePoints;
+    /** The encoding's tokens of all the text so far (before the counting's rule). */
+    long tokens() {
+        return held.length() == 0 ? counted : counted + encoding.countTokensOrdinary(held.toString());
     }
 
     /** The characters held: the text after the last place a piece must begin. */
@@ -108,8 +118,17 @@ final class StreamCount {
         return held.length();
     }
 
-    /** Whether no text was produced yet. */
-    boolean isEmpty() {
+    /**
+     * Returns whether no text was produced yet.
+     *
+     * @return whether the stream produced no text
+     */
+    public boolean isEmpty() {
         return empty;
+    }
+
+    @Override
+    public String toString() {
+        return "StreamedTokens[" + count() + "]";
     }
 }

@@ -1,0 +1,516 @@
+package dev.ratelimit.core;
+
+import dev.ratelimit.api.Amounts;
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.Leasing;
+import dev.ratelimit.api.Reservation;
+import dev.ratelimit.api.SharedBudget;
+import dev.ratelimit.api.Window;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The leases one limiter holds on {@linkplain SharedBudget#leasing() leased} shared budgets: per
+ * budget a slice taken from the store ({@link WindowStore#takeLease}) and spent here, in memory and
+ * exactly, until it ends or runs low, when what it did not use goes back ({@link
+ * WindowStore#returnLease}).
+ *
+ * <p>A reservation naming leased budgets takes its share of each from that budget's slice and
+ * charges the rest (the user's windows, the budgets not leased, and a leased budget whose slice
+ * cannot cover it) in the store as without leasing; when the store call rejects, the shares go back
+ * to the slices. A slice that cannot cover a share is returned and a new lease taken, sized by the
+ * recent use; a share larger than a lease may be, a budget whose lease the store just refused or
+ * failed to take, and every budget while the circuit breaker is open (the store is down),
+ * is reserved directly. Settling adjusts the slice the share came from while that lease lasts: a
+ * refund goes back to it, an overrun is taken from it and what it cannot cover is charged to the
+ * store as a settlement of an entry of its own; after the lease has ended, a refund stays counted
+ * (the lease's entry keeps it until it leaves the window) and an overrun is charged to the store.
+ *
+ * <p>A lease is spent only until its end on this instance's clock, measured from before the call
+ * that took it: with the store's own time, the store's stamp is at least that late. It is returned
+ * at the first request after its end, when it runs low, on {@link #returnAll}, and (on the real
+ * clock) by a timer at its end, so an instance that goes quiet does not park its slice until the
+ * entry leaves the window; on an injected clock no timer runs, so tests decide when time passes.
+ */
+final class BudgetLeases {
+
+    /** The requests an instance sees within a lease's duration before it leases a budget adaptively. */
+    static final int BUSY = 4;
+
+    private final WindowStore store;
+    private final StoreGuard guard;
+    private final @Nullable Clock clock;
+    private final ConcurrentHashMap<SharedBudget, Slice> slices = new ConcurrentHashMap<>();
+
+    BudgetLeases(StoreGuard guard, @Nullable Clock clock) {
+        this.guard = guard;
+        this.store = guard.store();
+        this.clock = clock;
+    }
+
+    /** Tells whether any of {@code shared} is leased (and nothing in the arguments is missing). */
+    static boolean anyLeased(@Nullable List<SharedBudget> shared, @Nullable Amounts estimate) {
+        if (shared == null || estimate == null) {
+            return false;
+        }
+        for (SharedBudget budget : shared) {
+            if (budget != null && budget.leasing() != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Reserves with the leased budgets' shares taken from their slices: {@code direct} makes the
+     * store reservation of the rest.
+     */
+    Reservation reserve(List<SharedBudget> shared, Amounts estimate, Function<List<SharedBudget>, Reservation> direct) {
+        Taken taken = take(shared, estimate);
+        Reservation reservation;
+        try {
+            reservation = direct.apply(taken.direct());
+        } catch (RuntimeException e) {
+            taken.giveBack();
+            throw e;
+        }
+        return taken.wrap(reservation);
+    }
+
+    /** {@link #reserve} for the asynchronous path: a lease is taken before the store call is sent. */
+    CompletionStage<Reservation> reserveAsync(
+            List<SharedBudget> shared,
+            Amounts estimate,
+            Function<List<SharedBudget>, CompletionStage<Reservation>> direct) {
+        Taken taken;
+        CompletionStage<Reservation> stage;
+        try {
+            taken = take(shared, estimate);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        try {
+            stage = direct.apply(taken.direct());
+        } catch (RuntimeException e) {
+            taken.giveBack();
+            return CompletableFuture.failedFuture(e);
+        }
+        return stage.whenComplete((reservation, failure) -> {
+                    if (failure != null) {
+                        taken.giveBack();
+                    }
+                })
+                .thenApply(reservation -> taken.wrap(reservation));
+    }
+
+    /** Returns every slice held, so its unused part is at once available to others. */
+    void returnAll() {
+        for (Slice slice : slices.values()) {
+            slice.end(false);
+        }
+    }
+
+    private Taken take(List<SharedBudget> shared, Amounts estimate) {
+        List<SharedBudget> direct = new ArrayList<>(shared.size());
+        List<Share> shares = new ArrayList<>(2);
+        for (SharedBudget budget : shared) {
+            Leasing leasing = budget == null ? null : budget.leasing();
+            if (leasing == null) {
+                direct.add(budget);
+                continue;
+            }
+            Slice slice = slices.computeIfAbsent(budget, key -> new Slice(key, leasing));
+            Share share = slice.take(estimate);
+            if (share != null) {
+                shares.add(share);
+            } else {
+                direct.add(new SharedBudget(budget.name(), budget.windows())); // the same logs, charged per request
+            }
+        }
+        return new Taken(direct, shares);
+    }
+
+    /** The one thread that returns leases at their end on the real clock, made when first needed. */
+    private static final class Timer {
+        static final ScheduledExecutorService RETURNS = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread thread = new Thread(task, "ratelimit-lease-returns");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    private long localMillis() {
+        return clock != null ? clock.millis() : System.nanoTime() / 1_000_000;
+    }
+
+    private long storeMillis() {
+        return clock != null ? clock.millis() : StoreRequest.STORE_TIME;
+    }
+
+    /** What one reservation took from slices, and the budgets it reserves in the store. */
+    private record Taken(List<SharedBudget> direct, List<Share> shares) {
+
+        void giveBack() {
+            for (Share share : shares) {
+                share.slice().settle(share, null);
+            }
+        }
+
+        Reservation wrap(Reservation reservation) {
+            if (shares.isEmpty()) {
+                return reservation;
+            }
+            if (!reservation.decision().allowed()) {
+                giveBack();
+                return reservation;
+            }
+            return new LeasedReservation(reservation, this);
+        }
+    }
+
+    /** A share of one request (1 request, its estimate) taken from a slice: the lease it came from. */
+    private record Share(Slice slice, long generation, Amounts amounts) {}
+
+    /** A reservation whose leased shares settle against their slices, the rest in the store. */
+    private static final class LeasedReservation implements Reservation {
+        private final Reservation delegate;
+        private final Taken taken;
+        private final AtomicBoolean settled = new AtomicBoolean();
+
+        LeasedReservation(Reservation delegate, Taken taken) {
+            this.delegate = delegate;
+            this.taken = taken;
+        }
+
+        @Override
+        public Decision decision() {
+            return delegate.decision();
+        }
+
+        @Override
+        public CompletionStage<Void> commit(Amounts actual) {
+            if (actual == null || !settled.compareAndSet(false, true)) {
+                return delegate.commit(actual);
+            }
+            List<CompletableFuture<Void>> charged = new ArrayList<>();
+            for (Share share : taken.shares()) {
+                charged.add(share.slice().settle(share, actual).toCompletableFuture());
+            }
+            charged.add(delegate.commit(actual).toCompletableFuture());
+            return CompletableFuture.allOf(charged.toArray(new CompletableFuture<?>[0]));
+        }
+
+        @Override
+        public CompletionStage<Void> cancel() {
+            if (settled.compareAndSet(false, true)) {
+                taken.giveBack();
+            }
+            return delegate.cancel();
+        }
+
+        @Override
+        public boolean concurrencyLimited() {
+            return delegate.concurrencyLimited();
+        }
+
+        @Override
+        public CompletionStage<Boolean> renew() {
+            return delegate.renew();
+        }
+
+        @Override
+        public boolean isSettled() {
+            return delegate.isSettled();
+        }
+
+        /**
+         * The receipt of what the request holds in the store. Its leased shares are not in it: they
+         * belong to this process's slices, which end within a second and are returned with what was
+         * used, so a reservation settled elsewhere, later, leaves them as estimated.
+         */
+        @Override
+        public java.util.Optional<String> receipt() {
+            return delegate.receipt();
+        }
+
+        @Override
+        public String toString() {
+            return "LeasedReservation{" + delegate + ", shares="
+                    + taken.shares().size() + "}";
+        }
+    }
+
+    /**
+     * One budget's slice: the lease held (or none), what is left of it and what was used, per unit
+     * ({@link Window.Unit#REQUESTS} included), and the size of the next lease. Guarded by its lock;
+     * the store calls that take and return leases are made under it.
+     */
+    private final class Slice {
+        private final StoreRequest.Scope scope;
+        private final Leasing leasing;
+        private final long durationMillis;
+        private final Map<Window.Unit, Long> most = new LinkedHashMap<>();
+        private final Map<Window.Unit, Long> next = new LinkedHashMap<>();
+        private final Map<Window.Unit, Long> left = new LinkedHashMap<>();
+        private final Map<Window.Unit, Long> used = new LinkedHashMap<>();
+        private @Nullable BudgetLease lease;
+        private long stamp;
+        private long takenAt;
+        private long deadline;
+        private long generation;
+        private long directUntil = Long.MIN_VALUE;
+        // the times of this instance's last requests on the budget, to tell whether a lease would pay
+        private final long[] recent = new long[BUSY];
+        private long seen;
+
+        Slice(SharedBudget budget, Leasing leasing) {
+            this.scope = StoreRequest.Scope.shared(budget.name(), Plan.ordered(budget.windows(), "budget"));
+            this.leasing = leasing;
+            long shortest = Long.MAX_VALUE;
+            for (Window window : scope.windows()) {
+                shortest = Math.min(shortest, window.lengthMillis());
+                long fixed = window.countsRequests()
+                        ? leasing.requests()
+                        : leasing.amounts().get(window.unit());
+                long bound = leasing.adaptive() ? Math.max(1, window.limit() / 10) : fixed;
+                if (window.countsRequests()) {
+                    bound = Math.min(bound, Leasing.MAX_REQUESTS);
+                }
+                most.merge(window.unit(), bound, Math::min);
+            }
+            java.time.Duration duration = leasing.duration();
+            this.durationMillis = duration != null
+                    ? duration.toMillis()
+                    : Math.max(1, Math.min(BudgetLease.MAX_DURATION_MILLIS, shortest / 10));
+        }
+
+        /** Takes one request's share, from the lease held or a new one; {@code null} when it cannot. */
+        synchronized @Nullable Share take(Amounts estimate) {
+            long now = localMillis(); // under the lock: a share is taken at this time, before the deadline
+            recent[(int) (seen++ % BUSY)] = now;
+            if (lease != null && (now >= deadline || !covers(estimate))) {
+                end(now < deadline);
+            }
+            if (lease == null) {
+                if (now < directUntil || !busy(now) || guard.isOpen() || !fits(estimate) || !open(estimate, now)) {
+                    return null;
+                }
+            }
+            for (Window.Unit unit : most.keySet()) {
+                long need = need(unit, estimate);
+                left.merge(unit, -need, Long::sum);
+                used.merge(unit, need, Long::sum);
+            }
+            return new Share(this, generation, estimate);
+        }
+
+        /**
+         * A cancel ({@code actual == null}) or commit of a share: see the class comment. The stage
+         * completes once an overrun beyond the slice is charged (or queued to be).
+         */
+        synchronized CompletionStage<Void> settle(Share share, @Nullable Amounts actual) {
+            boolean current = share.generation() == generation && lease != null;
+            Amounts overrun = Amounts.none();
+            for (Window.Unit unit : most.keySet()) {
+                long taken = need(unit, share.amounts());
+                long target = actual == null
+                        ? 0
+                        : unit.equals(Window.Unit.REQUESTS) ? 1 : actual.has(unit) ? actual.get(unit) : taken;
+                long change = target - taken;
+                if (current && change < 0) {
+                    left.merge(unit, -change, Long::sum);
+                    used.merge(unit, change, Long::sum);
+                } else if (change > 0) {
+                    long covered = current ? Math.min(change, left.getOrDefault(unit, 0L)) : 0;
+                    if (covered > 0) {
+                        left.merge(unit, -covered, Long::sum);
+                        used.merge(unit, covered, Long::sum);
+                    }
+                    if (change > covered && !unit.equals(Window.Unit.REQUESTS)) {
+                        overrun = overrun.and(unit, change - covered);
+                    }
+                }
+            }
+            if (overrun.isZero()) {
+                return CompletableFuture.completedFuture(null);
+            }
+            long now = storeMillis();
+            // an entry of its own, never rejected: an exact sliding window charges it at now
+            return guard.settle(new Settlement(
+                    List.of(scope),
+                    EntryIds.next(),
+                    now == StoreRequest.STORE_TIME ? 0 : now,
+                    Amounts.none(),
+                    overrun,
+                    now,
+                    null));
+        }
+
+        /**
+         * Returns the lease held: what was not used goes back to the store. {@code ranLow} tells a
+         * lease that could not cover a request before its end, after which the next is twice its size
+         * in each unit it had used at least half of (the units that ran low); every other unit's next
+         * lease is twice what was used of it, so a unit that does not bind (tokens while the requests
+         * run out) does not grow to its ceiling and park the budget.
+         */
+        synchronized void end(boolean ranLow) {
+            BudgetLease held = lease;
+            if (held == null) {
+                return;
+            }
+            lease = null;
+            generation++;
+            for (Window.Unit unit : most.keySet()) {
+                long size = unit.equals(Window.Unit.REQUESTS)
+                        ? held.requests()
+                        : held.amounts().get(unit);
+                long spent = used.getOrDefault(unit, 0L);
+                long grown = ranLow && 2 * spent >= size ? 2 * size : 2 * spent;
+                next.put(unit, Math.min(most.getOrDefault(unit, 0L), Math.max(1, grown)));
+            }
+            Amounts kept = Amounts.none();
+            for (Map.Entry<Window.Unit, Long> entry : used.entrySet()) {
+                if (!entry.getKey().equals(Window.Unit.REQUESTS) && entry.getValue() > 0) {
+                    kept = kept.and(entry.getKey(), entry.getValue());
+                }
+            }
+            // not returned (the store is down or fails): its entry still leaves at its stamp plus the length
+            if (!guard.isOpen()) {
+                try {
+                    store.returnLease(held, stamp, used.getOrDefault(Window.Unit.REQUESTS, 0L), kept, storeMillis());
+                } catch (RuntimeException e) {
+                    // as above
+                }
+            }
+            left.clear();
+            used.clear();
+        }
+
+        /**
+         * Whether a lease would pay: an adaptive lease is taken only once this instance has seen
+         * {@link #BUSY} requests on the budget within a lease's duration. Thinner traffic reserves per
+         * request, since a lease that serves one request costs two calls (its taking and its return)
+         * where a reservation costs one.
+         */
+        private boolean busy(long now) {
+            return !leasing.adaptive() || (seen >= BUSY && now - recent[(int) (seen % BUSY)] < durationMillis);
+        }
+
+        /** Whether what is left covers one request's share. */
+        private boolean covers(Amounts estimate) {
+            for (Window.Unit unit : most.keySet()) {
+                if (need(unit, estimate) > left.getOrDefault(unit, 0L)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** Whether one request's share fits in a lease at all. */
+        private boolean fits(Amounts estimate) {
+            for (Window.Unit unit : most.keySet()) {
+                if (need(unit, estimate) > most.getOrDefault(unit, 0L)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** Takes a new lease covering at least {@code estimate}; {@code false} when the store refuses. */
+        private boolean open(Amounts estimate, long now) {
+            long requests = 0;
+            Amounts amounts = Amounts.none();
+            Map<Window.Unit, Long> sizes = new LinkedHashMap<>();
+            for (Window.Unit unit : most.keySet()) {
+                long fixed = unit.equals(Window.Unit.REQUESTS)
+                        ? leasing.requests()
+                        : leasing.amounts().get(unit);
+                long size = leasing.adaptive() ? Math.max(need(unit, estimate), next.getOrDefault(unit, 1L)) : fixed;
+                size = Math.min(size, most.getOrDefault(unit, 0L));
+                sizes.put(unit, size);
+                if (unit.equals(Window.Unit.REQUESTS)) {
+                    requests = size;
+                } else if (size > 0) {
+                    amounts = amounts.and(unit, size);
+                }
+            }
+            BudgetLease taking = new BudgetLease(scope, requests, amounts, EntryIds.next(), durationMillis);
+            Evaluation evaluation;
+            try {
+                evaluation = store.takeLease(taking, storeMillis());
+            } catch (RuntimeException e) {
+                if (StoreGuard.mayHaveRun(e)) {
+                    // given back off the request's path: a store that timed out may time out again
+                    long at = storeMillis();
+                    Timer.RETURNS.execute(() -> {
+                        try {
+                            store.returnLease(taking, Settlement.IN_DOUBT, 0, Amounts.none(), at);
+                        } catch (RuntimeException ignored) {
+                            // its entry leaves the window at its stamp plus the length
+                        }
+                    });
+                }
+                directUntil = now + durationMillis;
+                return false;
+            }
+            if (!evaluation.isAllowed()) {
+                // the budget has no room for a lease: reserve per request for a while, then smaller
+                directUntil = now + durationMillis;
+                for (Window.Unit unit : most.keySet()) {
+                    next.put(unit, Math.max(1, sizes.getOrDefault(unit, 0L) / 2));
+                }
+                return false;
+            }
+            lease = taking;
+            stamp = taking.stampMillis(evaluation.nowMillis());
+            takenAt = now;
+            deadline = now + durationMillis;
+            left.clear();
+            used.clear();
+            left.putAll(sizes);
+            if (clock == null) {
+                returnAtEnd(generation, durationMillis);
+            }
+            return true;
+        }
+
+        @SuppressWarnings("FutureReturnValueIgnored") // it returns the lease or does nothing; no answer to wait for
+        private void returnAtEnd(long leased, long delayMillis) {
+            Timer.RETURNS.schedule(() -> expire(leased), Math.max(1, delayMillis), TimeUnit.MILLISECONDS);
+        }
+
+        /** The timer's task: returns the lease of generation {@code leased} if it is still held at its end. */
+        private synchronized void expire(long leased) {
+            if (leased != generation || lease == null) {
+                return;
+            }
+            long now = localMillis();
+            if (now < deadline) {
+                returnAtEnd(leased, deadline - now);
+            } else {
+                end(false);
+            }
+        }
+
+        private long need(Window.Unit unit, Amounts estimate) {
+            return unit.equals(Window.Unit.REQUESTS) ? 1 : estimate.get(unit);
+        }
+
+        @Override
+        public synchronized String toString() {
+            return "Slice{" + scope.subject() + ", left=" + left + ", used=" + used + ", takenAt=" + takenAt + "}";
+        }
+    }
+}
