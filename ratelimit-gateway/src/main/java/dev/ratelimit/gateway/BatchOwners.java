@@ -6,15 +6,17 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Which tenant owns each batch and each uploaded file, and what settles each batch not settled yet:
- * on Redis (the hashes {@code <admin.prefix>:batch-owners} and {@code
- * <admin.prefix>:batch-reservations}, and a key {@code <admin.prefix>:batch-poll:<id>} while a
- * poller has a batch), so any gateway on it can answer who may read, cancel or download one and
+ * on Redis (the hashes {@code <admin.prefix>:batch-owners}, {@code
+ * <admin.prefix>:batch-reservations} and {@code <admin.prefix>:batch-settling}, a key {@code
+ * <admin.prefix>:batch-poll:<id>} while a poller has a batch and {@code
+ * <admin.prefix>:batch-settle-guard:<id>} after a settlement was first attempted), so any gateway on it can answer who may read, cancel or download one and
  * settle it; in this process's memory without Redis. A lookup Redis cannot answer is treated as not
  * owned (the caller hears 404, never another tenant's batch) and as nothing to settle (the
  * reservation stays charged until it is asked again).
@@ -31,8 +33,11 @@ final class BatchOwners implements AutoCloseable {
     private final String hash;
     private final String reservations;
     private final String pollPrefix;
+    private final String settling;
+    private final String guardPrefix;
     private final Map<String, String> local = new ConcurrentHashMap<>();
     private final Map<String, String> localReservations = new ConcurrentHashMap<>();
+    private final Set<String> localSettling = ConcurrentHashMap.newKeySet();
 
     /**
      * @param redis the gateway's Redis, or {@code null} for this process's memory
@@ -42,6 +47,8 @@ final class BatchOwners implements AutoCloseable {
         this.hash = prefix + ":batch-owners";
         this.reservations = prefix + ":batch-reservations";
         this.pollPrefix = prefix + ":batch-poll:";
+        this.settling = prefix + ":batch-settling";
+        this.guardPrefix = prefix + ":batch-settle-guard:";
         this.redis = redis == null
                 ? null
                 : new RedisLink(redis, "Batch owners", "batches and files answer 404 until it is back");
@@ -104,13 +111,57 @@ final class BatchOwners implements AutoCloseable {
         return command(redis, commands -> commands.hgetall(reservations), Map.of());
     }
 
-    /** Forgets the batch {@code id}'s record once it is settled; a failure leaves it to be settled again (once, by entry id). */
+    /**
+     * Forgets the batch {@code id}'s record and its settlement attempt once it is settled; a failure
+     * leaves it to be settled again, which the store ignores within the guard ({@link #attempt}).
+     */
     void release(String id) {
         if (redis == null) {
             localReservations.remove(id);
+            localSettling.remove(id);
             return;
         }
-        command(redis, commands -> commands.hdel(reservations, id), 0L);
+        command(redis, commands -> commands.hdel(reservations, id) + commands.hdel(settling, id), 0L);
+    }
+
+    /** Whether a settlement of the batch {@code id} may be attempted now, and whether one was before. */
+    enum Attempt {
+        /** None was attempted: this one may go ahead, and is now recorded with its guard. */
+        FIRST,
+        /** One was, within the guard: the store ignores a settlement it applied already, so it may go ahead. */
+        AGAIN,
+        /**
+         * One was, longer ago than the guard: it may have been applied, and the store no longer
+         * remembers it, so settling again might give the refund twice; the batch is left as it is.
+         */
+        TOO_LATE,
+        /** The store could not tell: nothing is settled now. */
+        UNKNOWN
+    }
+
+    /**
+     * Records that a settlement of the batch {@code id} is attempted, with a guard ({@code <prefix>:
+     * batch-settle-guard:<id>}, {@code SET NX PX}) that lives {@code guard} from the first attempt,
+     * shorter than the store's memory of the settlements it applied; says whether this attempt may
+     * settle.
+     */
+    Attempt attempt(String id, Duration guard) {
+        if (redis == null) {
+            return localSettling.add(id) ? Attempt.FIRST : Attempt.AGAIN; // one process, one store call
+        }
+        Optional<Attempt> attempt = command(
+                redis,
+                commands -> {
+                    if (Boolean.TRUE.equals(commands.hexists(settling, id))) {
+                        return Optional.of(commands.exists(guardPrefix + id) > 0 ? Attempt.AGAIN : Attempt.TOO_LATE);
+                    }
+                    // the guard first: an attempt recorded without its guard would be taken for a late one
+                    commands.set(guardPrefix + id, "1", SetArgs.Builder.nx().px(Math.max(1, guard.toMillis())));
+                    commands.hset(settling, id, "1");
+                    return Optional.of(Attempt.FIRST);
+                },
+                Optional.empty());
+        return attempt.orElse(Attempt.UNKNOWN);
     }
 
     /**

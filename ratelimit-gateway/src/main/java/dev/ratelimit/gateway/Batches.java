@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.core.Settlement;
 import dev.ratelimit.gateway.UpstreamConfig.Protocol;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.TokenUsage;
@@ -52,6 +53,14 @@ import org.jspecify.annotations.Nullable;
 final class Batches implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(Batches.class.getName());
+
+    /**
+     * How long after a batch's first settlement attempt another may settle it again: well within the
+     * time the store remembers a settlement it applied ({@link Settlement#REPEAT_GUARD}), so a
+     * settlement repeated (its record could not be deleted) is ignored by the store, never applied
+     * twice.
+     */
+    static final Duration SETTLE_GUARD = Settlement.REPEAT_GUARD.multipliedBy(2).dividedBy(3);
 
     /** An upstream answer read whole. */
     record Fetched(int status, @Nullable String contentType, byte[] body) {
@@ -340,6 +349,22 @@ final class Batches implements AutoCloseable {
             Ended ended = api.ended(id, fetched);
             if (ended == null) {
                 return;
+            }
+            switch (owners.attempt(id, SETTLE_GUARD)) {
+                case UNKNOWN -> {
+                    return; // asked again at the next read or poll
+                }
+                case TOO_LATE -> {
+                    LOG.log(
+                            System.Logger.Level.WARNING,
+                            "batch " + id + " was being settled more than " + SETTLE_GUARD.toMinutes() + " minutes"
+                                    + " ago and may have been; it is not settled again (it keeps what it was charged)");
+                    owners.release(id);
+                    return;
+                }
+                case FIRST, AGAIN -> {
+                    // settled below: a second settlement within the guard changes nothing in the store
+                }
             }
             Held held = Held.read(record);
             GatewayConfig config = gateway.config();

@@ -68,9 +68,8 @@ class BatchFaultTest {
     }
 
     @Test
-    @DisplayName("CLIENT PAUSE WRITE while the owner's GET settles an ended batch: the settlement is queued, not"
-            + " lost; applied once when Redis takes writes again, and a second settlement from the record changes"
-            + " nothing")
+    @DisplayName("CLIENT PAUSE WRITE while the owner's GET would settle an ended batch: nothing is given back while"
+            + " Redis takes no writes (the attempt cannot be recorded), and the next GET settles it once")
     void pausedWhileSettling() throws Exception {
         try (RedisServer redis = RedisServer.start();
                 Harness harness = gateway(redis)) {
@@ -78,12 +77,16 @@ class BatchFaultTest {
             Batch batch = completedBatch(harness, alice);
 
             try (RespClient raw = redis.connect()) {
-                raw.call("CLIENT", "PAUSE", "2000", "WRITE"); // reads answer, the settlement's script and HDEL wait
+                raw.call("CLIENT", "PAUSE", "2000", "WRITE"); // reads answer; the attempt's SET and HSET wait
             }
             assertThat(alice.batches().retrieve(batch.id()).status()).isEqualTo(Batch.Status.COMPLETED);
+            Harness.await("Redis takes writes again", () -> "OK".equals(redis.call("SET", "probe", "1")));
+            assertThat(spent(harness)).as("nothing given back while paused").isEqualTo(200_000);
 
-            Harness.await("the queued settlement reached Redis", () -> spent(harness) == 6_000);
-            alice.batches().retrieve(batch.id()); // settles from the record if its HDEL was lost: once, by entry id
+            // the paused writes ran late: the attempt is recorded with its guard, and this GET settles within it
+            alice.batches().retrieve(batch.id());
+            assertThat(spent(harness)).isEqualTo(6_000);
+            alice.batches().retrieve(batch.id());
             assertThat(spent(harness)).isEqualTo(6_000);
             assertThat(redis.call("HEXISTS", RESERVATIONS, batch.id())).isEqualTo(0L);
             assertThat(harness.metric("ratelimit_settle_failures_total"))
@@ -123,6 +126,32 @@ class BatchFaultTest {
             alice.batches().retrieve(batch.id());
             assertThat(spent(harness)).isEqualTo(6_000);
             assertThat(redis.call("HEXISTS", RESERVATIONS, batch.id())).isEqualTo(0L);
+        }
+    }
+
+    @Test
+    @DisplayName("a batch whose settlement was attempted longer ago than the guard (it may have been applied, and the"
+            + " store no longer remembers) is not settled again: it keeps what it was charged, never twice refunded")
+    void attemptedTooLongAgo() throws Exception {
+        try (RedisServer redis = RedisServer.start();
+                Harness harness = gateway(redis)) {
+            OpenAIClient alice = harness.openAi("alice-key");
+            Batch late = completedBatch(harness, alice);
+            redis.call("HSET", "ratelimit:batch-settling", late.id(), "1"); // attempted, its guard long gone
+            alice.batches().retrieve(late.id());
+            assertThat(spent(harness)).isEqualTo(200_000);
+            assertThat(redis.call("HEXISTS", RESERVATIONS, late.id()))
+                    .as("forgotten: nobody settles it later")
+                    .isEqualTo(0L);
+
+            Batch recent = BatchTest.batch(alice, 2, 100_000);
+            harness.stub().batches().complete(recent.id(), 10, 3_000);
+            redis.call("HSET", "ratelimit:batch-settling", recent.id(), "1"); // attempted within its guard
+            redis.call("SET", "ratelimit:batch-settle-guard:" + recent.id(), "1", "PX", "600000");
+            alice.batches().retrieve(recent.id());
+            assertThat(spent(harness))
+                    .as("the second batch settled again, within its guard")
+                    .isEqualTo(206_000);
         }
     }
 }
