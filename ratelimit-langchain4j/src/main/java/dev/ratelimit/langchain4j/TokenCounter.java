@@ -14,7 +14,7 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Counts LangChain4j messages with {@link TokenCounts} (jtokkit). An estimate only: the provider's
+ * Counts LangChain4j messages with {@link TokenCounts}. An estimate only: the provider's
  * reported usage settles the real count. Thread-safe.
  */
 final class TokenCounter {

@@ -15,7 +15,7 @@ import org.springframework.ai.tool.ToolCallback;
 import org.springframework.ai.tool.definition.ToolDefinition;
 
 /**
- * Counts Spring AI prompts and responses with {@link TokenCounts} (jtokkit): an estimate only; the
+ * Counts Spring AI prompts and responses with {@link TokenCounts}: an estimate only; the
  * provider's reported usage settles the real count.
  */
 final class PromptTokens {
