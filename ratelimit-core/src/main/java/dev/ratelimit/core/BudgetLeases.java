@@ -52,6 +52,9 @@ final class BudgetLeases {
     private final WindowStore store;
     private final StoreGuard guard;
     private final @Nullable Clock clock;
+    /** The wall clock, for the end of a lease on the real clock as {@link #held} shows it; never for a decision. */
+    private static final Clock WALL_CLOCK = Clock.systemUTC();
+
     private final ConcurrentHashMap<SharedBudget, Slice> slices = new ConcurrentHashMap<>();
 
     BudgetLeases(StoreGuard guard, @Nullable Clock clock) {
@@ -528,10 +531,11 @@ final class BudgetLeases {
                 spent.put(unit, used.getOrDefault(unit, 0L));
                 size.put(unit, left.getOrDefault(unit, 0L) + spent.get(unit));
             }
-            // the deadline is on this instance's clock: the injected one's epoch, or nanoTime's scale
+            // the deadline is on this instance's clock: the injected one's epoch, or nanoTime's scale,
+            // shown then on the wall clock (for display only: no decision reads it)
             java.time.Instant endsAt = clock != null
                     ? java.time.Instant.ofEpochMilli(deadline)
-                    : java.time.Instant.now().plusMillis(deadline - now);
+                    : WALL_CLOCK.instant().plusMillis(deadline - now);
             return new Leasing.Held(scope.subject(), size, spent, endsAt);
         }
 

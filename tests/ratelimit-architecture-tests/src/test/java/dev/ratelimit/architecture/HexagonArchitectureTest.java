@@ -211,7 +211,8 @@ class HexagonArchitectureTest {
                 .resideInAPackage(GENAI)
                 .should()
                 .onlyDependOnClassesThat()
-                .resideInAnyPackage(API, GENAI, "java..", "org.jspecify..", "com.knuddels.jtokkit..")
+                // Micrometer (optional): the GenAI client meters, in the two classes the next rule names
+                .resideInAnyPackage(API, GENAI, "java..", "org.jspecify..", "com.knuddels.jtokkit..", "io.micrometer..")
                 .check(classes);
     }
 
@@ -264,11 +265,23 @@ class HexagonArchitectureTest {
     }
 
     @Test
-    @DisplayName("Micrometer is confined to the core and the gateway and Spring Boot module that expose it")
+    @DisplayName("Micrometer is confined to the core, the gateway and Spring Boot module that expose it, and in"
+            + " genai-common to the GenAI client meters (GenAiMeters) and the builder method that takes a registry")
     void micrometerConfined() {
         noClasses()
                 .that()
-                .resideOutsideOfPackages(CORE, GATEWAY, SPRING)
+                .resideOutsideOfPackages(CORE, GATEWAY, SPRING, GENAI)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("io.micrometer..")
+                .check(classes);
+        noClasses()
+                .that()
+                .resideInAPackage(GENAI)
+                .and()
+                .doNotHaveFullyQualifiedName("dev.ratelimit.genai.GenAiMeters")
+                .and()
+                .doNotHaveFullyQualifiedName("dev.ratelimit.genai.ModelCatalog$Builder")
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.micrometer..")
@@ -323,16 +336,17 @@ class HexagonArchitectureTest {
                 .callMethod(java.time.LocalDateTime.class, "now")
                 .check(classes);
         // Only the in-memory store owns a clock (its default is the system clock); everyone else is given one.
-        // Three classes read the wall clock, never for a decision's time: on the store's time a calendar
-        // window's periods are named around it for the server to choose from (ScriptCall), and where the
+        // Four classes read the wall clock, never for a decision's time: on the store's time a calendar
+        // window's periods are named around it for the server to choose from (ScriptCall), where the
         // store cannot be asked, a fail-local share's period and the settle queue's last retry are placed
-        // by it (StoreGuard, SettleQueue).
+        // by it (StoreGuard, SettleQueue), and a lease held on the real clock shows its end on it
+        // (BudgetLeases' leases(): the lease itself ends on System.nanoTime).
         noClasses()
                 .that()
                 .resideInAnyPackage(API, CORE, REDIS, HTTP, SERVLET)
                 .and()
-                .haveNameNotMatching(
-                        "dev\\.ratelimit\\.(core\\.(StoreGuard|SettleQueue)|redis\\.internal\\.ScriptCall)")
+                .haveNameNotMatching("dev\\.ratelimit\\.(core\\.(StoreGuard|SettleQueue|BudgetLeases(\\$.*)?)"
+                        + "|redis\\.internal\\.ScriptCall)")
                 .should()
                 .callMethod(java.time.Clock.class, "systemUTC")
                 .orShould()
