@@ -305,6 +305,12 @@ class FaultMatrixTest {
                                             .toString(),
                                     "-Xmx128m",
                                     "-XX:TieredStopAtLevel=1",
+                                    // the worker's stdout is its protocol: no perf-data file to contend
+                                    // for (a PID reused across namespaces locks it, and the JVM warns),
+                                    // and the JVM's own warnings on stderr, which is discarded
+                                    "-XX:-UsePerfData",
+                                    "-Xlog:disable",
+                                    "-Xlog:all=warning:stderr",
                                     "-cp",
                                     System.getProperty("java.class.path"),
                                     FaultWorker.class.getName(),
