@@ -65,9 +65,6 @@ class LeasedCapTest {
                 "");
         List<Harness> fleet = Harness.fleet(GATEWAYS, Map.of("GATEWAY_CONFIG", config.toString()));
         try (RedisMonitor monitor = RedisMonitor.start(Harness.redis())) {
-            // warmed up on another model's cap (keys model:gpt-4o-mini:..., not counted), not leased: a
-            // cold gateway's first calls may outlast the store timeout
-            race(fleet, 30, BODY.replace(MODEL, "gpt-4o-mini"));
             SharedBudget cap =
                     fleet.get(0).server.gateway().config().models().get(MODEL).budget();
 
