@@ -84,6 +84,34 @@ public record BudgetLease(
     }
 
     /**
+     * Checks the arguments of {@link WindowStore#exchangeLease}: a store that overrides it calls this
+     * first.
+     *
+     * @param returned the lease returned
+     * @param stampMillis its stamp
+     * @param taking the lease taken
+     * @throws NullPointerException if a lease is {@code null}
+     * @throws IllegalArgumentException if the leases are of different budgets, share an entry id, or
+     *     the stamp is {@link Settlement#IN_DOUBT}
+     */
+    public static void checkExchange(BudgetLease returned, long stampMillis, BudgetLease taking) {
+        Objects.requireNonNull(returned, "returned must not be null");
+        Objects.requireNonNull(taking, "taking must not be null");
+        if (!returned.budget().equals(taking.budget())) {
+            throw new IllegalArgumentException("taking must lease the budget returned, '"
+                    + returned.budget().subject() + "', was '" + taking.budget().subject() + "'");
+        }
+        if (returned.entryId().equals(taking.entryId())) {
+            throw new IllegalArgumentException(
+                    "taking must have an entry id of its own, was the returned lease's '" + taking.entryId() + "'");
+        }
+        if (stampMillis == Settlement.IN_DOUBT) {
+            throw new IllegalArgumentException(
+                    "stampMillis must be the returned lease's stamp: a lease in doubt is returned alone");
+        }
+    }
+
+    /**
      * Returns what the lease weighs in one of its budget's windows: its requests in a request window,
      * its amount of the window's unit in any other (0 when it names none).
      *

@@ -39,10 +39,15 @@ import org.jspecify.annotations.Nullable;
  * (the lease's entry keeps it until it leaves the window) and an overrun is charged to the store.
  *
  * <p>A lease is spent only until its end on this instance's clock, measured from before the call
- * that took it: with the store's own time, the store's stamp is at least that late. It is returned
- * at the first request after its end, when it runs low, on {@link #returnAll}, and (on the real
- * clock) by a timer at its end, so an instance that goes quiet does not park its slice until the
- * entry leaves the window; on an injected clock no timer runs, so tests decide when time passes.
+ * that took it: with the store's own time, the store's stamp is at least that late. It ends at the
+ * first request after its end or when it runs low; when that request takes the next lease, the
+ * lease ended is returned in the same store call ({@link WindowStore#exchangeLease}), so under
+ * steady demand each lease costs the budget's keys one call. It is returned in a call of its own
+ * when no lease follows it: on {@link #returnAll}, when the next lease is not taken (the instance
+ * reserves directly for a while), and (on the real clock) by a timer a lease's duration after its
+ * end when no request came, so an instance that goes quiet does not park its slice until the entry
+ * leaves the window; on an injected clock no timer runs, so tests decide when time passes. Every
+ * lease call goes through the guard's circuit breaker and store meters.
  */
 final class BudgetLeases {
 
@@ -195,6 +200,9 @@ final class BudgetLeases {
         }
     }
 
+    /** A lease ended and not yet returned: its stamp and what it keeps, the rest going back. */
+    private record Ended(BudgetLease lease, long stamp, long requests, Amounts kept) {}
+
     /** A share of one request (1 request, its estimate) taken from a slice: the lease it came from. */
     private record Share(Slice slice, long generation, Amounts amounts) {}
 
@@ -315,11 +323,16 @@ final class BudgetLeases {
         synchronized @Nullable Share take(Amounts estimate) {
             long now = localMillis(); // under the lock: a share is taken at this time, before the deadline
             recent[(int) (seen++ % BUSY)] = now;
+            Ended ended = null;
             if (lease != null && (now >= deadline || !covers(estimate))) {
-                end(now < deadline);
+                ended = finish(now < deadline);
             }
             if (lease == null) {
-                if (now < directUntil || !busy(now) || guard.isOpen() || !fits(estimate) || !open(estimate, now)) {
+                if (now < directUntil || !busy(now) || guard.isOpen() || !fits(estimate)) {
+                    giveBack(ended);
+                    return null;
+                }
+                if (!open(estimate, now, ended)) {
                     return null;
                 }
             }
@@ -373,17 +386,23 @@ final class BudgetLeases {
                     null));
         }
 
-        /**
-         * Returns the lease held: what was not used goes back to the store. {@code ranLow} tells a
-         * lease that could not cover a request before its end, after which the next is twice its size
-         * in each unit it had used at least half of (the units that ran low); every other unit's next
-         * lease is twice what was used of it, so a unit that does not bind (tokens while the requests
-         * run out) does not grow to its ceiling and park the budget.
-         */
+        /** Returns the lease held, alone: what was not used goes back to the store. */
         synchronized void end(boolean ranLow) {
+            giveBack(finish(ranLow));
+        }
+
+        /**
+         * Ends the lease held and tells what goes back to the store, which {@link #open} returns with
+         * the next lease's take or {@link #giveBack} alone. {@code ranLow} tells a lease that could
+         * not cover a request before its end, after which the next is twice its size in each unit it
+         * had used at least half of (the units that ran low); every other unit's next lease is twice
+         * what was used of it, so a unit that does not bind (tokens while the requests run out) does
+         * not grow to its ceiling and park the budget.
+         */
+        private @Nullable Ended finish(boolean ranLow) {
             BudgetLease held = lease;
             if (held == null) {
-                return;
+                return null;
             }
             lease = null;
             generation++;
@@ -401,16 +420,29 @@ final class BudgetLeases {
                     kept = kept.and(entry.getKey(), entry.getValue());
                 }
             }
-            // not returned (the store is down or fails): its entry still leaves at its stamp plus the length
-            if (!guard.isOpen()) {
-                try {
-                    store.returnLease(held, stamp, used.getOrDefault(Window.Unit.REQUESTS, 0L), kept, storeMillis());
-                } catch (RuntimeException e) {
-                    // as above
-                }
-            }
+            Ended ended = new Ended(held, stamp, used.getOrDefault(Window.Unit.REQUESTS, 0L), kept);
             left.clear();
             used.clear();
+            return ended;
+        }
+
+        /**
+         * Returns an ended lease in a call of its own: when no lease is taken after it (the instance
+         * is idle, stops, or reserves directly for a while). Not returned (the store is down or
+         * fails), its entry still leaves at its stamp plus the length.
+         */
+        private void giveBack(@Nullable Ended ended) {
+            if (ended == null || guard.isOpen()) {
+                return;
+            }
+            try {
+                guard.lease(() -> {
+                    store.returnLease(ended.lease(), ended.stamp(), ended.requests(), ended.kept(), storeMillis());
+                    return null;
+                });
+            } catch (RuntimeException e) {
+                // as above
+            }
         }
 
         /**
@@ -443,8 +475,14 @@ final class BudgetLeases {
             return true;
         }
 
-        /** Takes a new lease covering at least {@code estimate}; {@code false} when the store refuses. */
-        private boolean open(Amounts estimate, long now) {
+        /**
+         * Takes a new lease covering at least {@code estimate}, in the same store call that returns
+         * {@code ended} when there is one ({@link WindowStore#exchangeLease}), so a lease renewed
+         * under steady demand costs one call; {@code false} when the store refuses (the return still
+         * applies) or fails (the return is made again off the request's path: a second return of a
+         * lease changes nothing).
+         */
+        private boolean open(Amounts estimate, long now, @Nullable Ended ended) {
             long requests = 0;
             Amounts amounts = Amounts.none();
             Map<Window.Unit, Long> sizes = new LinkedHashMap<>();
@@ -463,17 +501,22 @@ final class BudgetLeases {
             }
             BudgetLease taking = new BudgetLease(scope, requests, amounts, EntryIds.next(), durationMillis);
             Evaluation evaluation;
+            long at = storeMillis();
             try {
-                evaluation = store.takeLease(taking, storeMillis());
+                evaluation = guard.lease(() -> ended == null
+                        ? store.takeLease(taking, at)
+                        : store.exchangeLease(
+                                ended.lease(), ended.stamp(), ended.requests(), ended.kept(), taking, at));
             } catch (RuntimeException e) {
-                if (StoreGuard.mayHaveRun(e)) {
-                    // given back off the request's path: a store that timed out may time out again
-                    long at = storeMillis();
+                boolean inDoubt = StoreGuard.mayHaveRun(e);
+                if (inDoubt || ended != null) {
+                    // off the request's path: a store that timed out may time out again
                     Timer.RETURNS.execute(() -> {
-                        try {
-                            store.returnLease(taking, Settlement.IN_DOUBT, 0, Amounts.none(), at);
-                        } catch (RuntimeException ignored) {
-                            // its entry leaves the window at its stamp plus the length
+                        if (ended != null) {
+                            giveBackLater(ended.lease(), ended.stamp(), ended.requests(), ended.kept(), at);
+                        }
+                        if (inDoubt) {
+                            giveBackLater(taking, Settlement.IN_DOUBT, 0, Amounts.none(), at);
                         }
                     });
                 }
@@ -496,9 +539,21 @@ final class BudgetLeases {
             used.clear();
             left.putAll(sizes);
             if (clock == null) {
-                returnAtEnd(generation, durationMillis);
+                returnAtEnd(generation, 2 * durationMillis);
             }
             return true;
+        }
+
+        /** A return made on the timer's thread; its failure leaves the entry to leave at its stamp plus the length. */
+        private void giveBackLater(BudgetLease lease, long stampMillis, long requests, Amounts kept, long at) {
+            try {
+                guard.lease(() -> {
+                    store.returnLease(lease, stampMillis, requests, kept, at);
+                    return null;
+                });
+            } catch (RuntimeException ignored) {
+                // as above
+            }
         }
 
         @SuppressWarnings("FutureReturnValueIgnored") // it returns the lease or does nothing; no answer to wait for
@@ -506,14 +561,19 @@ final class BudgetLeases {
             Timer.RETURNS.schedule(() -> expire(leased), Math.max(1, delayMillis), TimeUnit.MILLISECONDS);
         }
 
-        /** The timer's task: returns the lease of generation {@code leased} if it is still held at its end. */
+        /**
+         * The timer's task: returns the lease of generation {@code leased} alone if it is still held a
+         * lease's duration after its end. Within that time a request of a busy instance ends it and
+         * returns it with the next lease's take, in one call.
+         */
         private synchronized void expire(long leased) {
             if (leased != generation || lease == null) {
                 return;
             }
             long now = localMillis();
-            if (now < deadline) {
-                returnAtEnd(leased, deadline - now);
+            long idle = deadline + durationMillis;
+            if (now < idle) {
+                returnAtEnd(leased, idle - now);
             } else {
                 end(false);
             }

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -86,7 +87,7 @@ final class StoreGuard {
 
     /**
      * Tells whether the breaker is open: the store is taken for down and calls are refused before
-     * they are made. Calls made outside the breaker (budget leases) are then not made either.
+     * they are made.
      */
     boolean isOpen() {
         return breaker.getState() == CircuitBreaker.State.OPEN
@@ -237,6 +238,34 @@ final class StoreGuard {
                             ? e
                             : new RateLimiterUnavailableException("Rate limit store unavailable: " + e, e));
         }
+    }
+
+    /**
+     * Makes a budget lease's store call ({@link WindowStore#takeLease}, {@link
+     * WindowStore#exchangeLease}, {@link WindowStore#returnLease}) through the breaker: refused while
+     * it is open, and its outcome counted toward the breaker's state and the store's health meters
+     * like a check's. No failure policy applies: the limiter reserves the budget directly instead.
+     *
+     * @throws RuntimeException the store's failure as it threw it (so that {@link #mayHaveRun} can
+     *     read it), or {@link Unavailable} when the breaker refuses the call
+     */
+    <T> T lease(Supplier<T> call) {
+        if (!breaker.tryAcquirePermission()) {
+            metrics.storeFailure("circuit_open", false);
+            throw new Unavailable("circuit breaker is open", null);
+        }
+        long start = breaker.getCurrentTimestamp();
+        T result;
+        try {
+            result = call.get();
+        } catch (RuntimeException e) {
+            breaker.onError(breaker.getCurrentTimestamp() - start, breaker.getTimestampUnit(), e);
+            metrics.storeFailure("error", false);
+            throw e;
+        }
+        breaker.onSuccess(breaker.getCurrentTimestamp() - start, breaker.getTimestampUnit());
+        metrics.storeHealthy();
+        return result;
     }
 
     /**

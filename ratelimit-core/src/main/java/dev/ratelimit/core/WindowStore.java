@@ -207,6 +207,44 @@ public interface WindowStore {
     }
 
     /**
+     * Returns one {@link BudgetLease} and takes the next on the same budget in one atomic step at
+     * {@code now}: exactly {@link #returnLease returnLease(returned, stampMillis, requestsUsed, used,
+     * now)} followed by {@link #takeLease takeLease(taking, now)}, with no other call between them, so
+     * what the returned lease did not use is already free when the next one is taken. The return
+     * applies whether or not the take is refused, and stays idempotent: when {@code returned} was
+     * returned before (a retry of a call whose reply was lost), only the take happens. A holder that
+     * renews its lease this way touches the budget's keys once per lease instead of twice.
+     *
+     * <p>The default makes the two calls one after the other, which keeps every guarantee (a return
+     * never makes room that is not free, a take never takes room that is not there) but costs two
+     * round trips; stores that can do both in one step override it.
+     *
+     * @param returned the lease ending, as taken
+     * @param stampMillis its stamp ({@link BudgetLease#stampMillis} of the {@link
+     *     Evaluation#nowMillis()} that took it); never {@link Settlement#IN_DOUBT}: a lease whose
+     *     taking is in doubt is returned by {@link #returnLease}
+     * @param requestsUsed the requests the holder admitted from it
+     * @param used the amount of each other unit the holder spent from it
+     * @param taking the next lease, on the same budget
+     * @param nowMillis the time, or {@link StoreRequest#STORE_TIME}
+     * @return the evaluation of the take, as {@link #takeLease} returns it
+     * @throws IllegalArgumentException if the leases are of different budgets, share an entry id, or
+     *     the stamp is {@link Settlement#IN_DOUBT}
+     * @throws RateLimiterUnavailableException if the store cannot be reached or fails
+     */
+    default Evaluation exchangeLease(
+            BudgetLease returned,
+            long stampMillis,
+            long requestsUsed,
+            Amounts used,
+            BudgetLease taking,
+            long nowMillis) {
+        BudgetLease.checkExchange(returned, stampMillis, taking);
+        returnLease(returned, stampMillis, requestsUsed, used, nowMillis);
+        return takeLease(taking, nowMillis);
+    }
+
+    /**
      * Tells whether this store evaluates a request of several scopes in one atomic step. When it
      * does not, the limiter sends it requests of one scope only, and the store refuses a request of
      * several scopes with {@link UnsupportedOperationException} rather than evaluate it piecewise.

@@ -262,6 +262,26 @@ public final class InMemoryWindowStore implements WindowStore {
     }
 
     @Override
+    public Evaluation exchangeLease(
+            BudgetLease returned,
+            long stampMillis,
+            long requestsUsed,
+            Amounts used,
+            BudgetLease taking,
+            long nowMillis) {
+        BudgetLease.checkExchange(returned, stampMillis, taking);
+        Objects.requireNonNull(used, "used must not be null");
+        // the budget's lock held across both (it is reentrant): no other call sees the one without the other
+        List<ReentrantLock> held = lock(List.of(taking.budget()));
+        try {
+            returnLease(returned, stampMillis, requestsUsed, used, nowMillis);
+            return takeLease(taking, nowMillis);
+        } finally {
+            unlock(held);
+        }
+    }
+
+    @Override
     public Evaluation takeLease(BudgetLease lease, long nowMillis) {
         Objects.requireNonNull(lease, "lease must not be null");
         long now = timeOf(nowMillis != StoreRequest.STORE_TIME, nowMillis);

@@ -47,6 +47,17 @@ class ForwardingStore implements WindowStore {
     }
 
     @Override
+    public Evaluation exchangeLease(
+            BudgetLease returned,
+            long stampMillis,
+            long requestsUsed,
+            Amounts used,
+            BudgetLease taking,
+            long nowMillis) {
+        return delegate.exchangeLease(returned, stampMillis, requestsUsed, used, taking, nowMillis);
+    }
+
+    @Override
     public void returnLease(BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
         delegate.returnLease(lease, stampMillis, requestsUsed, used, nowMillis);
     }

@@ -75,6 +75,18 @@ class LeaseSimulationTest {
         }
 
         @Override
+        public Evaluation exchangeLease(
+                BudgetLease returned,
+                long stampMillis,
+                long requestsUsed,
+                Amounts used,
+                BudgetLease taking,
+                long nowMillis) {
+            calls.incrementAndGet(); // one call: the return rides on the next lease's take
+            return super.exchangeLease(returned, stampMillis, requestsUsed, used, taking, nowMillis);
+        }
+
+        @Override
         public void returnLease(BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
             calls.incrementAndGet();
             super.returnLease(lease, stampMillis, requestsUsed, used, nowMillis);

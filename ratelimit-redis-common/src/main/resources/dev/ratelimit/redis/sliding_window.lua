@@ -14,7 +14,8 @@ KEYS          every window's key(s), in evaluation order (scope by scope, each s
               then, when the request takes or releases a lease, the lease's sorted set (entry ids
               scored by the end of their lease), in the slot of the scope holding it
 ARGV[1]       'r' reserve, 's' settle, 'p' peek (every window's state, nothing recorded);
-              'l' renew a lease, 'c' count leases (KEYS[1] the lease set, no windows)
+              'l' renew a lease, 'c' count leases (KEYS[1] the lease set, no windows);
+              'x' exchange budget leases: return one and take the next (see below)
 ARGV[2]       now in epoch milliseconds, or '' (empty) to take the server's TIME
 ARGV[3]       the entry id: unique to the reservation among all callers
 ARGV[4]       reserve: the lease's cap, '' for no lease; settle: the reservation's time, as its
@@ -47,6 +48,14 @@ ARGV[6 + s(i-1)] ..
               window of an amount settles as any other (the kept part stays at the stamp). A store
               keeps every key at least a second past now + length (see EXPIRE below), so a later
               call's expiry never drops a lease stamped at most a second ahead
+Exchange ('x', a budget lease returned and the next taken in one call, its windows all lease
+              windows, KEYS the windows' keys then the budget's settled set): ARGV[3] is the new
+              lease's entry id, ARGV[4] '<stamp>:<entry id>' of the lease returned, ARGV[5] how long
+              its return is marked (ms); each window has s = 6 arguments: length, limit, amount and
+              precision of the new lease as to reserve, then the returned lease's weight there (its
+              count in a request window) and what it keeps of it. The return is applied first, as a
+              marked settle of it would be (nothing when it is marked already: returned before), then
+              the new lease is reserved against what is left; the reply is the reserve's
 
 Reserve replies integers: {status, now, index, retry_ms, used_1, reset_1, ..., used_n, reset_n}
   status      1 allowed: recorded in every window (index -1, retry_ms 0);
@@ -119,9 +128,9 @@ if op == 'l' or op == 'c' then
   redis.call('EXPIRE', key, fmt('%d', math.ceil(ttl / 1000) + 1), 'GT')
   return {1}
 end
-local stride = op == 's' and 5 or 4
+local stride = op == 's' and 5 or op == 'x' and 6 or 4
 local n = (#ARGV - 5) / stride
-if now == nil or n < 0 or n ~= math.floor(n) or (op ~= 'r' and op ~= 's' and op ~= 'p') then
+if now == nil or n < 0 or n ~= math.floor(n) or (op ~= 'r' and op ~= 's' and op ~= 'p' and op ~= 'x') then
   return redis.error_reply('ERR sliding_window: bad arguments')
 end
 local id = ARGV[3]
@@ -347,6 +356,9 @@ for i = 1, n do
     end
     amount = count -- a lease of `count` requests: that many members in a request window
   end
+  if op == 'x' and not ahead then
+    return redis.error_reply('ERR sliding_window: window ' .. i .. ' of an exchange is not a lease window')
+  end
   local settled = 1
   if stride == 5 and (counts or count) then
     settled = num(argv[a + 5])
@@ -378,6 +390,14 @@ for i = 1, n do
   if ahead then
     windows[i][25], windows[i][26] = ahead, count
   end
+  if op == 'x' then
+    -- the returned lease's weight and what it keeps
+    local weight, kept = num(argv[a + 5]), num(argv[a + 6])
+    if not weight or not kept or weight < 0 or kept < 0 or (count and weight > 1000) then
+      return redis.error_reply('ERR sliding_window: bad returned lease for window ' .. i)
+    end
+    windows[i][27], windows[i][14] = weight, math.min(kept, weight)
+  end
 end
 -- a settled set (a marked settlement), then a lease set come after the windows' keys: the lease
 -- taken by a reservation, released by a settlement
@@ -396,6 +416,9 @@ if op == 's' then
     lease_key = KEYS[after]
   end
 elseif op == 'p' then
+  lease_key = false
+elseif op == 'x' then
+  mark_key, mark_ms = KEYS[k], tonumber(ARGV[5])
   lease_key = false
 end
 if k - 1 + (mark_key and 1 or 0) + (lease_key and 1 or 0) ~= #KEYS then
@@ -717,6 +740,44 @@ if op == 'p' then
     save(w)
   end
   return state(1, -1, 0)
+end
+
+if op == 'x' then
+  -- the return first, as a marked settle of the returned lease at its stamp: its members beyond
+  -- what it keeps go from request windows, its amount drops to what it keeps in the others
+  local stamp, old = string.match(ARGV[4], '^(%d+):(.+)$')
+  if not stamp or not mark_ms or old == id then
+    return redis.error_reply('ERR sliding_window: bad exchange arguments')
+  end
+  redis.call('ZREMRANGEBYSCORE', mark_key, '-inf', int(now))
+  if redis.call('ZADD', mark_key, 'NX', int(now + mark_ms), old) == 1 then
+    if redis.call('ZCARD', mark_key) == 1 then
+      redis.call('EXPIRE', mark_key, int(math.ceil(mark_ms / 1000) + 1))
+    else
+      redis.call('EXPIRE', mark_key, int(math.ceil(mark_ms / 1000) + 1), 'GT')
+    end
+    for i = 1, n do
+      local w = windows[i]
+      local weight, kept = w[27], w[14]
+      if w[6] == 0 then
+        local gone = {}
+        for j = kept + 1, weight do
+          gone[#gone + 1] = j == 1 and old or (old .. '#' .. j)
+        end
+        if #gone > 0 then
+          redis.call('ZREM', w[1], unpack(gone))
+        end
+      elseif kept < weight and redis.call('ZREM', w[1], int(weight) .. ':' .. old) == 1 then
+        if kept > 0 then
+          redis.call('ZADD', w[1], stamp, int(kept) .. ':' .. old)
+        end
+        if redis.call('DECRBY', w[9], int(weight - kept)) <= 0 then
+          redis.call('DEL', w[9])
+        end
+      end
+    end
+  end
+  op = 'r'
 end
 
 if op == 'r' then

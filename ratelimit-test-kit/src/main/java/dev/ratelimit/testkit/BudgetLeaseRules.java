@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Timeout;
  * it in memory and returns what it did not use ({@code WindowStore.returnLease}). A lease is an entry
  * stamped at its end: it counts from its taking until its end plus the window's length, so no unit
  * leaves the window before any use of it could. The rules F6 to F9 run three limiters on one store
- * and one injected clock.
+ * and one injected clock. F10 and F11 renew: one lease returned and the next taken in one step
+ * ({@code WindowStore.exchangeLease}), the return first.
  */
 interface BudgetLeaseRules extends ConformanceSection {
 
@@ -366,6 +367,92 @@ interface BudgetLeaseRules extends ConformanceSection {
             assertThat(usedOf(limiter().usage(budget), requests))
                     .as("[F9] trial %d: counted once the leases are returned", trial)
                     .isEqualTo(admitted);
+        }
+    }
+
+    @Test
+    @DisplayName("F10 an exchange returns one lease and takes the next in one step: the next is taken against"
+            + " what the first gave back, the return applies also when the take is refused, and applies once")
+    default void exchangeReturnsThenTakes() {
+        assumeBudgetLeases("F10");
+        StoreRequest.Scope budget = budget("f10", 10, 1_000);
+        long t0 = clock().millis();
+        BudgetLease a = new BudgetLease(budget, 10, Amounts.tokens(1_000), user("f10-a"), 1_000);
+        long stampA = a.stampMillis(store().takeLease(a, t0).nowMillis());
+        BudgetLease b = new BudgetLease(budget, 7, Amounts.tokens(750), user("f10-b"), 1_000);
+        Evaluation renewed = store().exchangeLease(a, stampA, 3, Amounts.tokens(250), b, t0 + 500);
+        assertThat(renewed.isAllowed())
+                .as("[F10] the budget is all leased to a, yet b fits in what a gives back")
+                .isTrue();
+        assertThat(new long[] {renewed.used(0), renewed.used(1)})
+                .as("[F10] the take reports the budget after both: a's 3 and 250 kept, b's 7 and 750")
+                .containsExactly(10, 1_000);
+        long stampB = b.stampMillis(renewed.nowMillis());
+        assertThat(stampB).as("[F10] b's stamp is its own end").isEqualTo(t0 + 1_500);
+        store().returnLease(a, stampA, 0, Amounts.none(), t0 + 510);
+        assertThat(usedAt(budget, t0 + 510))
+                .as("[F10] a returned again, by itself, changes nothing")
+                .containsExactly(10, 1_000);
+        BudgetLease c = new BudgetLease(budget, 9, Amounts.tokens(100), user("f10-c"), 1_000);
+        Evaluation refused = store().exchangeLease(b, stampB, 2, Amounts.tokens(100), c, t0 + 600);
+        assertThat(refused.isAllowed())
+                .as("[F10] 9 more requests do not fit beside a's 3 and b's 2")
+                .isFalse();
+        assertThat(refused.rejectedIndex())
+                .as("[F10] the request window refuses")
+                .isEqualTo(0);
+        assertThat(usedAt(budget, t0 + 600))
+                .as("[F10] b was returned though c was refused: a's 3 and 250, b's 2 and 100")
+                .containsExactly(5, 350);
+        BudgetLease d = new BudgetLease(budget, 4, Amounts.tokens(50), user("f10-d"), 1_000);
+        Evaluation retried = store().exchangeLease(b, stampB, 0, Amounts.none(), d, t0 + 700);
+        assertThat(retried.isAllowed())
+                .as("[F10] an exchange naming b again (a retry) takes d")
+                .isTrue();
+        assertThat(usedAt(budget, t0 + 700))
+                .as("[F10] and does not return b twice: its 2 and 100 still kept, d's 4 and 50 added")
+                .containsExactly(9, 400);
+        assertThat(usedAt(budget, stampA + MINUTE.toMillis()))
+                .as("[F10] a's kept part leaves at its end plus the length; b's and d's stay")
+                .containsExactly(6, 150);
+        assertThat(usedAt(budget, stampB + MINUTE.toMillis()))
+                .as("[F10] b's kept part leaves at its own end plus the length")
+                .containsExactly(4, 50);
+    }
+
+    @Test
+    @DisplayName("F11 10 holders of the whole budget renewing at once, each keeping 1 of 3 and asking 3 more:"
+            + " exactly 6 renewed, and the window holds exactly 28")
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    default void exchangesExactUnderConcurrency() throws Exception {
+        assumeBudgetLeases("F11");
+        for (int trial = 0; trial < kit().concurrencyTrials(); trial++) {
+            StoreRequest.Scope budget = StoreRequest.Scope.shared(user("f11-" + trial), List.of(Window.of(30, MINUTE)));
+            long now = clock().millis();
+            String prefix = user("f11-lease-" + trial + "-");
+            List<BudgetLease> held = new ArrayList<>();
+            List<Long> stamps = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                BudgetLease lease = new BudgetLease(budget, 3, Amounts.none(), prefix + i, 1_000);
+                stamps.add(lease.stampMillis(store().takeLease(lease, now).nowMillis()));
+                held.add(lease);
+            }
+            // each exchange frees 2 then takes 3 if they fit: whatever the order, the sixth that fits is the last
+            int renewed = allowedOfRace(
+                    10,
+                    thread -> store().exchangeLease(
+                                    held.get(thread),
+                                    stamps.get(thread),
+                                    1,
+                                    Amounts.none(),
+                                    new BudgetLease(budget, 3, Amounts.none(), prefix + "next-" + thread, 1_000),
+                                    now + 10)
+                            .isAllowed());
+            assertThat(renewed).as("[F11] trial %d: renewed of 10", trial).isEqualTo(6);
+            Evaluation seen = store().peek(new StoreRequest(List.of(budget), Amounts.none(), now + 10));
+            assertThat(seen.used(0))
+                    .as("[F11] trial %d: 10 kept and 6 leases of 3", trial)
+                    .isEqualTo(28);
         }
     }
 }

@@ -27,6 +27,7 @@ public final class ScriptCall<T> {
     private static final String PEEK = "p";
     private static final String RENEW = "l";
     private static final String COUNT = "c";
+    private static final String EXCHANGE = "x";
     private static final Clock WALL_CLOCK = Clock.systemUTC();
 
     private final String[] keys;
@@ -286,7 +287,7 @@ public final class ScriptCall<T> {
         Objects.requireNonNull(space, "space must not be null");
         String[] head = {RESERVE, time(nowMillis), lease.entryId(), "", ""};
         int windowCount = lease.budget().windows().size();
-        return leaseCall(lease, space, head, null, reply -> ScriptReply.evaluation(reply, windowCount));
+        return leaseCall(lease, space, head, List.of(), reply -> ScriptReply.evaluation(reply, windowCount));
     }
 
     /**
@@ -309,29 +310,78 @@ public final class ScriptCall<T> {
         Objects.requireNonNull(used, "used must not be null");
         Objects.requireNonNull(space, "space must not be null");
         boolean inDoubt = stampMillis == Settlement.IN_DOUBT;
-        // marked, so a second return (of other counts) changes nothing, until the entry has left
-        long longest = 0;
-        for (Window window : lease.budget().windows()) {
-            longest = Math.max(longest, window.lengthMillis());
-        }
-        long mark = Math.min(longest + lease.durationMillis(), Settlement.REPEAT_GUARD.toMillis());
         String[] head = {
             SETTLE,
             time(nowMillis),
             lease.entryId(),
             inDoubt ? "" : Long.toString(stampMillis),
-            (inDoubt ? "1:" : "0:") + mark
+            (inDoubt ? "1:" : "0:") + returnMark(lease)
         };
-        Function<Window, String> kept = window -> Long.toString(Math.max(
+        return leaseCall(lease, space, head, List.of(kept(lease, requestsUsed, used)), ScriptReply::settled);
+    }
+
+    /**
+     * Builds the call that returns one budget lease and takes the next on the same budget, in one run
+     * of the script: the return as {@link #returnLease} makes it (marked, so that it applies once),
+     * then the take as {@link #takeLease} makes it.
+     *
+     * @param returned the lease returned
+     * @param stampMillis its stamp
+     * @param requestsUsed the requests it keeps
+     * @param used the amount of each other unit it keeps
+     * @param taking the lease taken
+     * @param nowMillis the time, or {@link StoreRequest#STORE_TIME}
+     * @param space the layout and prefix of the target deployment
+     * @return the call, whose reply reads into the {@link Evaluation} of the take
+     * @throws IllegalArgumentException as {@link BudgetLease#checkExchange} does
+     */
+    public static ScriptCall<Evaluation> exchangeLease(
+            BudgetLease returned,
+            long stampMillis,
+            long requestsUsed,
+            Amounts used,
+            BudgetLease taking,
+            long nowMillis,
+            KeySpace space) {
+        BudgetLease.checkExchange(returned, stampMillis, taking);
+        Objects.requireNonNull(used, "used must not be null");
+        Objects.requireNonNull(space, "space must not be null");
+        String[] head = {
+            EXCHANGE,
+            time(nowMillis),
+            taking.entryId(),
+            stampMillis + ":" + returned.entryId(),
+            Long.toString(returnMark(returned))
+        };
+        int windowCount = taking.budget().windows().size();
+        return leaseCall(
+                taking,
+                space,
+                head,
+                List.of(window -> Long.toString(returned.weightIn(window)), kept(returned, requestsUsed, used)),
+                reply -> ScriptReply.evaluation(reply, windowCount));
+    }
+
+    /** How long a lease's return is marked: a second return (of other counts) changes nothing until its entry has left. */
+    private static long returnMark(BudgetLease lease) {
+        long longest = 0;
+        for (Window window : lease.budget().windows()) {
+            longest = Math.max(longest, window.lengthMillis());
+        }
+        return Math.min(longest + lease.durationMillis(), Settlement.REPEAT_GUARD.toMillis());
+    }
+
+    /** What a returned lease keeps in each window: what was used, at most its weight there. */
+    private static Function<Window, String> kept(BudgetLease lease, long requestsUsed, Amounts used) {
+        return window -> Long.toString(Math.max(
                 0, Math.min(lease.weightIn(window), window.countsRequests() ? requestsUsed : used.get(window.unit()))));
-        return leaseCall(lease, space, head, kept, ScriptReply::settled);
     }
 
     private static <T> ScriptCall<T> leaseCall(
             BudgetLease lease,
             KeySpace space,
             String[] head,
-            @Nullable Function<Window, String> settled,
+            List<Function<Window, String>> after,
             Function<@Nullable Object, T> reader) {
         StoreRequest.Scope budget = lease.budget();
         List<String> keys = new ArrayList<>();
@@ -346,12 +396,12 @@ public final class ScriptCall<T> {
             args.add(Long.toString(window.limit()));
             args.add(window.countsRequests() ? "" : Long.toString(lease.weightIn(window)));
             args.add(window.countsRequests() ? precision + ":" + lease.requests() : precision);
-            if (settled != null) {
-                args.add(settled.apply(window));
+            for (Function<Window, String> more : after) {
+                args.add(more.apply(window));
             }
         }
-        if (settled != null) {
-            keys.add(space.settledKey(budget));
+        if (!after.isEmpty()) {
+            keys.add(space.settledKey(budget)); // a return is marked there
         }
         return new ScriptCall<>(keys.toArray(new String[0]), args.toArray(new String[0]), reader);
     }

@@ -101,6 +101,17 @@ final class JedisStore implements WindowStore {
     }
 
     @Override
+    public Evaluation exchangeLease(
+            BudgetLease returned,
+            long stampMillis,
+            long requestsUsed,
+            Amounts used,
+            BudgetLease taking,
+            long nowMillis) {
+        return run(ScriptCall.exchangeLease(returned, stampMillis, requestsUsed, used, taking, nowMillis, keys));
+    }
+
+    @Override
     public void returnLease(BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
         run(ScriptCall.returnLease(lease, stampMillis, requestsUsed, used, nowMillis, keys));
     }

@@ -145,6 +145,17 @@ final class LettuceStore implements CloseableWindowStore {
     }
 
     @Override
+    public Evaluation exchangeLease(
+            BudgetLease returned,
+            long stampMillis,
+            long requestsUsed,
+            Amounts used,
+            BudgetLease taking,
+            long nowMillis) {
+        return await(run(ScriptCall.exchangeLease(returned, stampMillis, requestsUsed, used, taking, nowMillis, keys)));
+    }
+
+    @Override
     public void returnLease(BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
         await(run(ScriptCall.returnLease(lease, stampMillis, requestsUsed, used, nowMillis, keys)));
     }

@@ -298,6 +298,17 @@ enum Driver {
         }
 
         @Override
+        public Evaluation exchangeLease(
+                BudgetLease returned,
+                long stampMillis,
+                long requestsUsed,
+                Amounts used,
+                BudgetLease taking,
+                long nowMillis) {
+            return store.exchangeLease(returned, stampMillis, requestsUsed, used, taking, nowMillis);
+        }
+
+        @Override
         public void returnLease(BudgetLease lease, long stampMillis, long requestsUsed, Amounts used, long nowMillis) {
             store.returnLease(lease, stampMillis, requestsUsed, used, nowMillis);
         }
