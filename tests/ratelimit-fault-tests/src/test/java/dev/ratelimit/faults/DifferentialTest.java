@@ -44,7 +44,8 @@ import net.jqwik.api.lifecycle.BeforeContainer;
  * Lettuce and Jedis stores over a real Redis, each through its own limiter and injected clock;
  * every decision must be identical: allowed, remaining, retry, deciding window, budget, and every
  * window's usage. Budget leases on the shared budget (taken and returned at the store, stamped at
- * their end) are mixed in, and their evaluations must be identical too.
+ * their end, or one returned and the next taken in one call) are mixed in, and their evaluations
+ * must be identical too.
  */
 class DifferentialTest {
 
@@ -74,13 +75,20 @@ class DifferentialTest {
     private static CloseableWindowStore jedis;
 
     /** One step of a sequence. */
-    sealed interface Op permits Reserve, Settle, Advance, Peek, TakeLease, ReturnLease {}
+    sealed interface Op permits Reserve, Settle, Advance, Peek, TakeLease, ReturnLease, ExchangeLease {}
 
     /** A budget lease on the shared budget, taken at the store: requests, tokens, duration in ms. */
     record TakeLease(long requests, long tokens, long durationMillis) implements Op {}
 
     /** The return of the n-th lease taken so far, if any, keeping some requests and tokens. */
     record ReturnLease(int lease, long requestsKept, long tokensKept) implements Op {}
+
+    /**
+     * The n-th lease taken so far returned, keeping some requests and tokens, and a new one taken in
+     * the same call ({@code exchangeLease}; the model makes the return and the take one after the
+     * other); with no lease taken yet, a take alone.
+     */
+    record ExchangeLease(int lease, long requestsKept, long tokensKept, TakeLease next) implements Op {}
 
     /** A reservation: user 0 or 1, a tier, tokens, with or without the shared budget. */
     record Reserve(int user, int tier, long tokens, boolean shared) implements Op {}
@@ -215,7 +223,11 @@ class DifferentialTest {
         int step = 0;
         for (Op op : ops) {
             step++;
-            if (op instanceof TakeLease take) {
+            if (op instanceof TakeLease || op instanceof ExchangeLease) {
+                TakeLease take = op instanceof ExchangeLease exchange ? exchange.next() : (TakeLease) op;
+                Object[] returned = op instanceof ExchangeLease exchange && !leases.isEmpty()
+                        ? leases.get(exchange.lease() % leases.size())
+                        : null;
                 BudgetLease lease = new BudgetLease(
                         StoreRequest.Scope.shared(run + "-" + UPSTREAM.name(), UPSTREAM.windows()),
                         take.requests(),
@@ -225,7 +237,22 @@ class DifferentialTest {
                 String expected = null;
                 long stamp = -1;
                 for (Map.Entry<String, WindowStore> store : stores.entrySet()) {
-                    Evaluation evaluation = store.getValue().takeLease(lease, clock.millis());
+                    Evaluation evaluation;
+                    if (returned != null) {
+                        ExchangeLease exchange = (ExchangeLease) op;
+                        evaluation = store.getValue()
+                                .exchangeLease(
+                                        (BudgetLease) returned[0],
+                                        (Long) returned[1],
+                                        exchange.requestsKept(),
+                                        exchange.tokensKept() == 0
+                                                ? Amounts.none()
+                                                : Amounts.tokens(exchange.tokensKept()),
+                                        lease,
+                                        clock.millis());
+                    } else {
+                        evaluation = store.getValue().takeLease(lease, clock.millis());
+                    }
                     if (expected == null) {
                         expected = evaluation.toString();
                         stamp = evaluation.isAllowed() ? lease.stampMillis(evaluation.nowMillis()) : -1;
@@ -347,8 +374,15 @@ class DifferentialTest {
                         Arbitraries.longs().between(0, 4),
                         Arbitraries.longs().between(0, 200))
                 .as((index, requests, count) -> (Op) new ReturnLease(index, requests, count));
+        Arbitrary<Op> exchange = Combinators.combine(
+                        Arbitraries.integers().between(0, 20),
+                        Arbitraries.longs().between(0, 4),
+                        Arbitraries.longs().between(0, 200),
+                        lease)
+                .as((index, requests, count, next) -> (Op) new ExchangeLease(index, requests, count, (TakeLease) next));
         return Arbitraries.frequencyOf(
                         Tuple.of(6, reserve),
+                        Tuple.of(1, exchange),
                         Tuple.of(2, settle),
                         Tuple.of(3, advance),
                         Tuple.of(1, peek),
