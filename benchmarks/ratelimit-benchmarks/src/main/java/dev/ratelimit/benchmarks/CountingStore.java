@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A {@link WindowStore} that passes every call to another and counts them: every call, and those that
  * touch a shared budget's keys (a request or settlement naming a shared scope, taking or returning a
- * budget lease). It also keeps the budget leases taken and not yet returned, so the leases outstanding
+ * budget lease, or both in one exchange). It also keeps the budget leases taken and not yet returned, so the leases outstanding
  * (the bound on idle capacity) can be read at any time. Counting happens before the call, so a call
  * that fails is counted too.
  */
@@ -30,6 +30,9 @@ final class CountingStore implements WindowStore {
     final AtomicLong leasesTaken = new AtomicLong();
     final AtomicLong leasesRefused = new AtomicLong();
     final AtomicLong leasesReturned = new AtomicLong();
+    /** Exchanges: each counted once among the calls, and as one take and one return. */
+    final AtomicLong leaseExchanges = new AtomicLong();
+
     final AtomicLong leasedRequests = new AtomicLong();
     final AtomicLong leasedTokens = new AtomicLong();
     private final Map<String, Held> held = new ConcurrentHashMap<>();
@@ -43,13 +46,17 @@ final class CountingStore implements WindowStore {
         this.delegate = delegate;
     }
 
-    /** Store calls on the shared budget's keys so far: reservations, settlements, peeks, leases taken and returned. */
+    /**
+     * Store calls on the shared budget's keys so far: reservations, settlements, peeks, and the lease
+     * calls ({@link #leaseCalls}).
+     */
     long budgetCalls() {
-        return budgetReserves.get()
-                + budgetSettles.get()
-                + budgetPeeks.get()
-                + leaseTakeCalls.get()
-                + leasesReturned.get();
+        return budgetReserves.get() + budgetSettles.get() + budgetPeeks.get() + leaseCalls();
+    }
+
+    /** Store calls for budget leases: takes, returns, and exchanges (a return and a take in one call). */
+    long leaseCalls() {
+        return leaseTakeCalls.get() + leasesReturned.get() - leaseExchanges.get();
     }
 
     /** Reservations that named the budget, counted on the calling thread (a single-threaded caller's probe). */
@@ -148,7 +155,26 @@ final class CountingStore implements WindowStore {
     public Evaluation takeLease(BudgetLease lease, long nowMillis) {
         calls.incrementAndGet();
         leaseTakeCalls.incrementAndGet();
-        Evaluation evaluation = delegate.takeLease(lease, nowMillis);
+        return taken(lease, delegate.takeLease(lease, nowMillis));
+    }
+
+    @Override
+    public Evaluation exchangeLease(
+            BudgetLease returned,
+            long stampMillis,
+            long requestsUsed,
+            Amounts used,
+            BudgetLease taking,
+            long nowMillis) {
+        calls.incrementAndGet();
+        leaseTakeCalls.incrementAndGet();
+        leasesReturned.incrementAndGet();
+        leaseExchanges.incrementAndGet();
+        held.remove(returned.entryId());
+        return taken(taking, delegate.exchangeLease(returned, stampMillis, requestsUsed, used, taking, nowMillis));
+    }
+
+    private Evaluation taken(BudgetLease lease, Evaluation evaluation) {
         if (evaluation.isAllowed()) {
             leasesTaken.incrementAndGet();
             leasedRequests.addAndGet(lease.requests());

@@ -409,7 +409,7 @@ final class LeaseFleet {
             store.budgetCalls(),
             store.budgetReserves.get(),
             store.budgetSettles.get(),
-            store.leaseTakeCalls.get() + store.leasesReturned.get(),
+            store.leaseCalls(),
             store.calls.get()
         };
     }
