@@ -5,7 +5,20 @@ import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
-import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.gateway.admission.Admission;
+import dev.ratelimit.gateway.admission.Charge;
+import dev.ratelimit.gateway.admission.ShadowRefusals;
+import dev.ratelimit.gateway.admission.Slots;
+import dev.ratelimit.gateway.config.GatewayConfig;
+import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
+import dev.ratelimit.gateway.metrics.GatewayMetrics;
+import dev.ratelimit.gateway.protocol.Endpoint;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
+import dev.ratelimit.gateway.protocol.openai.TokenCounter;
+import dev.ratelimit.gateway.upstream.Upstream;
+import dev.ratelimit.gateway.web.AccessLog;
+import dev.ratelimit.gateway.web.ApiErrors;
+import dev.ratelimit.gateway.web.ApiKeyFilter;
 import dev.ratelimit.http.ErrorShape;
 import dev.ratelimit.http.HeaderFamily;
 import dev.ratelimit.http.RateLimitResponses;
@@ -40,7 +53,7 @@ import org.jspecify.annotations.Nullable;
  * @param draining set once a shutdown began: metered requests are then refused
  * @param shadowRefusals what shadow windows would have refused, by tenant and budget, for the status page
  */
-record Gateway(
+public record Gateway(
         AtomicReference<GatewayConfig> configs,
         TokenCounter tokens,
         Admission admission,
@@ -60,7 +73,7 @@ record Gateway(
     /**
      * Returns the configuration in force now; a request reads it once and keeps it to the end.
      */
-    GatewayConfig config() {
+    public GatewayConfig config() {
         return Objects.requireNonNull(configs.get(), "configs holds a configuration from the start");
     }
 
@@ -69,7 +82,7 @@ record Gateway(
      * so that a reload while it is served gives it the old file or the new one whole, never the tier
      * of one and the caps of the other; the one in force for a request no key was looked up for.
      */
-    GatewayConfig config(HttpServletRequest request) {
+    public GatewayConfig config(HttpServletRequest request) {
         return request.getAttribute(ApiKeyFilter.CONFIG) instanceof GatewayConfig taken ? taken : config();
     }
 
@@ -133,7 +146,7 @@ record Gateway(
      * @return a stage completed with the ticket to settle, or with {@code null} when the request was
      *     answered; exceptionally when answering failed (a ticket admitted by then is cancelled)
      */
-    CompletionStage<Admission.@Nullable Ticket> admit(
+    public CompletionStage<Admission.@Nullable Ticket> admit(
             HttpServletResponse response,
             Endpoint endpoint,
             ApiKeyFilter.Account account,
@@ -282,7 +295,7 @@ record Gateway(
     }
 
     /** Micro-dollars as dollars with at least two decimals, such as {@code 0.10} or {@code 0.012345}. */
-    static String dollars(long micros) {
+    public static String dollars(long micros) {
         java.math.BigDecimal value = java.math.BigDecimal.valueOf(micros, 6).stripTrailingZeros();
         return value.scale() < 2 ? value.setScale(2).toPlainString() : value.toPlainString();
     }

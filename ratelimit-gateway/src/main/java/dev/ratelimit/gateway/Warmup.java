@@ -2,7 +2,9 @@ package dev.ratelimit.gateway;
 
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
-import dev.ratelimit.gateway.GatewayConfig.TierConfig;
+import dev.ratelimit.gateway.admin.HealthCheck;
+import dev.ratelimit.gateway.config.GatewayConfig;
+import dev.ratelimit.gateway.config.GatewayConfig.TierConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * <p>A store that does not answer the first read is not waited for: readiness already says 503 until
  * it answers ({@link HealthCheck}).
  */
-final class Warmup {
+public final class Warmup {
 
     /** How many reads are in flight at once, as a burst's requests would be. */
     static final int PARALLEL = 8;

@@ -3,6 +3,8 @@ package dev.ratelimit.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.gateway.protocol.anthropic.Anthropic;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

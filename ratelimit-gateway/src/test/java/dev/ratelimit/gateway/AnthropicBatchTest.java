@@ -12,6 +12,8 @@ import com.anthropic.models.messages.batches.BatchCreateParams;
 import com.anthropic.models.messages.batches.MessageBatch;
 import com.anthropic.models.messages.batches.MessageBatchIndividualResponse;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.gateway.protocol.anthropic.AnthropicTokens;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import dev.ratelimit.genai.ModelPrice;
 import java.math.BigDecimal;
 import java.nio.file.Files;

@@ -2,6 +2,7 @@ package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ratelimit.gateway.protocol.anthropic.AnthropicTokens;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;

@@ -2,6 +2,8 @@ package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.gateway.protocol.anthropic.Anthropic;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.gateway.mock.AnthropicMock;
+import dev.ratelimit.gateway.protocol.anthropic.AnthropicTokens;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;

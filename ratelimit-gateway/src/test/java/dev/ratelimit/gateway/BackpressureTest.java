@@ -2,6 +2,7 @@ package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ratelimit.gateway.metrics.GatewayMetrics;
 import java.io.BufferedInputStream;
 import java.net.Socket;
 import java.nio.file.Path;

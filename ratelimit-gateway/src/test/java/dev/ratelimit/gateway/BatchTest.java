@@ -11,6 +11,8 @@ import com.openai.models.batches.Batch;
 import com.openai.models.batches.BatchCreateParams;
 import com.openai.models.files.FileCreateParams;
 import com.openai.models.files.FilePurpose;
+import dev.ratelimit.gateway.config.GatewayConfig;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import dev.ratelimit.gateway.config.GatewayConfig;
 import java.io.ByteArrayInputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;

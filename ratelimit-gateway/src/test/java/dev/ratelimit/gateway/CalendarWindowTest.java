@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ratelimit.api.CalendarPeriod;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.gateway.config.GatewayConfig;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Instant;

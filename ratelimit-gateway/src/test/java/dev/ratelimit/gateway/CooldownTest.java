@@ -2,6 +2,7 @@ package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -2,6 +2,8 @@ package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ratelimit.gateway.store.RedisTarget;
+import dev.ratelimit.gateway.upstream.Cooldowns;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

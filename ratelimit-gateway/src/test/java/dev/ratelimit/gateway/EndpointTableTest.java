@@ -3,6 +3,9 @@ package dev.ratelimit.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ratelimit.gateway.batch.AnthropicBatchServlet;
+import dev.ratelimit.gateway.batch.BatchServlet;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpRequest;

@@ -2,6 +2,11 @@ package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ratelimit.gateway.config.GatewayConfig;
+import dev.ratelimit.gateway.protocol.Endpoint;
+import dev.ratelimit.gateway.protocol.openai.OpenAiEndpoint;
+import dev.ratelimit.gateway.protocol.openai.Requests;
+import dev.ratelimit.gateway.protocol.openai.TokenCounter;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.DisplayName;

@@ -2,6 +2,8 @@ package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
+import dev.ratelimit.gateway.protocol.openai.TokenCounter;
 import java.io.ByteArrayInputStream;
 import java.net.URI;
 import java.net.http.HttpRequest;

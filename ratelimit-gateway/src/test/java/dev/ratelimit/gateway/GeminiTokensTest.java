@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.gateway.mock.GeminiMock;
+import dev.ratelimit.gateway.protocol.gemini.GeminiTokens;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;

@@ -9,6 +9,8 @@ import com.google.genai.ResponseStream;
 import com.google.genai.errors.ClientException;
 import com.google.genai.types.GenerateContentConfig;
 import com.google.genai.types.GenerateContentResponse;
+import dev.ratelimit.gateway.protocol.gemini.Gemini;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;

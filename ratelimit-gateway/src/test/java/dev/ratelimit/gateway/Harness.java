@@ -9,6 +9,7 @@ import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.gateway.config.GatewayConfig;
 import dev.ratelimit.testkit.MutableClock;
 import dev.ratelimit.testsupport.redis.RedisCluster;
 import dev.ratelimit.testsupport.redis.RedisServer;

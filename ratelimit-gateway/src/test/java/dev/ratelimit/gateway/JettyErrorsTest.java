@@ -3,6 +3,8 @@ package dev.ratelimit.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
+import dev.ratelimit.gateway.web.JsonErrors;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;

@@ -3,6 +3,8 @@ package dev.ratelimit.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ratelimit.gateway.config.GatewayConfig;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

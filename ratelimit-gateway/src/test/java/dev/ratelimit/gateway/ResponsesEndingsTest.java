@@ -3,6 +3,8 @@ package dev.ratelimit.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
+import dev.ratelimit.gateway.protocol.openai.TokenCounter;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.Socket;

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.gateway.config.GatewayConfig;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.io.ByteArrayInputStream;
 import java.net.URI;
 import java.net.http.HttpRequest;

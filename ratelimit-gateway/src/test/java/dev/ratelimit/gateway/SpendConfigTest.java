@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.api.Window;
+import dev.ratelimit.gateway.admission.Charge;
+import dev.ratelimit.gateway.config.GatewayConfig;
+import dev.ratelimit.gateway.web.ApiKeyFilter;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.TokenUsage;
 import java.io.ByteArrayInputStream;

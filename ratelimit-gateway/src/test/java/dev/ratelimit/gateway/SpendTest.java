@@ -8,6 +8,7 @@ import com.openai.client.OpenAIClient;
 import com.openai.errors.RateLimitException;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import dev.ratelimit.api.SharedBudget;
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.List;

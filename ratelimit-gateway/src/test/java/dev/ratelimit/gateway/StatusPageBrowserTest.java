@@ -2,6 +2,8 @@ package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ratelimit.gateway.protocol.openai.OpenAi;
+import dev.ratelimit.gateway.protocol.openai.TokenCounter;
 import dev.ratelimit.testsupport.RequiredTools;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;

@@ -3,7 +3,10 @@ package dev.ratelimit.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.ratelimit.gateway.UpstreamConfig.Protocol;
+import dev.ratelimit.gateway.config.GatewayConfig;
+import dev.ratelimit.gateway.config.UpstreamConfig;
+import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
+import dev.ratelimit.gateway.upstream.Upstream;
 import java.io.ByteArrayInputStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;

@@ -1,0 +1,384 @@
+package dev.ratelimit.gateway.admission;
+
+import dev.ratelimit.api.Amounts;
+import dev.ratelimit.api.Concurrency;
+import dev.ratelimit.api.Decision;
+import dev.ratelimit.api.RateLimiter;
+import dev.ratelimit.api.RateLimiterUnavailableException;
+import dev.ratelimit.api.Reservation;
+import dev.ratelimit.api.SharedBudget;
+import dev.ratelimit.api.Window;
+import dev.ratelimit.gateway.config.GatewayConfig.TierConfig;
+import dev.ratelimit.gateway.config.UpstreamConfig;
+import dev.ratelimit.gateway.metrics.GatewayMetrics;
+import dev.ratelimit.gateway.protocol.Endpoint;
+import dev.ratelimit.genai.TokenUsage;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The gateway's one doorway to the limiter: a request is admitted when one reservation of its
+ * estimated tokens and worst-case cost fits the tenant's windows and every budget of its {@link
+ * Charge} (team, organisation, per-model limits, the model's upstream cap and the tier's share of it)
+ * and the tenant has a free concurrency slot, all in one atomic store call (all or nothing: a
+ * window's refusal takes no slot, a budget's refusal charges no window), and the admission is
+ * settled exactly once when the response ends, to the tokens used and their cost ({@link
+ * Ticket#commit}) or to nothing ({@link Ticket#cancel}), which frees the slot in the same store
+ * call.
+ */
+public final class Admission {
+
+    /** When a request the concurrency cap refused may retry: slots free as responses end. */
+    public static final Duration CONCURRENCY_RETRY = Duration.ofSeconds(1);
+
+    private final RateLimiter limiter;
+    private final Slots slots;
+    private final GatewayMetrics metrics;
+    private final @Nullable BudgetAlerts alerts;
+    private final Executor work;
+    private static final CompletionStage<Void> DONE = CompletableFuture.completedFuture(null);
+
+    private final Set<Ticket> open = ConcurrentHashMap.newKeySet(); // admitted, not settled yet
+
+    /**
+     * Returns the leases this gateway holds on caps, then waits until the settlements the store did
+     * not take at once have reached it, or the timeout passes; for a shutdown, before the store is
+     * closed.
+     *
+     * @return whether none is left waiting
+     */
+    public boolean awaitSettlements(Duration timeout) {
+        limiter.returnLeases(); // what this gateway leased of a cap and did not use is the others' at once
+        try {
+            return limiter.awaitSettlements(timeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /**
+     * @param work where an asynchronous settlement goes on once the store has applied it (never the
+     *     store client's I/O thread, whose other answers would wait behind it)
+     */
+    public Admission(
+            RateLimiter limiter, Slots slots, GatewayMetrics metrics, @Nullable BudgetAlerts alerts, Executor work) {
+        this.limiter = limiter;
+        this.work = work;
+        this.slots = slots;
+        this.metrics = metrics;
+        this.alerts = alerts;
+        slots.bind(limiter);
+    }
+
+    /**
+     * Admits one request of {@code tenant}: its reservation and its concurrency slot in one store
+     * call; a refusal of either leaves nothing held. No thread waits for the store: the stage
+     * completes on the thread its answer is handed to (the server's pool, for Redis).
+     *
+     * @return a stage completed with the ticket, or exceptionally with {@link
+     *     RateLimiterUnavailableException} when the limiter fails closed and its store is down
+     */
+    public CompletionStage<Ticket> admit(TierConfig tier, Charge charge, Amounts estimate, Endpoint endpoint) {
+        Observed observed = new Observed(endpoint.protocol(), endpoint.operation(), System.nanoTime());
+        String tenant = charge.tenant();
+        List<SharedBudget> shared = charge.budgets();
+        Concurrency concurrency = slots.concurrency(tier.maxConcurrent());
+        CompletionStage<Reservation> reserved = concurrency == null
+                ? limiter.reserveAsync(tenant, tier.tier(), estimate, shared)
+                : limiter.reserveAsync(tenant, tier.tier(), estimate, shared, concurrency);
+        return reserved.thenApply(reservation -> ticket(charge, estimate, reservation, observed));
+    }
+
+    /** What the GenAI client metrics record of a call: its API, its operation, when it was admitted. */
+    private record Observed(UpstreamConfig.Protocol protocol, String operation, long startedNanos) {}
+
+    private Ticket ticket(Charge charge, Amounts estimate, Reservation reservation, Observed observed) {
+        Decision decision = reservation.decision();
+        if (reservation.concurrencyLimited()) {
+            return new Ticket(charge, estimate, null, decision.usage(), null);
+        }
+        if (!decision.allowed()) {
+            return new Ticket(charge, estimate, decision, decision.usage(), null);
+        }
+        Ticket ticket = new Ticket(charge, estimate, decision, decision.usage(), reservation);
+        ticket.observed = observed;
+        open.add(ticket);
+        slots.held(reservation);
+        if (alerts != null) {
+            alerts.observe(charge.tenant(), charge, decision.usage());
+        }
+        return ticket;
+    }
+
+    /**
+     * A ticket of a reservation admitted earlier, perhaps by another gateway, rebuilt from its
+     * receipt ({@link dev.ratelimit.api.Reservation#receipt()}) to be settled here, once: it holds no
+     * slot and is not among the requests in flight.
+     *
+     * @param estimate what the reservation charged, for the metrics
+     * @throws IllegalArgumentException when {@code receipt} is not a receipt the limiter can read
+     */
+    public Ticket restore(Charge charge, Amounts estimate, String receipt) {
+        Reservation reservation = limiter.restore(receipt);
+        return new Ticket(charge, estimate, reservation.decision(), List.of(), reservation);
+    }
+
+    /** The admissions not settled yet: requests in flight, for the shutdown. */
+    public int open() {
+        return open.size();
+    }
+
+    /**
+     * Cancels every admission not settled yet and frees its slot, for a shutdown whose requests
+     * outlived its deadline.
+     *
+     * @return how many were cancelled
+     */
+    public int cancelOpen(String ending) {
+        int cancelled = 0;
+        for (Ticket ticket : List.copyOf(open)) {
+            if (!ticket.isSettled()) {
+                ticket.cancel(ending);
+                cancelled++;
+            }
+        }
+        return cancelled;
+    }
+
+    /** One admission: refused, or held until {@link #commit} or {@link #cancel}, whichever comes first. */
+    public final class Ticket {
+
+        private final Charge charge;
+        private final Amounts estimate;
+        private final @Nullable Decision decision;
+        private final List<Decision.Usage> windows;
+        private final @Nullable Reservation reservation;
+        private final AtomicBoolean settled = new AtomicBoolean();
+        private volatile @Nullable String ending;
+        private volatile long settledTokens = -1;
+        private volatile long settledMicros = -1;
+        /** Recorded in the GenAI client metrics when settled; {@code null} for a batch or a restored ticket. */
+        private volatile @Nullable Observed observed;
+
+        private Ticket(
+                Charge charge,
+                Amounts estimate,
+                @Nullable Decision decision,
+                List<Decision.Usage> windows,
+                @Nullable Reservation reservation) {
+            this.charge = charge;
+            this.estimate = estimate;
+            this.decision = decision;
+            this.windows = windows;
+            this.reservation = reservation;
+            if (reservation == null) {
+                settled.set(true); // refused: nothing is held
+            }
+        }
+
+        public boolean allowed() {
+            return reservation != null;
+        }
+
+        /**
+         * The limiter's decision: allowed, or the window that refused; {@code null} when the
+         * concurrency cap refused before the limiter was asked.
+         */
+        @Nullable
+        public Decision decision() {
+            return decision;
+        }
+
+        /** The tenant's windows and the upstream cap's, as the limiter reported them. */
+        public List<Decision.Usage> windows() {
+            return windows;
+        }
+
+        /** What the request is charged to and priced at. */
+        public Charge charge() {
+            return charge;
+        }
+
+        /**
+         * The receipt of the reservation, from which {@link Admission#restore} rebuilds it in any
+         * gateway on the store; {@code null} when it holds nothing in the store.
+         */
+        @Nullable
+        public String receipt() {
+            return reservation == null ? null : reservation.receipt().orElse(null);
+        }
+
+        /** What the admission reserved: tokens and, for a priced model, the worst-case cost. */
+        public Amounts estimate() {
+            return estimate;
+        }
+
+        /**
+         * Settles the reservation to the tokens the upstream used and their cost, and frees the slot
+         * in the same store call; a second settlement does nothing. Returns once the store has
+         * applied it (a store failure is the limiter's to count and log: settling never throws).
+         *
+         * @param usage the tokens used, by kind (input, cached input, cache writes, output)
+         * @param ending how the response ended, for the metrics
+         */
+        public void commit(TokenUsage usage, String ending) {
+            Amounts actual = settling(usage, ending);
+            if (actual == null) {
+                return;
+            }
+            try {
+                if (reservation != null) {
+                    reservation.commit(actual).toCompletableFuture().join();
+                }
+            } finally {
+                committed(actual, ending);
+            }
+        }
+
+        /**
+         * Settles as {@link #commit} does without waiting for the store: the stage completes, never
+         * exceptionally, once the store has applied the settlement (or the limiter has queued it to
+         * be retried), on one of the {@code work} threads; nothing may wait for it there.
+         */
+        public CompletionStage<Void> commitAsync(TokenUsage usage, String ending) {
+            Amounts actual = settling(usage, ending);
+            if (actual == null) {
+                return DONE;
+            }
+            CompletionStage<Void> applied;
+            try {
+                applied = reservation == null ? DONE : reservation.commit(actual);
+            } catch (RuntimeException e) {
+                finish();
+                throw e;
+            }
+            return applied.handleAsync(
+                    (ignored, failure) -> {
+                        committed(actual, ending);
+                        return null;
+                    },
+                    work);
+        }
+
+        /** The amounts to commit, or {@code null} when the ticket is settled already. */
+        private @Nullable Amounts settling(TokenUsage usage, String ending) {
+            if (!settled.compareAndSet(false, true)) {
+                return null;
+            }
+            Amounts actual = charge.actual(usage);
+            observe(usage, ending);
+            this.ending = ending;
+            this.settledTokens = actual.get(Window.Unit.TOKENS);
+            this.settledMicros = charge.price() == null ? -1 : actual.get(Window.Unit.USD_MICROS);
+            return actual;
+        }
+
+        /** Counts a commit the store has (or the limiter has queued), then frees the slot. */
+        private void committed(Amounts actual, String ending) {
+            try {
+                long tokens = actual.get(Window.Unit.TOKENS);
+                metrics.settled(charge.tenant(), charge.metricModel(), "committed", ending, tokens);
+                if (reservation != null) {
+                    metrics.overrun(charge.metricModel(), estimate, actual);
+                }
+                if (charge.price() != null) {
+                    metrics.spent(charge, actual.get(Window.Unit.USD_MICROS));
+                }
+            } finally {
+                finish();
+            }
+        }
+
+        /** Frees the slot, then forgets the ticket: last, as a shutdown waiting for open() to drain then closes the store. */
+        private void finish() {
+            release();
+            open.remove(this);
+        }
+
+        /**
+         * Gives the request and its tokens back, for work the upstream never did, and frees the
+         * slot; a second settlement does nothing.
+         *
+         * @param ending how the response ended, for the metrics
+         */
+        public void cancel(String ending) {
+            if (settled.compareAndSet(false, true)) {
+                observe(null, ending);
+                this.ending = ending;
+                this.settledTokens = 0;
+                this.settledMicros = charge.price() == null ? -1 : 0;
+                try {
+                    if (reservation != null) {
+                        reservation.cancel().toCompletableFuture().join();
+                    }
+                    metrics.settled(charge.tenant(), charge.metricModel(), "cancelled", ending, 0);
+                } finally {
+                    release();
+                    open.remove(this);
+                }
+            }
+        }
+
+        private void observe(@Nullable TokenUsage usage, String ending) {
+            Observed call = observed;
+            if (call != null) {
+                metrics.genAi(
+                        call.protocol(),
+                        call.operation(),
+                        charge.model(),
+                        usage,
+                        System.nanoTime() - call.startedNanos(),
+                        ending);
+            }
+        }
+
+        /** Stops renewing the slot: the settlement above released it in the store. */
+        private void release() {
+            if (reservation != null) {
+                slots.settled(reservation);
+            }
+        }
+
+        /**
+         * Keeps the reservation for a settlement much later (a batch's, hours away) but frees its
+         * concurrency slot, which is then no longer renewed and lapses with its lease, and stops
+         * counting it among the requests in flight that a shutdown waits for.
+         */
+        public void hold() {
+            observed = null; // a batch: not one call's duration or usage
+            release();
+            open.remove(this);
+        }
+
+        /** How the request ended, once settled; {@code null} before, or when it was refused. */
+        @Nullable
+        public String ending() {
+            return ending;
+        }
+
+        /** The tokens the settlement charged (0 when cancelled); -1 before it, or when refused. */
+        public long settledTokens() {
+            return settledTokens;
+        }
+
+        /**
+         * The micro-dollars the settlement charged (0 when cancelled); -1 before it, when refused, or
+         * for a model without a price.
+         */
+        public long settledMicros() {
+            return settledMicros;
+        }
+
+        boolean isSettled() {
+            return settled.get();
+        }
+    }
+}

@@ -1,0 +1,5 @@
+/** Not API: part of the gateway process; every type here may change. */
+@NullMarked
+package dev.ratelimit.gateway.batch;
+
+import org.jspecify.annotations.NullMarked;
