@@ -46,13 +46,18 @@ import org.jspecify.annotations.Nullable;
  * when no lease follows it: on {@link #returnAll}, when the next lease is not taken (the instance
  * reserves directly for a while), and (on the real clock) by a timer a lease's duration after its
  * end when no request came, so an instance that goes quiet does not park its slice until the entry
- * leaves the window; on an injected clock no timer runs, so tests decide when time passes. Every
- * lease call goes through the guard's circuit breaker and store meters.
+ * leaves the window; on an injected clock no timer runs, so tests decide when time passes. A return
+ * that fails (alone or in an exchange), and the give-back of a lease whose taking may have run, are
+ * made again off the request's path until the store answers or the lease's entry has left the
+ * window. Every lease call goes through the guard's circuit breaker and store meters.
  */
 final class BudgetLeases {
 
     /** The requests an instance sees within a lease's duration before it leases a budget adaptively. */
     static final int BUSY = 4;
+
+    /** The wait before a failed return is made again; it doubles after each failure, up to a second. */
+    private static final long FIRST_RETRY_MILLIS = 50;
 
     private final WindowStore store;
     private final StoreGuard guard;
@@ -284,6 +289,7 @@ final class BudgetLeases {
         private final StoreRequest.Scope scope;
         private final Leasing leasing;
         private final long durationMillis;
+        private final long longestMillis;
         private final Map<Window.Unit, Long> most = new LinkedHashMap<>();
         private final Map<Window.Unit, Long> next = new LinkedHashMap<>();
         private final Map<Window.Unit, Long> left = new LinkedHashMap<>();
@@ -302,8 +308,10 @@ final class BudgetLeases {
             this.scope = StoreRequest.Scope.shared(budget.name(), Plan.ordered(budget.windows(), "budget"));
             this.leasing = leasing;
             long shortest = Long.MAX_VALUE;
+            long longest = 0;
             for (Window window : scope.windows()) {
                 shortest = Math.min(shortest, window.lengthMillis());
+                longest = Math.max(longest, window.lengthMillis());
                 long fixed = window.countsRequests()
                         ? leasing.requests()
                         : leasing.amounts().get(window.unit());
@@ -313,6 +321,7 @@ final class BudgetLeases {
                 }
                 most.merge(window.unit(), bound, Math::min);
             }
+            this.longestMillis = longest;
             java.time.Duration duration = leasing.duration();
             this.durationMillis = duration != null
                     ? duration.toMillis()
@@ -428,21 +437,26 @@ final class BudgetLeases {
 
         /**
          * Returns an ended lease in a call of its own: when no lease is taken after it (the instance
-         * is idle, stops, or reserves directly for a while). Not returned (the store is down or
-         * fails), its entry still leaves at its stamp plus the length.
+         * is idle, stops, or reserves directly for a while). When the store is down or fails, the
+         * return is made again off the request's path ({@link #returnUntilAnswered}).
          */
         private void giveBack(@Nullable Ended ended) {
-            if (ended == null || guard.isOpen()) {
+            if (ended == null) {
                 return;
             }
-            try {
-                guard.lease(() -> {
-                    store.returnLease(ended.lease(), ended.stamp(), ended.requests(), ended.kept(), storeMillis());
-                    return null;
-                });
-            } catch (RuntimeException e) {
-                // as above
+            if (!guard.isOpen()) {
+                try {
+                    guard.lease(() -> {
+                        store.returnLease(ended.lease(), ended.stamp(), ended.requests(), ended.kept(), storeMillis());
+                        return null;
+                    });
+                    return;
+                } catch (RuntimeException e) {
+                    // made again below
+                }
             }
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(durationMillis + longestMillis);
+            retryReturn(ended.lease(), ended.stamp(), ended.requests(), ended.kept(), until, FIRST_RETRY_MILLIS);
         }
 
         /**
@@ -509,16 +523,15 @@ final class BudgetLeases {
                                 ended.lease(), ended.stamp(), ended.requests(), ended.kept(), taking, at));
             } catch (RuntimeException e) {
                 boolean inDoubt = StoreGuard.mayHaveRun(e);
-                if (inDoubt || ended != null) {
-                    // off the request's path: a store that timed out may time out again
-                    Timer.RETURNS.execute(() -> {
-                        if (ended != null) {
-                            giveBackLater(ended.lease(), ended.stamp(), ended.requests(), ended.kept(), at);
-                        }
-                        if (inDoubt) {
-                            giveBackLater(taking, Settlement.IN_DOUBT, 0, Amounts.none(), at);
-                        }
-                    });
+                // off the request's path: a store that timed out may time out again
+                long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(durationMillis + longestMillis);
+                if (ended != null) {
+                    Timer.RETURNS.execute(() -> returnUntilAnswered(
+                            ended.lease(), ended.stamp(), ended.requests(), ended.kept(), until, FIRST_RETRY_MILLIS));
+                }
+                if (inDoubt) {
+                    Timer.RETURNS.execute(() -> returnUntilAnswered(
+                            taking, Settlement.IN_DOUBT, 0, Amounts.none(), until, FIRST_RETRY_MILLIS));
                 }
                 directUntil = now + durationMillis;
                 return false;
@@ -544,16 +557,36 @@ final class BudgetLeases {
             return true;
         }
 
-        /** A return made on the timer's thread; its failure leaves the entry to leave at its stamp plus the length. */
-        private void giveBackLater(BudgetLease lease, long stampMillis, long requests, Amounts kept, long at) {
+        /**
+         * Returns a lease on the timer's thread, and again after each failure ({@code delayMillis},
+         * doubling up to a second) until the store answers or {@code untilNanos} passes: by then the
+         * lease's entry has left every window (its duration plus the longest window after it was
+         * taken), so the return would change nothing. Returning again is safe: a second return of a
+         * lease changes nothing, and one whose taking is in doubt gives back only what was recorded.
+         */
+        private void returnUntilAnswered(
+                BudgetLease lease, long stampMillis, long requests, Amounts kept, long untilNanos, long delayMillis) {
             try {
                 guard.lease(() -> {
-                    store.returnLease(lease, stampMillis, requests, kept, at);
+                    store.returnLease(lease, stampMillis, requests, kept, storeMillis());
                     return null;
                 });
-            } catch (RuntimeException ignored) {
-                // as above
+            } catch (RuntimeException e) {
+                retryReturn(lease, stampMillis, requests, kept, untilNanos, delayMillis);
             }
+        }
+
+        @SuppressWarnings("FutureReturnValueIgnored") // it returns the lease or gives up; no answer to wait for
+        private void retryReturn(
+                BudgetLease lease, long stampMillis, long requests, Amounts kept, long untilNanos, long delayMillis) {
+            if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis) >= untilNanos) {
+                return; // its entry has left the window: the slice it held is free again
+            }
+            Timer.RETURNS.schedule(
+                    () -> returnUntilAnswered(
+                            lease, stampMillis, requests, kept, untilNanos, Math.min(1_000, 2 * delayMillis)),
+                    delayMillis,
+                    TimeUnit.MILLISECONDS);
         }
 
         @SuppressWarnings("FutureReturnValueIgnored") // it returns the lease or does nothing; no answer to wait for
