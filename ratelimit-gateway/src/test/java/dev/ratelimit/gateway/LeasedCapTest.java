@@ -25,15 +25,14 @@ import org.junit.jupiter.api.Test;
  */
 class LeasedCapTest {
 
-    private static final String MODEL = "gpt-4o";
-    private static final int CAP = 120;
+    static final String MODEL = "gpt-4o";
+    static final int CAP = 120;
     private static final int GATEWAYS = 3;
     /** Each gateway alone asks for more than the cap, so none is left holding a slice it cannot use. */
     private static final int PER_GATEWAY = CAP + 10;
 
-    private static final int TENANTS = 15;
-    private static final String BODY =
-            "{\"model\":\"" + MODEL + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
+    static final int TENANTS = 15;
+    static final String BODY = "{\"model\":\"" + MODEL + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
     /**
      * The cap's keys on a standalone Redis (KeySpace in ratelimit-redis-common: {@code
      * <prefix>:~~<budget name>:<window>}): {@code :60} (rpm; the cap has no tpm, so the requests
@@ -46,18 +45,10 @@ class LeasedCapTest {
     @DisplayName("3 gateways, a leased cap of 120 rpm, 390 racing requests of 15 tenants: exactly 120 pass,"
             + " the cap's keys touched once per lease, never over the cap across the edge")
     void leasedCapAcrossThreeGateways() throws Exception {
-        StringBuilder keys = new StringBuilder("keys:\n");
-        for (int i = 0; i < TENANTS; i++) {
-            keys.append("  - { key: lease-k")
-                    .append(i)
-                    .append(", tenant: lease-t")
-                    .append(i)
-                    .append(", tier: enterprise }\n");
-        }
         Path config = Harness.config(
                 Map.of(
                         "keys:\n",
-                        keys.toString(),
+                        keys(),
                         "  gpt-4o: { rpm: 500, tpm: 300000 }",
                         "  gpt-4o: { rpm: " + CAP + ", lease: auto }",
                         // a store call of a loaded machine (CI's two cores) is slow, not failed: a
@@ -137,8 +128,21 @@ class LeasedCapTest {
         }
     }
 
+    /** The configuration's keys section: {@link #TENANTS} enterprise tenants, {@code lease-t<i>} keyed {@code lease-k<i>}. */
+    static String keys() {
+        StringBuilder keys = new StringBuilder("keys:\n");
+        for (int i = 0; i < TENANTS; i++) {
+            keys.append("  - { key: lease-k")
+                    .append(i)
+                    .append(", tenant: lease-t")
+                    .append(i)
+                    .append(", tier: enterprise }\n");
+        }
+        return keys.toString();
+    }
+
     /** {@code perGateway} requests on each gateway, of the tenants in turn, all released at once. */
-    private static List<HttpResponse<String>> race(List<Harness> fleet, int perGateway, String body) throws Exception {
+    static List<HttpResponse<String>> race(List<Harness> fleet, int perGateway, String body) throws Exception {
         List<Callable<HttpResponse<String>>> calls = new ArrayList<>();
         for (int i = 0; i < fleet.size() * perGateway; i++) {
             Harness via = fleet.get(i % fleet.size());
@@ -148,13 +152,13 @@ class LeasedCapTest {
         return Harness.race(calls);
     }
 
-    private static int count(List<HttpResponse<String>> answers, int status) {
+    static int count(List<HttpResponse<String>> answers, int status) {
         return (int)
                 answers.stream().filter(answer -> answer.statusCode() == status).count();
     }
 
     /** Whether no tenant holds a slot: every admitted request has been settled. */
-    private static boolean settled(Harness any) {
+    static boolean settled(Harness any) {
         for (int i = 0; i < TENANTS; i++) {
             if (any.inFlight("lease-t" + i) != 0) {
                 return false;
