@@ -102,18 +102,32 @@ final class BudgetLeases {
         return taken.wrap(reservation);
     }
 
-    /** {@link #reserve} for the asynchronous path: a lease is taken before the store call is sent. */
+    /**
+     * {@link #reserve} for the asynchronous path. The shares are taken before the store call is sent;
+     * when that needs a lease call (a lease taken, renewed or returned), on a thread of the lease
+     * calls' pool, not the caller's. (Another request may run a slice low between the look and the
+     * take: that one's lease call is then made on the caller's thread.)
+     */
     CompletionStage<Reservation> reserveAsync(
             List<SharedBudget> shared,
             Amounts estimate,
             Function<List<SharedBudget>, CompletionStage<Reservation>> direct) {
+        if (needsStore(shared, estimate)) {
+            return CompletableFuture.supplyAsync(() -> take(shared, estimate), Calls.POOL)
+                    .thenCompose(taken -> reserveAsync(taken, direct));
+        }
         Taken taken;
-        CompletionStage<Reservation> stage;
         try {
             taken = take(shared, estimate);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+        return reserveAsync(taken, direct);
+    }
+
+    private static CompletionStage<Reservation> reserveAsync(
+            Taken taken, Function<List<SharedBudget>, CompletionStage<Reservation>> direct) {
+        CompletionStage<Reservation> stage;
         try {
             stage = direct.apply(taken.direct());
         } catch (RuntimeException e) {
@@ -147,6 +161,19 @@ final class BudgetLeases {
         return List.copyOf(held);
     }
 
+    /** Whether taking the shares of {@code shared} would make a lease call now. */
+    private boolean needsStore(List<SharedBudget> shared, Amounts estimate) {
+        for (SharedBudget budget : shared) {
+            Leasing leasing = budget == null ? null : budget.leasing();
+            if (leasing != null
+                    && slices.computeIfAbsent(budget, key -> new Slice(key, leasing))
+                            .needsStore(estimate)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private Taken take(List<SharedBudget> shared, Amounts estimate) {
         List<SharedBudget> direct = new ArrayList<>(shared.size());
         List<Share> shares = new ArrayList<>(2);
@@ -165,6 +192,15 @@ final class BudgetLeases {
             }
         }
         return new Taken(direct, shares);
+    }
+
+    /** The threads that make the lease calls of asynchronous reservations, made when first needed. */
+    private static final class Calls {
+        static final java.util.concurrent.ExecutorService POOL = Executors.newCachedThreadPool(task -> {
+            Thread thread = new Thread(task, "ratelimit-lease-calls");
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     /** The one thread that returns leases at their end on the real clock, made when first needed. */
@@ -217,14 +253,39 @@ final class BudgetLeases {
         private final Taken taken;
         private final AtomicBoolean settled = new AtomicBoolean();
 
+        private final Decision decision;
+
         LeasedReservation(Reservation delegate, Taken taken) {
             this.delegate = delegate;
             this.taken = taken;
+            Decision direct = delegate.decision();
+            List<Decision.Usage> usage = new ArrayList<>(direct.usage());
+            for (Share share : taken.shares()) {
+                usage.addAll(share.slice().usage());
+            }
+            this.decision = new Decision(
+                    direct.allowed(),
+                    direct.limit(),
+                    direct.remaining(),
+                    direct.retryAfter(),
+                    direct.window(),
+                    direct.resetAfter(),
+                    direct.degraded(),
+                    direct.budget(),
+                    direct.tooLarge(),
+                    usage,
+                    direct.unchecked(),
+                    direct.shadowRefusals());
         }
 
+        /**
+         * The store's decision, its usage completed by each leased budget's windows as the store
+         * counted them at this instance's last lease call on the budget (leases included), less the
+         * time since.
+         */
         @Override
         public Decision decision() {
-            return delegate.decision();
+            return decision;
         }
 
         @Override
@@ -295,6 +356,10 @@ final class BudgetLeases {
         private final Map<Window.Unit, Long> left = new LinkedHashMap<>();
         private final Map<Window.Unit, Long> used = new LinkedHashMap<>();
         private @Nullable BudgetLease lease;
+        // each window's count and reset as the store answered the last lease call, and when
+        private long[] counted = new long[0];
+        private long[] resets = new long[0];
+        private long countedAt;
         private long stamp;
         private long takenAt;
         private long deadline;
@@ -351,6 +416,22 @@ final class BudgetLeases {
                 used.merge(unit, need, Long::sum);
             }
             return new Share(this, generation, estimate);
+        }
+
+        /**
+         * Whether {@link #take} would make a store call now: the lease held ends (returned, alone or
+         * with the next lease's take), or a lease would be taken.
+         */
+        synchronized boolean needsStore(Amounts estimate) {
+            long now = localMillis();
+            boolean ends = lease != null && (now >= deadline || !covers(estimate));
+            if (lease != null && !ends) {
+                return false;
+            }
+            // busy(now) once this request is counted, as take counts it
+            boolean busy = !leasing.adaptive()
+                    || (seen + 1 >= BUSY && now - recent[(int) ((seen + 1) % BUSY)] < durationMillis);
+            return ends || (now >= directUntil && busy && !guard.isOpen() && fits(estimate));
         }
 
         /**
@@ -546,6 +627,14 @@ final class BudgetLeases {
             }
             lease = taking;
             stamp = taking.stampMillis(evaluation.nowMillis());
+            int windows = scope.windows().size();
+            counted = new long[windows];
+            resets = new long[windows];
+            for (int i = 0; i < windows; i++) {
+                counted[i] = Math.max(0, evaluation.used(i));
+                resets[i] = Math.max(0, evaluation.resetAfterMillis(i));
+            }
+            countedAt = now;
             takenAt = now;
             deadline = now + durationMillis;
             left.clear();
@@ -610,6 +699,20 @@ final class BudgetLeases {
             } else {
                 end(false);
             }
+        }
+
+        /** The budget's windows as the store counted them at the last lease call, its resets less the time since. */
+        synchronized List<Decision.Usage> usage() {
+            List<Decision.Usage> usage = new ArrayList<>(counted.length);
+            long since = localMillis() - countedAt;
+            for (int i = 0; i < counted.length; i++) {
+                usage.add(new Decision.Usage(
+                        scope.windows().get(i),
+                        scope.subject(),
+                        counted[i],
+                        java.time.Duration.ofMillis(Math.max(0, resets[i] - since))));
+            }
+            return usage;
         }
 
         /** The lease held, as a snapshot; {@code null} when none is held or it has ended. */

@@ -54,6 +54,7 @@ class BudgetLeasesTest {
         final List<StoreRequest> requests = new ArrayList<>();
         final List<BudgetLease> leases = new ArrayList<>();
         final List<Long> takenAt = new ArrayList<>();
+        final List<String> takenOn = new ArrayList<>();
         final List<long[]> returns = new ArrayList<>(); // stamp, requests kept, tokens kept
         int exchanges; // each also recorded as a return and a take
         boolean refuseLeases;
@@ -94,6 +95,7 @@ class BudgetLeasesTest {
             }
             leases.add(lease);
             takenAt.add(nowMillis);
+            takenOn.add(Thread.currentThread().getName());
             return Evaluation.allowed(nowMillis, new long[n], new long[n]);
         }
 
@@ -192,6 +194,35 @@ class BudgetLeasesTest {
         assertThat(store.leaseCalls())
                 .as("the last lease, with no lease after it, returned by a call of its own")
                 .isEqualTo(store.leases.size() + 1);
+    }
+
+    @Test
+    void aDecisionAdmittedFromASliceReportsTheBudgetAsTheStoreCountedIt() {
+        warmUp();
+        Reservation leased = reserve(100);
+        assertThat(store.leases).as("the share came from a lease").hasSize(1);
+        assertThat(leased.decision().usage())
+                .filteredOn(usage -> "model".equals(usage.budget()))
+                .as("the budget's two windows, as the lease's take counted them")
+                .hasSize(2);
+    }
+
+    @Test
+    void anAsynchronousReservationMakesItsLeaseCallOffTheCallersThread() {
+        warmUp();
+        Reservation leased = limiter.reserveAsync("user", TIER, Amounts.tokens(100), List.of(budget))
+                .toCompletableFuture()
+                .join();
+        assertThat(leased.decision().allowed()).isTrue();
+        // the first lease covers the request that took it: the second renews it, off the caller's thread too
+        Reservation renewed = limiter.reserveAsync("user", TIER, Amounts.tokens(100), List.of(budget))
+                .toCompletableFuture()
+                .join();
+        assertThat(renewed.decision().allowed()).isTrue();
+        assertThat(store.exchanges)
+                .as("the second lease taken with the first's return")
+                .isEqualTo(1);
+        assertThat(store.takenOn).hasSize(2).containsOnly("ratelimit-lease-calls");
     }
 
     @Test
