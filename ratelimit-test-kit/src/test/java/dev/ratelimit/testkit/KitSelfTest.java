@@ -283,6 +283,41 @@ class KitSelfTest {
     /** The example store as a third party runs it: declaring budget leases. */
     static class BudgetLeasing extends ExampleStoreConformanceTest {}
 
+    /** The example store behind a wrapper whose budget lease calls a defect overrides. */
+    private static class ExampleWrapper implements WindowStore {
+        final ExampleStore store = new ExampleStore();
+
+        @Override
+        public Evaluation evaluate(StoreRequest request) {
+            return store.evaluate(request);
+        }
+
+        @Override
+        public Evaluation peek(StoreRequest request) {
+            return store.peek(request);
+        }
+
+        @Override
+        public void settle(Settlement settlement) {
+            store.settle(settlement);
+        }
+
+        @Override
+        public Evaluation takeLease(BudgetLease lease, long nowMillis) {
+            return store.takeLease(lease, nowMillis);
+        }
+
+        @Override
+        public void returnLease(
+                BudgetLease lease,
+                long stampMillis,
+                long requestsUsed,
+                dev.ratelimit.api.Amounts used,
+                long nowMillis) {
+            store.returnLease(lease, stampMillis, requestsUsed, used, nowMillis);
+        }
+    }
+
     /**
      * The example store, but a budget lease's entry is stamped when it is taken: a use at the lease's
      * end leaves the window a lease's duration too early.
@@ -290,37 +325,11 @@ class KitSelfTest {
     static class StampedAtTaking extends BudgetLeasing {
         @Override
         protected WindowStore createStore() {
-            ExampleStore store = new ExampleStore();
-            return new WindowStore() {
-                @Override
-                public Evaluation evaluate(StoreRequest request) {
-                    return store.evaluate(request);
-                }
-
-                @Override
-                public Evaluation peek(StoreRequest request) {
-                    return store.peek(request);
-                }
-
-                @Override
-                public void settle(Settlement settlement) {
-                    store.settle(settlement);
-                }
-
+            return new ExampleWrapper() {
                 @Override
                 public Evaluation takeLease(BudgetLease lease, long nowMillis) {
                     // taken a duration early, so stamped at its taking; its time reported as then
                     return store.takeLease(lease, nowMillis - lease.durationMillis());
-                }
-
-                @Override
-                public void returnLease(
-                        BudgetLease lease,
-                        long stampMillis,
-                        long requestsUsed,
-                        dev.ratelimit.api.Amounts used,
-                        long nowMillis) {
-                    store.returnLease(lease, stampMillis, requestsUsed, used, nowMillis);
                 }
             };
         }
@@ -330,38 +339,7 @@ class KitSelfTest {
     static class TakesBeforeReturning extends BudgetLeasing {
         @Override
         protected WindowStore createStore() {
-            ExampleStore store = new ExampleStore();
-            return new WindowStore() {
-                @Override
-                public Evaluation evaluate(StoreRequest request) {
-                    return store.evaluate(request);
-                }
-
-                @Override
-                public Evaluation peek(StoreRequest request) {
-                    return store.peek(request);
-                }
-
-                @Override
-                public void settle(Settlement settlement) {
-                    store.settle(settlement);
-                }
-
-                @Override
-                public Evaluation takeLease(BudgetLease lease, long nowMillis) {
-                    return store.takeLease(lease, nowMillis);
-                }
-
-                @Override
-                public void returnLease(
-                        BudgetLease lease,
-                        long stampMillis,
-                        long requestsUsed,
-                        dev.ratelimit.api.Amounts used,
-                        long nowMillis) {
-                    store.returnLease(lease, stampMillis, requestsUsed, used, nowMillis);
-                }
-
+            return new ExampleWrapper() {
                 @Override
                 public Evaluation exchangeLease(
                         BudgetLease returned,

@@ -129,6 +129,14 @@ class LeaseFaultTest {
             limiters.forEach(RateLimiter::returnLeases);
         }
 
+        /** {@link #drain}, then checks that the minute holds exactly the cap, admitted and counted. */
+        void drainToTheCap(String fault) throws InterruptedException {
+            drain();
+            System.out.printf("lease fault (%s): admitted %d of a cap of %d%n", fault, admitted, CAP);
+            assertThat(admitted).as("admitted in the minute").isEqualTo(CAP);
+            assertThat(used()).as("Redis's count once every lease is back").isEqualTo(CAP);
+        }
+
         @Override
         public void close() {
             stores.forEach(CloseableWindowStore::close);
@@ -165,14 +173,7 @@ class LeaseFaultTest {
                 return fleet.used() == 15; // and still: no call of the pause was left to run
             });
             fleet.clock.advance(Duration.ofSeconds(1));
-            fleet.drain();
-            System.out.printf(
-                    "lease fault (CLIENT PAUSE WRITE 3 s during renewals): admitted %d of a cap of %d%n",
-                    fleet.admitted, CAP);
-            assertThat(fleet.admitted).as("admitted in the minute").isEqualTo(CAP);
-            assertThat(fleet.used())
-                    .as("Redis's count once every lease is back")
-                    .isEqualTo(CAP);
+            fleet.drainToTheCap("CLIENT PAUSE WRITE 3 s during renewals");
         }
     }
 
@@ -205,14 +206,7 @@ class LeaseFaultTest {
             assertThat(fleet.limiters.get(0).leases())
                     .as("limiter 0's new lease")
                     .hasSize(1);
-            fleet.drain();
-            System.out.printf(
-                    "lease fault (kill -9 and restart with 3 leases outstanding): admitted %d of a cap of %d%n",
-                    fleet.admitted, CAP);
-            assertThat(fleet.admitted).as("admitted in the minute").isEqualTo(CAP);
-            assertThat(fleet.used())
-                    .as("Redis's count once every lease is back")
-                    .isEqualTo(CAP);
+            fleet.drainToTheCap("kill -9 and restart with 3 leases outstanding");
         }
     }
 
@@ -227,15 +221,8 @@ class LeaseFaultTest {
             long unavailable = raced.stream().filter(answer -> answer == null).count();
             // (a call the cold, loaded machine does not answer within 500 ms is refused, not admitted)
             assertThat(admitted).as("admitted in the race").isBetween(1L, (long) CAP);
-            fleet.drain();
-            System.out.printf(
-                    "lease fault (cold start, 150 racing): %d admitted in the race (%d unavailable), %d in the"
-                            + " minute, cap %d%n",
-                    admitted, unavailable, fleet.admitted, CAP);
-            assertThat(fleet.admitted).as("admitted in the minute").isEqualTo(CAP);
-            assertThat(fleet.used())
-                    .as("Redis's count once every lease is back")
-                    .isEqualTo(CAP);
+            fleet.drainToTheCap(
+                    "cold start, 150 racing: " + admitted + " admitted in the race, " + unavailable + " unavailable");
         }
     }
 
