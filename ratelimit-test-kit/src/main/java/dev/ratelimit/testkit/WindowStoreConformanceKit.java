@@ -127,7 +127,8 @@ public abstract class WindowStoreConformanceKit {
 
     /**
      * Declares that the store takes budget leases ({@code WindowStore.takeLease}, {@code
-     * returnLease}); rules of section F then run.
+     * returnLease}, and {@code exchangeLease}, both in one step, whose default makes the two calls);
+     * rules of section F then run.
      *
      * @return {@code true} when the store takes budget leases
      */
