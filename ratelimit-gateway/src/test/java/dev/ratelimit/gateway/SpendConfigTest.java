@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.admission.Charge;
+import dev.ratelimit.gateway.config.Account;
 import dev.ratelimit.gateway.config.GatewayConfig;
-import dev.ratelimit.gateway.web.ApiKeyFilter;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.TokenUsage;
 import java.io.ByteArrayInputStream;
@@ -60,8 +60,7 @@ class SpendConfigTest {
                 .containsExactly(
                         org.assertj.core.groups.Tuple.tuple("spend-month", 500_000_000L, Window.Unit.USD_MICROS));
 
-        Charge charge =
-                Charge.of(config, new ApiKeyFilter.Account(alice.tenant(), alice.tier(), alice.team()), "gpt-4o");
+        Charge charge = Charge.of(config, new Account(alice.tenant(), alice.tier(), alice.team()), "gpt-4o");
         assertThat(charge.levels())
                 .extracting(Charge.Level::kind, level -> level.budget().name())
                 .containsExactly(
@@ -84,14 +83,12 @@ class SpendConfigTest {
         assertThat(charge.unpricedSpend()).isNull();
 
         Charge claude = Charge.of(
-                config,
-                new ApiKeyFilter.Account(alice.tenant(), alice.tier(), alice.team()),
-                "claude-sonnet-4-5-20250929");
+                config, new Account(alice.tenant(), alice.tier(), alice.team()), "claude-sonnet-4-5-20250929");
         assertThat(claude.price().cacheWrite()).isEqualByComparingTo(new BigDecimal("3.75"));
-        Charge unpriced = Charge.of(config, new ApiKeyFilter.Account(alice.tenant(), alice.tier(), alice.team()), "o3");
+        Charge unpriced = Charge.of(config, new Account(alice.tenant(), alice.tier(), alice.team()), "o3");
         assertThat(unpriced.unpricedSpend().name()).isEqualTo("spend-day");
         GatewayConfig.ApiKey freddy = config.keys().get(2);
-        assertThat(Charge.of(config, new ApiKeyFilter.Account(freddy.tenant(), freddy.tier(), null), "o3")
+        assertThat(Charge.of(config, new Account(freddy.tenant(), freddy.tier(), null), "o3")
                         .unpricedSpend())
                 .as("no spend window applies to a free key")
                 .isNull();

@@ -11,7 +11,6 @@ import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.config.GatewayConfig.TierConfig;
 import dev.ratelimit.gateway.config.UpstreamConfig;
 import dev.ratelimit.gateway.metrics.GatewayMetrics;
-import dev.ratelimit.gateway.protocol.Endpoint;
 import dev.ratelimit.genai.TokenUsage;
 import java.time.Duration;
 import java.util.List;
@@ -86,8 +85,9 @@ public final class Admission {
      * @return a stage completed with the ticket, or exceptionally with {@link
      *     RateLimiterUnavailableException} when the limiter fails closed and its store is down
      */
-    public CompletionStage<Ticket> admit(TierConfig tier, Charge charge, Amounts estimate, Endpoint endpoint) {
-        Observed observed = new Observed(endpoint.protocol(), endpoint.operation(), System.nanoTime());
+    public CompletionStage<Ticket> admit(
+            TierConfig tier, Charge charge, Amounts estimate, UpstreamConfig.Protocol protocol, String operation) {
+        Observed observed = new Observed(protocol, operation, System.nanoTime());
         String tenant = charge.tenant();
         List<SharedBudget> shared = charge.budgets();
         Concurrency concurrency = slots.concurrency(tier.maxConcurrent());
@@ -290,7 +290,11 @@ public final class Admission {
                     metrics.overrun(charge.metricModel(), estimate, actual);
                 }
                 if (charge.price() != null) {
-                    metrics.spent(charge, actual.get(Window.Unit.USD_MICROS));
+                    metrics.spent(
+                            charge.tenant(),
+                            charge.team() == null ? null : charge.team().name(),
+                            charge.metricModel(),
+                            actual.get(Window.Unit.USD_MICROS));
                 }
             } finally {
                 finish();

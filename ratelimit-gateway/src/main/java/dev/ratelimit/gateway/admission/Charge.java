@@ -3,10 +3,10 @@ package dev.ratelimit.gateway.admission;
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.gateway.config.Account;
 import dev.ratelimit.gateway.config.GatewayConfig;
 import dev.ratelimit.gateway.config.GatewayConfig.ModelCap;
 import dev.ratelimit.gateway.config.Spending;
-import dev.ratelimit.gateway.web.ApiKeyFilter;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.TokenUsage;
 import java.util.ArrayList;
@@ -56,7 +56,7 @@ public record Charge(
      * @param model the model the request names
      * @return the charge
      */
-    public static Charge of(GatewayConfig config, ApiKeyFilter.Account account, String model) {
+    public static Charge of(GatewayConfig config, Account account, String model) {
         List<Level> levels = new ArrayList<>();
         SharedBudget own = account.budget();
         if (own != null) {

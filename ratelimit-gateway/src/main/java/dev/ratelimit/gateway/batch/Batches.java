@@ -6,16 +6,17 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Settlement;
-import dev.ratelimit.gateway.Gateway;
 import dev.ratelimit.gateway.admission.Admission;
 import dev.ratelimit.gateway.admission.Charge;
+import dev.ratelimit.gateway.config.Account;
 import dev.ratelimit.gateway.config.GatewayConfig;
 import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
+import dev.ratelimit.gateway.protocol.ApiErrors;
 import dev.ratelimit.gateway.protocol.Endpoint;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import dev.ratelimit.gateway.upstream.Upstream;
-import dev.ratelimit.gateway.web.ApiErrors;
 import dev.ratelimit.gateway.web.ApiKeyFilter;
+import dev.ratelimit.gateway.web.Gateway;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServletRequest;
@@ -241,7 +242,7 @@ public final class Batches implements AutoCloseable {
             long output)
             throws IOException {
         GatewayConfig config = gateway.config(request);
-        ApiKeyFilter.Account account = ApiKeyFilter.account(request);
+        Account account = ApiKeyFilter.account(request);
         Charge online = Charge.of(config, account, model);
         Charge charge = new Charge(
                 online.tenant(),
@@ -483,7 +484,7 @@ public final class Batches implements AutoCloseable {
             Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
             if (response != null) {
                 if (cause instanceof Upstream.Failure failure) {
-                    failure.answer(protocol, response);
+                    ApiErrors.upstreamFailed(protocol, response, failure);
                 } else {
                     ApiErrors.write(
                             protocol,
