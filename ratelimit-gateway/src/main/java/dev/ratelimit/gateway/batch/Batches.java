@@ -250,8 +250,7 @@ public final class Batches implements AutoCloseable {
                 online.model(),
                 config.spending().batchPrices().priceOf(model),
                 online.cap(),
-                levels(online),
-                online.unpricedSpend());
+                levels(online));
         Endpoint.Call call =
                 new Endpoint.Call(model, OpenAi.JSON.createObjectNode(), prompt, prompt + output, false, false);
         Admission.Ticket ticket;
@@ -384,8 +383,7 @@ public final class Batches implements AutoCloseable {
                     held.model(),
                     held.price(),
                     config.capOf(held.model()),
-                    List.of(),
-                    null);
+                    List.of());
             Admission.Ticket ticket = gateway.admission().restore(charge, held.estimate(), held.receipt());
             if (ended.used().total() == 0) {
                 ticket.cancel("batch_" + ended.status());

@@ -18,6 +18,7 @@ import dev.ratelimit.gateway.protocol.Endpoint;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import dev.ratelimit.gateway.protocol.openai.TokenCounter;
 import dev.ratelimit.gateway.upstream.Upstream;
+import dev.ratelimit.genai.ModelCall;
 import dev.ratelimit.http.ErrorShape;
 import dev.ratelimit.http.HeaderFamily;
 import dev.ratelimit.http.RateLimitResponses;
@@ -170,7 +171,8 @@ public record Gateway(
                     DRAINING_RETRY);
             return ANSWERED;
         }
-        Window unpriced = charge.unpricedSpend();
+        ModelCall.Request request = charge.request(call.promptTokens(), call.maxOutputTokens());
+        Window unpriced = request.unpricedSpend(account.tier().tier());
         if (unpriced != null) {
             // a model that cannot be charged in money is never let through free
             metrics.refused(metric, 400, "model_not_priced");
@@ -186,9 +188,9 @@ public record Gateway(
                             + " so it is refused. Ask the gateway's operator to add it under prices:.");
             return ANSWERED;
         }
-        Amounts estimate = charge.estimate(call.promptTokens(), call.maxOutputTokens());
+        Amounts estimate = request.amounts();
         return admission
-                .admit(account.tier(), charge, estimate, endpoint.protocol(), endpoint.operation())
+                .admit(account.tier(), charge, request, endpoint.protocol(), endpoint.operation())
                 .handle((ticket, failure) -> {
                     try {
                         return decided(response, endpoint, account, charge, call, logged, estimate, ticket, failure);
