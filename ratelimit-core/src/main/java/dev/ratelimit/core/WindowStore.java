@@ -55,7 +55,7 @@ import java.util.concurrent.CompletionStage;
  * <p>A request may also take a concurrency {@link StoreRequest.Lease lease} in the same atomic
  * step, released by its settlement: see there. A {@link BudgetLease} is another thing: a slice of a
  * shared budget that one instance takes ({@link #takeLease}), spends locally and returns ({@link
- * #returnLease}).
+ * #returnLease}), or returns with the next one's take in one step ({@link #exchangeLease}).
  *
  * <p>Failures surface as {@link RateLimiterUnavailableException} (thrown, or completing the stage
  * exceptionally); no driver exception type crosses this port. Every call must finish within the

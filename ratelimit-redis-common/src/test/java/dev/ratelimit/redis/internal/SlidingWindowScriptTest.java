@@ -288,6 +288,64 @@ class SlidingWindowScriptTest {
     }
 
     @Test
+    void anExchangeReturnsTheLeaseBeforeItTakesTheNextInOneCall() {
+        String name = user();
+        Window minute = Window.of(10, Duration.ofMinutes(1));
+        Window tokens = Window.tokens(1_000, Duration.ofMinutes(1));
+        StoreRequest.Scope budget = StoreRequest.Scope.shared(name, List.of(minute, tokens));
+        BudgetLease first = new BudgetLease(budget, 10, Amounts.tokens(1_000), name + "-a", 1_000);
+        BudgetLease next = new BudgetLease(budget, 8, Amounts.tokens(900), name + "-b", 1_000);
+        assertThat(run(ScriptCall.takeLease(first, T0, KEYS)).isAllowed()).isTrue();
+        ScriptCall<?> exchange =
+                ScriptCall.exchangeLease(first, T0 + 1_000, 2, Amounts.tokens(100), next, T0 + 500, KEYS);
+        assertThat(exchange.keys())
+                .as("the windows' keys, then the settled set: one call")
+                .hasSize(4);
+        assertThat(((dev.ratelimit.core.Evaluation) run(exchange)).isAllowed())
+                .as("8 and 900 fit only once the first lease gave back 8 and 900")
+                .isTrue();
+        String stamp = Long.toString(T0 + 1_500);
+        List<String> members = new java.util.ArrayList<>(List.of(name + "-a", name + "-a#2"));
+        for (int i = 1; i <= 8; i++) {
+            members.add(i == 1 ? name + "-b" : name + "-b#" + i);
+        }
+        assertThat(raw.call("ZRANGE", KEYS.key(budget, minute), "0", "-1"))
+                .as("the first lease keeps 2 members, the next has its 8")
+                .isEqualTo(members);
+        assertThat(raw.call("ZSCORE", KEYS.key(budget, minute), name + "-b#8")).isEqualTo(stamp);
+        assertThat(raw.call("GET", KEYS.sumKey(budget, tokens))).isEqualTo("1000");
+        assertThat(raw.call("ZSCORE", KEYS.settledKey(budget), name + "-a"))
+                .as("the return marked, so a second changes nothing")
+                .isNotNull();
+    }
+
+    @Test
+    void anExchangeOfAWindowThatIsNotALeaseWindowIsRefused() {
+        String name = user();
+        Window minute = Window.of(10, Duration.ofMinutes(1));
+        StoreRequest.Scope budget = StoreRequest.Scope.shared(name, List.of(minute));
+        assertThatThrownBy(() -> raw.call(
+                        "EVAL",
+                        SlidingWindowScript.source(),
+                        "2",
+                        KEYS.key(budget, minute),
+                        KEYS.settledKey(budget),
+                        "x",
+                        Long.toString(T0),
+                        name + "-b",
+                        (T0 + 1_000) + ":" + name + "-a",
+                        "61000",
+                        "60000",
+                        "10",
+                        "",
+                        "0",
+                        "1",
+                        "1"))
+                .isInstanceOf(RespException.class)
+                .hasMessageContaining("not a lease window");
+    }
+
+    @Test
     void aLeaseStampedMoreThanASecondAheadIsRefused() {
         String name = user();
         Window minute = Window.of(10, Duration.ofMinutes(1));
