@@ -7,8 +7,8 @@ import static dev.ratelimit.gateway.AdminKeysTest.create;
 import static dev.ratelimit.gateway.AdminKeysTest.json;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ratelimit.gateway.admin.ManagedKeys;
 import dev.ratelimit.gateway.config.GatewayConfig;
+import dev.ratelimit.gateway.config.ManagedKeys;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RedisServerExtension;
 import java.net.http.HttpResponse;

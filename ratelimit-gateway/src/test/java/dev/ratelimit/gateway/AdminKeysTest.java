@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ratelimit.gateway.admin.AdminServlet;
-import dev.ratelimit.gateway.admin.ManagedKeys;
 import dev.ratelimit.gateway.config.GatewayConfig;
+import dev.ratelimit.gateway.config.ManagedKeys;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.net.URI;
 import java.net.http.HttpRequest;

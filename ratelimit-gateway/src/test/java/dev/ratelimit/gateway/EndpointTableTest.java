@@ -314,4 +314,14 @@ class EndpointTableTest {
             return rows;
         }
     }
+
+    @Test
+    @DisplayName("the configuration refuses to relay exactly the paths the OpenAI protocol meters")
+    void meteredPathsAreTheEndpointTable() {
+        assertThat(dev.ratelimit.gateway.config.GatewayConfig.Route.METERED_PATHS)
+                .containsExactlyInAnyOrderElementsOf(
+                        java.util.Arrays.stream(dev.ratelimit.gateway.protocol.openai.OpenAiEndpoint.values())
+                                .map(endpoint -> "/v1" + endpoint.upstreamPath())
+                                .toList());
+    }
 }

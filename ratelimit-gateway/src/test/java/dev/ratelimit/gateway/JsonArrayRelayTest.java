@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ratelimit.gateway.protocol.JsonArrayRelay;
+import dev.ratelimit.gateway.protocol.SseRelay;
 import dev.ratelimit.gateway.protocol.gemini.GeminiEvents;
 import dev.ratelimit.gateway.protocol.gemini.GeminiTokens;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
-import dev.ratelimit.gateway.upstream.JsonArrayRelay;
 import dev.ratelimit.gateway.upstream.Relay;
-import dev.ratelimit.gateway.upstream.SseRelay;
 import dev.ratelimit.genai.TokenCounts;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

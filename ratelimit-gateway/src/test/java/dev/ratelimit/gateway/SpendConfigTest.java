@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.admission.Charge;
+import dev.ratelimit.gateway.config.Account;
 import dev.ratelimit.gateway.config.GatewayConfig;
-import dev.ratelimit.gateway.web.ApiKeyFilter;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.TokenUsage;
 import java.io.ByteArrayInputStream;
@@ -60,8 +60,7 @@ class SpendConfigTest {
                 .containsExactly(
                         org.assertj.core.groups.Tuple.tuple("spend-month", 500_000_000L, Window.Unit.USD_MICROS));
 
-        Charge charge =
-                Charge.of(config, new ApiKeyFilter.Account(alice.tenant(), alice.tier(), alice.team()), "gpt-4o");
+        Charge charge = Charge.of(config, new Account(alice.tenant(), alice.tier(), alice.team()), "gpt-4o");
         assertThat(charge.levels())
                 .extracting(Charge.Level::kind, level -> level.budget().name())
                 .containsExactly(
@@ -76,23 +75,25 @@ class SpendConfigTest {
                 .as("half the cap's rpm and tpm")
                 .containsExactly(250L, 150_000L);
         // $2.50 in, $10 out per million: 1,000 prompt tokens and at most 500 out cost at most $0.0075
-        assertThat(charge.estimate(1_000, 500).get(Window.Unit.USD_MICROS)).isEqualTo(7_500);
-        assertThat(charge.estimate(1_000, 500).get(Window.Unit.TOKENS)).isEqualTo(1_500);
+        assertThat(charge.request(1_000, 500).amounts().get(Window.Unit.USD_MICROS))
+                .isEqualTo(7_500);
+        assertThat(charge.request(1_000, 500).amounts().get(Window.Unit.TOKENS)).isEqualTo(1_500);
         // 600 fresh, 400 cached at $1.25, 300 out: 1,500 + 500 + 3,000 micro-dollars
-        assertThat(charge.actual(new TokenUsage(600, 400, 0, 300)).get(Window.Unit.USD_MICROS))
+        assertThat(charge.request(0, 0).actual(new TokenUsage(600, 400, 0, 300)).get(Window.Unit.USD_MICROS))
                 .isEqualTo(5_000);
-        assertThat(charge.unpricedSpend()).isNull();
+        assertThat(charge.request(0, 0).unpricedSpend(alice.tier().tier())).isNull();
 
         Charge claude = Charge.of(
-                config,
-                new ApiKeyFilter.Account(alice.tenant(), alice.tier(), alice.team()),
-                "claude-sonnet-4-5-20250929");
+                config, new Account(alice.tenant(), alice.tier(), alice.team()), "claude-sonnet-4-5-20250929");
         assertThat(claude.price().cacheWrite()).isEqualByComparingTo(new BigDecimal("3.75"));
-        Charge unpriced = Charge.of(config, new ApiKeyFilter.Account(alice.tenant(), alice.tier(), alice.team()), "o3");
-        assertThat(unpriced.unpricedSpend().name()).isEqualTo("spend-day");
+        Charge unpriced = Charge.of(config, new Account(alice.tenant(), alice.tier(), alice.team()), "o3");
+        assertThat(unpriced.request(0, 0).unpricedSpend(alice.tier().tier()))
+                .extracting(Window::name)
+                .isEqualTo("spend-day");
         GatewayConfig.ApiKey freddy = config.keys().get(2);
-        assertThat(Charge.of(config, new ApiKeyFilter.Account(freddy.tenant(), freddy.tier(), null), "o3")
-                        .unpricedSpend())
+        assertThat(Charge.of(config, new Account(freddy.tenant(), freddy.tier(), null), "o3")
+                        .request(0, 0)
+                        .unpricedSpend(freddy.tier().tier()))
                 .as("no spend window applies to a free key")
                 .isNull();
         assertThat(config.warnings())

@@ -41,6 +41,7 @@ import org.jspecify.annotations.Nullable;
 public final class ModelCall {
 
     private final Reservation reservation;
+    private final Request request;
     private final TokenCounts counts;
     private final long promptTokens;
     private final @Nullable ModelPrice price;
@@ -51,6 +52,10 @@ public final class ModelCall {
 
     private ModelCall(Reservation reservation, Request request, CallMeters meters) {
         this.reservation = reservation;
+        this.request = request;
+        if (!reservation.decision().allowed() || reservation.concurrencyLimited()) {
+            settled.set(true); // refused: nothing is held, nothing to settle
+        }
         this.counts = request.counts();
         this.promptTokens = request.promptTokens();
         this.price = request.price();
@@ -69,6 +74,9 @@ public final class ModelCall {
      * @param counts how the prompt was counted, to count output the same way
      * @param promptTokens the counted prompt, at least 0
      * @param maxOutputTokens the most the call may produce, at least 0
+     * @param levels further shared budgets the call is charged to with the user's windows and the
+     *     model's cap, in one reservation (a team's or organisation's budget, per-model limits, a
+     *     share of the cap), in the order they are charged
      */
     public record Request(
             String model,
@@ -76,7 +84,8 @@ public final class ModelCall {
             @Nullable ModelPrice price,
             TokenCounts counts,
             long promptTokens,
-            long maxOutputTokens) {
+            long maxOutputTokens,
+            List<SharedBudget> levels) {
 
         /**
          * Validates the request.
@@ -95,6 +104,7 @@ public final class ModelCall {
         public Request {
             java.util.Objects.requireNonNull(model, "model must not be null");
             java.util.Objects.requireNonNull(counts, "counts must not be null");
+            levels = List.copyOf(java.util.Objects.requireNonNull(levels, "levels must not be null"));
             if (promptTokens < 0 || maxOutputTokens < 0) {
                 throw new IllegalArgumentException("promptTokens and maxOutputTokens must not be negative, were "
                         + promptTokens + " and " + maxOutputTokens);
@@ -102,34 +112,94 @@ public final class ModelCall {
         }
 
         /**
+         * A call charged to the user's windows and at most the model's cap.
+         *
+         * @param model the model's name
+         * @param budget the model's upstream cap, or {@code null}
+         * @param price the model's price, or {@code null}
+         * @param counts how the prompt was counted
+         * @param promptTokens the counted prompt, at least 0
+         * @param maxOutputTokens the most the call may produce, at least 0
+         */
+        public Request(
+                String model,
+                @Nullable SharedBudget budget,
+                @Nullable ModelPrice price,
+                TokenCounts counts,
+                long promptTokens,
+                long maxOutputTokens) {
+            this(model, budget, price, counts, promptTokens, maxOutputTokens, List.of());
+        }
+
+        /**
          * Returns what the call reserves: the prompt plus the most it may produce in tokens and, when
          * the model has a price, their worst-case cost ({@link ModelPrice#worstCaseMicros}).
          *
-         * @param tier the user's tier, whose spend windows refuse an unpriced model
          * @return the amounts to reserve
-         * @throws UnpricedModelException if a spend window of the tier or the budget applies and the
-         *     model has no price
          */
-        Amounts estimate(Tier tier) {
+        public Amounts amounts() {
             Amounts tokens = Amounts.tokens(promptTokens + maxOutputTokens);
             ModelPrice priced = price;
-            if (priced != null) {
-                return tokens.and(Window.Unit.USD_MICROS, priced.worstCaseMicros(promptTokens, maxOutputTokens));
+            return priced == null
+                    ? tokens
+                    : tokens.and(Window.Unit.USD_MICROS, priced.worstCaseMicros(promptTokens, maxOutputTokens));
+        }
+
+        /**
+         * Returns what a call that used {@code usage} settles to: its tokens and, when the model has a
+         * price, their cost.
+         *
+         * @param usage the tokens used, by kind
+         * @return the amounts to commit
+         */
+        public Amounts actual(TokenUsage usage) {
+            Amounts tokens = Amounts.tokens(usage.total());
+            ModelPrice priced = price;
+            return priced == null ? tokens : tokens.and(Window.Unit.USD_MICROS, priced.costMicros(usage));
+        }
+
+        /**
+         * Returns the spend window that makes this call impossible to charge: for a model without a
+         * price, the first window in micro-dollars of the user's tier, else of the budgets in charge
+         * order; {@code null} when the model has a price or no such window applies.
+         *
+         * @param tier the user's tier
+         * @return the window that refuses the call, or {@code null}
+         */
+        public @Nullable Window unpricedSpend(Tier tier) {
+            if (price != null) {
+                return null;
             }
             Window spend = spendWindow(tier.windows());
-            SharedBudget shared = budget;
-            if (spend == null && shared != null) {
-                spend = spendWindow(shared.windows());
+            for (SharedBudget shared : budgets()) {
+                spend = spend != null ? spend : spendWindow(shared.windows());
             }
+            return spend;
+        }
+
+        /** The amounts to reserve, after refusing a call that cannot be charged. */
+        Amounts estimate(Tier tier) {
+            Window spend = unpricedSpend(tier);
             if (spend != null) {
                 throw new UnpricedModelException(model, spend);
             }
-            return tokens;
+            return amounts();
         }
 
-        List<SharedBudget> budgets() {
+        /**
+         * Returns every shared budget the call is charged to: the model's cap, then the levels.
+         *
+         * @return the budgets, in charge order
+         */
+        public List<SharedBudget> budgets() {
             SharedBudget shared = budget;
-            return shared == null ? List.of() : List.of(shared);
+            if (shared == null) {
+                return levels;
+            }
+            List<SharedBudget> all = new java.util.ArrayList<>(levels.size() + 1);
+            all.add(shared);
+            all.addAll(levels);
+            return List.copyOf(all);
         }
     }
 
@@ -180,6 +250,96 @@ public final class ModelCall {
             RateLimiter limiter, String userId, Tier tier, Request request, CallMeters meters) {
         return limiter.reserveAsync(userId, tier, request.estimate(tier), request.budgets())
                 .thenApply(reservation -> admitted(reservation, userId, tier, request, meters));
+    }
+
+    /**
+     * Reserves one call without blocking and without throwing for a refusal: the call returned
+     * tells whether it was admitted ({@link #allowed()}); a refused one holds nothing and its
+     * settlements do nothing. Every budget of the request and, when given, a concurrency slot are
+     * reserved in one store call, all or nothing.
+     *
+     * @param limiter the limiter
+     * @param userId the end user
+     * @param tier the user's tier
+     * @param request the call, counted
+     * @param concurrency the user's concurrency slot to take with it, or {@code null}
+     * @return a stage completed with the call, admitted or refused, or exceptionally with {@link
+     *     dev.ratelimit.api.RateLimiterUnavailableException} (a fail-closed limiter without its store)
+     * @throws UnpricedModelException if a spend window applies and the model has no price
+     */
+    public static CompletionStage<ModelCall> reserveAsync(
+            RateLimiter limiter,
+            String userId,
+            Tier tier,
+            Request request,
+            dev.ratelimit.api.@Nullable Concurrency concurrency) {
+        Amounts amounts = request.estimate(tier);
+        CompletionStage<Reservation> reserved = concurrency == null
+                ? limiter.reserveAsync(userId, tier, amounts, request.budgets())
+                : limiter.reserveAsync(userId, tier, amounts, request.budgets(), concurrency);
+        return reserved.thenApply(reservation -> new ModelCall(reservation, request, CallMeters.NONE));
+    }
+
+    /**
+     * Rebuilds a call admitted earlier, perhaps by another process, from its reservation's receipt
+     * ({@link #receipt()}), to be settled here once.
+     *
+     * @param limiter the limiter the call was admitted by (or one on the same store)
+     * @param request the call as it was admitted
+     * @param receipt the receipt
+     * @return the call
+     * @throws IllegalArgumentException if {@code receipt} is not a receipt the limiter can read
+     */
+    public static ModelCall restore(RateLimiter limiter, Request request, String receipt) {
+        return new ModelCall(limiter.restore(receipt), request, CallMeters.NONE);
+    }
+
+    /**
+     * Returns whether the call was admitted; only a call returned by {@link #reserveAsync} can be
+     * refused.
+     *
+     * @return whether it holds a reservation
+     */
+    public boolean allowed() {
+        return reservation.decision().allowed() && !reservation.concurrencyLimited();
+    }
+
+    /**
+     * Returns whether the user's concurrency cap refused the call.
+     *
+     * @return whether no concurrency slot was free
+     */
+    public boolean concurrencyLimited() {
+        return reservation.concurrencyLimited();
+    }
+
+    /**
+     * Returns the reservation behind the call, for what its caller keeps beside it (a concurrency
+     * slot's renewal).
+     *
+     * @return the reservation
+     */
+    public Reservation reservation() {
+        return reservation;
+    }
+
+    /**
+     * Returns the receipt from which {@link #restore} rebuilds the call in any process on the store,
+     * or empty when it holds nothing there.
+     *
+     * @return the receipt
+     */
+    public java.util.Optional<String> receipt() {
+        return allowed() ? reservation.receipt() : java.util.Optional.empty();
+    }
+
+    /**
+     * Returns the call as it was counted and charged.
+     *
+     * @return the request
+     */
+    public Request request() {
+        return request;
     }
 
     private static ModelCall admitted(

@@ -5,13 +5,11 @@ import dev.ratelimit.api.Concurrency;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
-import dev.ratelimit.api.Reservation;
-import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.config.GatewayConfig.TierConfig;
 import dev.ratelimit.gateway.config.UpstreamConfig;
 import dev.ratelimit.gateway.metrics.GatewayMetrics;
-import dev.ratelimit.gateway.protocol.Endpoint;
+import dev.ratelimit.genai.ModelCall;
 import dev.ratelimit.genai.TokenUsage;
 import java.time.Duration;
 import java.util.List;
@@ -86,32 +84,33 @@ public final class Admission {
      * @return a stage completed with the ticket, or exceptionally with {@link
      *     RateLimiterUnavailableException} when the limiter fails closed and its store is down
      */
-    public CompletionStage<Ticket> admit(TierConfig tier, Charge charge, Amounts estimate, Endpoint endpoint) {
-        Observed observed = new Observed(endpoint.protocol(), endpoint.operation(), System.nanoTime());
-        String tenant = charge.tenant();
-        List<SharedBudget> shared = charge.budgets();
+    public CompletionStage<Ticket> admit(
+            TierConfig tier,
+            Charge charge,
+            ModelCall.Request request,
+            UpstreamConfig.Protocol protocol,
+            String operation) {
+        Observed observed = new Observed(protocol, operation, System.nanoTime());
         Concurrency concurrency = slots.concurrency(tier.maxConcurrent());
-        CompletionStage<Reservation> reserved = concurrency == null
-                ? limiter.reserveAsync(tenant, tier.tier(), estimate, shared)
-                : limiter.reserveAsync(tenant, tier.tier(), estimate, shared, concurrency);
-        return reserved.thenApply(reservation -> ticket(charge, estimate, reservation, observed));
+        return ModelCall.reserveAsync(limiter, charge.tenant(), tier.tier(), request, concurrency)
+                .thenApply(call -> ticket(charge, request.amounts(), call, observed));
     }
 
     /** What the GenAI client metrics record of a call: its API, its operation, when it was admitted. */
     private record Observed(UpstreamConfig.Protocol protocol, String operation, long startedNanos) {}
 
-    private Ticket ticket(Charge charge, Amounts estimate, Reservation reservation, Observed observed) {
-        Decision decision = reservation.decision();
-        if (reservation.concurrencyLimited()) {
+    private Ticket ticket(Charge charge, Amounts estimate, ModelCall call, Observed observed) {
+        Decision decision = call.decision();
+        if (call.concurrencyLimited()) {
             return new Ticket(charge, estimate, null, decision.usage(), null);
         }
-        if (!decision.allowed()) {
+        if (!call.allowed()) {
             return new Ticket(charge, estimate, decision, decision.usage(), null);
         }
-        Ticket ticket = new Ticket(charge, estimate, decision, decision.usage(), reservation);
+        Ticket ticket = new Ticket(charge, estimate, decision, decision.usage(), call);
         ticket.observed = observed;
         open.add(ticket);
-        slots.held(reservation);
+        slots.held(call.reservation());
         if (alerts != null) {
             alerts.observe(charge.tenant(), charge, decision.usage());
         }
@@ -127,8 +126,8 @@ public final class Admission {
      * @throws IllegalArgumentException when {@code receipt} is not a receipt the limiter can read
      */
     public Ticket restore(Charge charge, Amounts estimate, String receipt) {
-        Reservation reservation = limiter.restore(receipt);
-        return new Ticket(charge, estimate, reservation.decision(), List.of(), reservation);
+        ModelCall call = ModelCall.restore(limiter, charge.request(0, 0), receipt);
+        return new Ticket(charge, estimate, call.decision(), List.of(), call);
     }
 
     /** The admissions not settled yet: requests in flight, for the shutdown. */
@@ -160,7 +159,9 @@ public final class Admission {
         private final Amounts estimate;
         private final @Nullable Decision decision;
         private final List<Decision.Usage> windows;
-        private final @Nullable Reservation reservation;
+        /** The engine's call; {@code null} when refused. */
+        private final @Nullable ModelCall call;
+
         private final AtomicBoolean settled = new AtomicBoolean();
         private volatile @Nullable String ending;
         private volatile long settledTokens = -1;
@@ -173,19 +174,19 @@ public final class Admission {
                 Amounts estimate,
                 @Nullable Decision decision,
                 List<Decision.Usage> windows,
-                @Nullable Reservation reservation) {
+                @Nullable ModelCall call) {
             this.charge = charge;
             this.estimate = estimate;
             this.decision = decision;
             this.windows = windows;
-            this.reservation = reservation;
-            if (reservation == null) {
+            this.call = call;
+            if (call == null) {
                 settled.set(true); // refused: nothing is held
             }
         }
 
         public boolean allowed() {
-            return reservation != null;
+            return call != null;
         }
 
         /**
@@ -213,7 +214,7 @@ public final class Admission {
          */
         @Nullable
         public String receipt() {
-            return reservation == null ? null : reservation.receipt().orElse(null);
+            return call == null ? null : call.receipt().orElse(null);
         }
 
         /** What the admission reserved: tokens and, for a priced model, the worst-case cost. */
@@ -235,8 +236,8 @@ public final class Admission {
                 return;
             }
             try {
-                if (reservation != null) {
-                    reservation.commit(actual).toCompletableFuture().join();
+                if (call != null) {
+                    call.complete(usage).toCompletableFuture().join();
                 }
             } finally {
                 committed(actual, ending);
@@ -255,7 +256,7 @@ public final class Admission {
             }
             CompletionStage<Void> applied;
             try {
-                applied = reservation == null ? DONE : reservation.commit(actual);
+                applied = call == null ? DONE : call.complete(usage);
             } catch (RuntimeException e) {
                 finish();
                 throw e;
@@ -273,7 +274,7 @@ public final class Admission {
             if (!settled.compareAndSet(false, true)) {
                 return null;
             }
-            Amounts actual = charge.actual(usage);
+            Amounts actual = java.util.Objects.requireNonNull(call).request().actual(usage);
             observe(usage, ending);
             this.ending = ending;
             this.settledTokens = actual.get(Window.Unit.TOKENS);
@@ -286,11 +287,15 @@ public final class Admission {
             try {
                 long tokens = actual.get(Window.Unit.TOKENS);
                 metrics.settled(charge.tenant(), charge.metricModel(), "committed", ending, tokens);
-                if (reservation != null) {
+                if (call != null) {
                     metrics.overrun(charge.metricModel(), estimate, actual);
                 }
                 if (charge.price() != null) {
-                    metrics.spent(charge, actual.get(Window.Unit.USD_MICROS));
+                    metrics.spent(
+                            charge.tenant(),
+                            charge.team() == null ? null : charge.team().name(),
+                            charge.metricModel(),
+                            actual.get(Window.Unit.USD_MICROS));
                 }
             } finally {
                 finish();
@@ -316,8 +321,8 @@ public final class Admission {
                 this.settledTokens = 0;
                 this.settledMicros = charge.price() == null ? -1 : 0;
                 try {
-                    if (reservation != null) {
-                        reservation.cancel().toCompletableFuture().join();
+                    if (call != null) {
+                        call.cancel().toCompletableFuture().join();
                     }
                     metrics.settled(charge.tenant(), charge.metricModel(), "cancelled", ending, 0);
                 } finally {
@@ -342,8 +347,8 @@ public final class Admission {
 
         /** Stops renewing the slot: the settlement above released it in the store. */
         private void release() {
-            if (reservation != null) {
-                slots.settled(reservation);
+            if (call != null) {
+                slots.settled(call.reservation());
             }
         }
 

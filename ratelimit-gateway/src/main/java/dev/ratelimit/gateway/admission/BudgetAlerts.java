@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.Window;
-import dev.ratelimit.gateway.config.UpstreamConfig;
+import dev.ratelimit.gateway.config.AlertSettings;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
@@ -14,9 +14,7 @@ import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,7 +22,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Budget alerts: when a window's count reaches a threshold of its limit (by default 50, 80 and 100
@@ -52,92 +49,6 @@ public final class BudgetAlerts implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The most alert keys remembered; beyond it the ones whose period ended are forgotten. */
     private static final int REMEMBERED = 100_000;
-
-    /** The thresholds when the configuration names none, in per cent of a window's limit. */
-    static final List<Integer> DEFAULT_THRESHOLDS = List.of(50, 80, 100);
-
-    /**
-     * The {@code alerts:} section.
-     *
-     * @param thresholds per cent of a window's limit, ascending
-     * @param windows thresholds for windows of these names instead (an empty list: no alerts)
-     * @param webhook where alerts are posted, or {@code null}
-     * @param maxAttempts the most times one alert is posted before it is given up
-     */
-    public record Settings(
-            List<Integer> thresholds,
-            Map<String, List<Integer>> windows,
-            @Nullable URI webhook,
-            int maxAttempts) {
-
-        public static final Settings DEFAULT = new Settings(DEFAULT_THRESHOLDS, Map.of(), null, 8);
-
-        List<Integer> of(String window) {
-            return windows.getOrDefault(window, thresholds);
-        }
-
-        /** Validates the file's section; errors are recorded, each naming its setting. */
-        public static Settings validate(@Nullable Raw raw, List<String> errors) {
-            if (raw == null) {
-                return DEFAULT;
-            }
-            List<Integer> thresholds = raw.thresholds() == null
-                    ? DEFAULT_THRESHOLDS
-                    : thresholds(raw.thresholds(), "alerts.thresholds", errors);
-            Map<String, List<Integer>> windows = new LinkedHashMap<>();
-            if (raw.windows() != null) {
-                raw.windows()
-                        .forEach((name, list) -> windows.put(name, thresholds(list, "alerts.windows." + name, errors)));
-            }
-            URI webhook = null;
-            int attempts = DEFAULT.maxAttempts();
-            RawWebhook hook = raw.webhook();
-            if (hook != null) {
-                if (hook.url() == null || hook.url().isBlank()) {
-                    errors.add("alerts.webhook.url: missing (such as https://hooks.example.com/budget)");
-                } else {
-                    try {
-                        webhook = UpstreamConfig.url(hook.url(), "alerts.webhook.url");
-                    } catch (IllegalArgumentException e) {
-                        errors.add(String.valueOf(e.getMessage()));
-                    }
-                }
-                if (hook.maxAttempts() != null) {
-                    if (hook.maxAttempts() < 1 || hook.maxAttempts() > 30) {
-                        errors.add("alerts.webhook.max-attempts: must be 1 to 30, was " + hook.maxAttempts());
-                    } else {
-                        attempts = hook.maxAttempts();
-                    }
-                }
-            }
-            return new Settings(thresholds, Map.copyOf(windows), webhook, attempts);
-        }
-
-        private static List<Integer> thresholds(@Nullable List<Integer> given, String at, List<String> errors) {
-            if (given == null) {
-                return List.of();
-            }
-            List<Integer> sorted = new ArrayList<>();
-            for (Integer percent : given) {
-                if (percent == null || percent < 1 || percent > 1_000) {
-                    errors.add(at + ": each threshold is a per cent from 1 to 1000, was " + percent);
-                } else if (!sorted.contains(percent)) {
-                    sorted.add(percent);
-                }
-            }
-            sorted.sort(Integer::compare);
-            return List.copyOf(sorted);
-        }
-    }
-
-    /** The file's shape of the section. */
-    public record Raw(
-            @Nullable List<Integer> thresholds,
-            @Nullable LinkedHashMap<String, @Nullable List<Integer>> windows,
-            @Nullable RawWebhook webhook) {}
-
-    /** The file's shape of the webhook. */
-    record RawWebhook(@Nullable String url, @Nullable Integer maxAttempts) {}
 
     /** Claims a key once among every process sharing the store, for the given time. */
     @FunctionalInterface
@@ -176,7 +87,7 @@ public final class BudgetAlerts implements AutoCloseable {
         }
     }
 
-    private final Supplier<Settings> settings;
+    private final Supplier<AlertSettings> settings;
     private final Clock clock;
     private final Claims claims;
     private final MeterRegistry registry;
@@ -185,7 +96,7 @@ public final class BudgetAlerts implements AutoCloseable {
     /** Alert keys this process has seen claimed (by itself or another), with the end of their period. */
     private final Map<String, Long> seen = new ConcurrentHashMap<>();
 
-    public BudgetAlerts(Supplier<Settings> settings, Clock clock, Claims claims, MeterRegistry registry) {
+    public BudgetAlerts(Supplier<AlertSettings> settings, Clock clock, Claims claims, MeterRegistry registry) {
         this.settings = settings;
         this.clock = clock;
         this.claims = claims;
@@ -207,7 +118,7 @@ public final class BudgetAlerts implements AutoCloseable {
      * @param charge names the levels of the shared budgets
      */
     void observe(String tenant, Charge charge, List<Decision.Usage> usage) {
-        Settings current = settings.get();
+        AlertSettings current = settings.get();
         long now = -1;
         for (Decision.Usage state : usage) {
             Window window = state.window();
@@ -263,7 +174,7 @@ public final class BudgetAlerts implements AutoCloseable {
                 : Math.floorDiv(now, window.lengthMillis()) * window.lengthMillis();
     }
 
-    private void claimAndEmit(String key, long ttl, Alert alert, Settings current) {
+    private void claimAndEmit(String key, long ttl, Alert alert, AlertSettings current) {
         boolean mine;
         try {
             mine = claims.claim(key, ttl);
@@ -330,7 +241,7 @@ public final class BudgetAlerts implements AutoCloseable {
     }
 
     /** The highest threshold {@code used} has reached in {@code window}, or 0 for none. */
-    public static int reached(Settings settings, Window window, long used) {
+    public static int reached(AlertSettings settings, Window window, long used) {
         int reached = 0;
         for (int threshold : settings.of(window.name())) {
             if (reaches(used, window, threshold)) {

@@ -1,14 +1,14 @@
 package dev.ratelimit.gateway.admission;
 
-import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.gateway.config.Account;
 import dev.ratelimit.gateway.config.GatewayConfig;
 import dev.ratelimit.gateway.config.GatewayConfig.ModelCap;
 import dev.ratelimit.gateway.config.Spending;
-import dev.ratelimit.gateway.web.ApiKeyFilter;
+import dev.ratelimit.genai.ModelCall;
 import dev.ratelimit.genai.ModelPrice;
-import dev.ratelimit.genai.TokenUsage;
+import dev.ratelimit.genai.TokenCounts;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -26,8 +26,6 @@ import org.jspecify.annotations.Nullable;
  * @param price the model's price, or {@code null} when the price table has none
  * @param cap the model's upstream cap, or {@code null}
  * @param levels the budgets beyond the tenant's windows, in the order they are charged
- * @param unpricedSpend a spend window that applies while the model has no price: the request cannot
- *     be charged in money and is refused; {@code null} otherwise
  */
 public record Charge(
         String tenant,
@@ -35,8 +33,7 @@ public record Charge(
         String model,
         @Nullable ModelPrice price,
         @Nullable ModelCap cap,
-        List<Level> levels,
-        @Nullable Window unpricedSpend) {
+        List<Level> levels) {
 
     /**
      * One budget a request is charged to besides the tenant's windows.
@@ -56,7 +53,7 @@ public record Charge(
      * @param model the model the request names
      * @return the charge
      */
-    public static Charge of(GatewayConfig config, ApiKeyFilter.Account account, String model) {
+    public static Charge of(GatewayConfig config, Account account, String model) {
         List<Level> levels = new ArrayList<>();
         SharedBudget own = account.budget();
         if (own != null) {
@@ -100,15 +97,7 @@ public record Charge(
             }
         }
         ModelPrice price = config.spending().prices().priceOf(model);
-        Window unpriced = null;
-        if (price == null) {
-            unpriced = spendWindow(account.tier().tier().windows());
-            for (Level level : levels) {
-                unpriced =
-                        unpriced != null ? unpriced : spendWindow(level.budget().windows());
-            }
-        }
-        return new Charge(account.tenant(), team, model, price, cap, List.copyOf(levels), unpriced);
+        return new Charge(account.tenant(), team, model, price, cap, List.copyOf(levels));
     }
 
     /**
@@ -117,15 +106,6 @@ public record Charge(
      */
     public static SharedBudget tierModel(String tenant, String model, List<Window> windows) {
         return new SharedBudget("tenant:" + tenant + "/model:" + model, windows);
-    }
-
-    private static @Nullable Window spendWindow(List<Window> windows) {
-        for (Window window : windows) {
-            if (window.unit().equals(Window.Unit.USD_MICROS)) {
-                return window;
-            }
-        }
-        return null;
     }
 
     /**
@@ -169,29 +149,16 @@ public record Charge(
     }
 
     /**
-     * Returns what the request reserves before it is forwarded: the prompt and the most it may
-     * produce in tokens and, when the model has a price, their worst-case cost.
+     * Returns the call as the metered-call engine reserves and settles it: the prompt and the most
+     * it may produce, at the model's price, charged to the tenant's windows and every level of this
+     * charge in one reservation.
      *
      * @param promptTokens the counted prompt
      * @param maxOutputTokens the most the request may produce
-     * @return the estimate
+     * @return the engine's request
      */
-    public Amounts estimate(long promptTokens, long maxOutputTokens) {
-        Amounts tokens = Amounts.tokens(promptTokens + maxOutputTokens);
-        return price == null
-                ? tokens
-                : tokens.and(Window.Unit.USD_MICROS, price.worstCaseMicros(promptTokens, maxOutputTokens));
-    }
-
-    /**
-     * Returns what the request settles to: the tokens used and, when the model has a price, their
-     * cost.
-     *
-     * @param usage the tokens used, by kind
-     * @return the actual amounts
-     */
-    public Amounts actual(TokenUsage usage) {
-        Amounts tokens = Amounts.tokens(usage.total());
-        return price == null ? tokens : tokens.and(Window.Unit.USD_MICROS, price.costMicros(usage));
+    public ModelCall.Request request(long promptTokens, long maxOutputTokens) {
+        return new ModelCall.Request(
+                model, null, price, TokenCounts.forModel(model), promptTokens, maxOutputTokens, budgets());
     }
 }

@@ -2,7 +2,6 @@ package dev.ratelimit.gateway.batch;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.ratelimit.gateway.Gateway;
 import dev.ratelimit.gateway.admission.Admission;
 import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
 import dev.ratelimit.gateway.protocol.BadRequest;
@@ -14,6 +13,7 @@ import dev.ratelimit.gateway.protocol.anthropic.AnthropicTokens;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import dev.ratelimit.gateway.protocol.openai.Requests;
 import dev.ratelimit.gateway.web.ApiKeyFilter;
+import dev.ratelimit.gateway.web.Gateway;
 import dev.ratelimit.gateway.web.PassthroughServlet;
 import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServlet;

@@ -6,16 +6,17 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Settlement;
-import dev.ratelimit.gateway.Gateway;
 import dev.ratelimit.gateway.admission.Admission;
 import dev.ratelimit.gateway.admission.Charge;
+import dev.ratelimit.gateway.config.Account;
 import dev.ratelimit.gateway.config.GatewayConfig;
 import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
+import dev.ratelimit.gateway.protocol.ApiErrors;
 import dev.ratelimit.gateway.protocol.Endpoint;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import dev.ratelimit.gateway.upstream.Upstream;
-import dev.ratelimit.gateway.web.ApiErrors;
 import dev.ratelimit.gateway.web.ApiKeyFilter;
+import dev.ratelimit.gateway.web.Gateway;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.TokenUsage;
 import jakarta.servlet.http.HttpServletRequest;
@@ -241,7 +242,7 @@ public final class Batches implements AutoCloseable {
             long output)
             throws IOException {
         GatewayConfig config = gateway.config(request);
-        ApiKeyFilter.Account account = ApiKeyFilter.account(request);
+        Account account = ApiKeyFilter.account(request);
         Charge online = Charge.of(config, account, model);
         Charge charge = new Charge(
                 online.tenant(),
@@ -249,8 +250,7 @@ public final class Batches implements AutoCloseable {
                 online.model(),
                 config.spending().batchPrices().priceOf(model),
                 online.cap(),
-                levels(online),
-                online.unpricedSpend());
+                levels(online));
         Endpoint.Call call =
                 new Endpoint.Call(model, OpenAi.JSON.createObjectNode(), prompt, prompt + output, false, false);
         Admission.Ticket ticket;
@@ -383,8 +383,7 @@ public final class Batches implements AutoCloseable {
                     held.model(),
                     held.price(),
                     config.capOf(held.model()),
-                    List.of(),
-                    null);
+                    List.of());
             Admission.Ticket ticket = gateway.admission().restore(charge, held.estimate(), held.receipt());
             if (ended.used().total() == 0) {
                 ticket.cancel("batch_" + ended.status());
@@ -483,7 +482,7 @@ public final class Batches implements AutoCloseable {
             Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
             if (response != null) {
                 if (cause instanceof Upstream.Failure failure) {
-                    failure.answer(protocol, response);
+                    ApiErrors.upstreamFailed(protocol, response, failure);
                 } else {
                     ApiErrors.write(
                             protocol,

@@ -2,7 +2,6 @@ package dev.ratelimit.gateway.metrics;
 
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
-import dev.ratelimit.gateway.admission.Charge;
 import dev.ratelimit.gateway.config.UpstreamConfig;
 import dev.ratelimit.genai.GenAiMeters;
 import dev.ratelimit.genai.TokenUsage;
@@ -33,7 +32,7 @@ public final class GatewayMetrics {
     /**
      * The meters counted per request, by name and tag values, found here instead of built and looked
      * up in the registry each time; the registry never drops them, and their tag values are bounded
-     * by the configuration (tenants, teams, models as {@link Charge#metricModel()} names them).
+     * by the configuration (tenants, teams, models as {@code Charge.metricModel()} names them).
      */
     private final Map<MeterKey, Meter> meters = new ConcurrentHashMap<>();
 
@@ -166,18 +165,16 @@ public final class GatewayMetrics {
 
     /**
      * Counts what one settlement cost, in {@code gateway_spend_usd_micros_total{tenant,team,model}},
-     * the model tagged as {@link Charge#metricModel()} names it.
+     * the model tagged as {@code Charge.metricModel()} names it.
      *
-     * @param charge the settled request's charge
+     * @param tenant the tenant that spent it
+     * @param team its team, or {@code null}
+     * @param model the model as the metrics name it
      * @param micros its cost in micro-dollars
      */
-    public void spent(Charge charge, long micros) {
+    public void spent(String tenant, @Nullable String team, String model, long micros) {
         if (micros > 0) {
-            MeterKey spend = new MeterKey(
-                    "gateway.spend.usd.micros",
-                    charge.tenant(),
-                    charge.team() == null ? "" : charge.team().name(),
-                    charge.metricModel());
+            MeterKey spend = new MeterKey("gateway.spend.usd.micros", tenant, team == null ? "" : team, model);
             counter(
                             spend,
                             key -> Counter.builder(key.name())
@@ -196,7 +193,7 @@ public final class GatewayMetrics {
      * gateway_settlement_overrun_amount_total{model,unit}} (the excess): the overrun is charged, never
      * refused, and may take a window past its limit.
      *
-     * @param model the model as {@link Charge#metricModel()} names it
+     * @param model the model as {@code Charge.metricModel()} names it
      * @param estimate what was reserved
      * @param actual what the upstream reported, priced
      */

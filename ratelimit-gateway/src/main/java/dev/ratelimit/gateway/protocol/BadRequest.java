@@ -2,7 +2,6 @@ package dev.ratelimit.gateway.protocol;
 
 import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
 import dev.ratelimit.gateway.metrics.GatewayMetrics;
-import dev.ratelimit.gateway.web.ApiErrors;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import org.jspecify.annotations.Nullable;

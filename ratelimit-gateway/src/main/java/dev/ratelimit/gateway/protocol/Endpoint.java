@@ -8,8 +8,6 @@ import dev.ratelimit.gateway.protocol.anthropic.AnthropicEndpoint;
 import dev.ratelimit.gateway.protocol.gemini.GeminiEndpoint;
 import dev.ratelimit.gateway.protocol.openai.OpenAiEndpoint;
 import dev.ratelimit.gateway.protocol.openai.TokenCounter;
-import dev.ratelimit.gateway.upstream.SseRelay;
-import dev.ratelimit.gateway.upstream.StreamFraming;
 import dev.ratelimit.gateway.upstream.Upstream;
 import dev.ratelimit.gateway.web.MeteredServlet;
 import dev.ratelimit.genai.TokenUsage;

@@ -1,4 +1,8 @@
-/** Not API: part of the gateway process; every type here may change. */
+/**
+ * What every API the gateway speaks shares: the metered endpoint's contract, the streamed events' reader, the error shapes.
+ *
+ * <p>Not API: part of the gateway process; every type here may change.
+ */
 @NullMarked
 package dev.ratelimit.gateway.protocol;
 

@@ -1,7 +1,6 @@
 package dev.ratelimit.gateway.upstream;
 
 import dev.ratelimit.gateway.metrics.GatewayMetrics;
-import dev.ratelimit.gateway.web.AsyncClient;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.WriteListener;
 import java.io.ByteArrayOutputStream;
@@ -30,7 +29,7 @@ public final class Relay implements WriteListener {
     private static final System.Logger LOG = System.getLogger(Relay.class.getName());
 
     /** What the bytes mean on their way from the upstream to the client. */
-    interface Transform {
+    public interface Transform {
 
         /**
          * Reads bytes from the upstream and appends what goes on to the client.

@@ -1,13 +1,10 @@
 package dev.ratelimit.gateway.upstream;
 
-import dev.ratelimit.gateway.Gateway;
 import dev.ratelimit.gateway.config.GatewayConfig;
 import dev.ratelimit.gateway.config.GatewayConfig.Limits;
 import dev.ratelimit.gateway.config.UpstreamConfig;
 import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
 import dev.ratelimit.gateway.protocol.gemini.Gemini;
-import dev.ratelimit.gateway.web.ApiErrors;
-import dev.ratelimit.http.RetryAfter;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -190,14 +187,14 @@ public final class Upstream implements AutoCloseable {
     }
 
     /** What routing a model found: a route, no upstream serving it, or a cooldown. */
-    sealed interface Routing permits Routed, NotServed, Cooling {}
+    public sealed interface Routing permits Routed, NotServed, Cooling {}
 
-    record Routed(Route route) implements Routing {}
+    public record Routed(Route route) implements Routing {}
 
     /** No upstream of the protocol serves the model; {@code elsewhere} is another protocol whose upstream does. */
-    record NotServed(@Nullable Protocol elsewhere) implements Routing {}
+    public record NotServed(@Nullable Protocol elsewhere) implements Routing {}
 
-    record Cooling(String upstream, Duration retryAfter) implements Routing {}
+    public record Cooling(String upstream, Duration retryAfter) implements Routing {}
 
     /**
      * Where a response goes: its headers, or the failure that came instead. One of the two is called,
@@ -357,7 +354,7 @@ public final class Upstream implements AutoCloseable {
      * else the first (in file order) whose pattern matches; then its cooldown, if one is in force,
      * lets the request through only as the interval's probe.
      */
-    Routing route(Protocol protocol, String model) {
+    public Routing route(Protocol protocol, String model) {
         Target target = find(protocol, model);
         if (target == null) {
             for (Protocol other : Protocol.values()) {
@@ -388,44 +385,6 @@ public final class Upstream implements AutoCloseable {
                 return target;
             }
         }
-        return null;
-    }
-
-    /**
-     * Routes a metered request, or answers it in the caller's API shape, uncharged: 404 for a model
-     * no upstream serves, 429 with the upstream's retry time while the model cools down.
-     *
-     * @return the route, or {@code null} when the request was answered
-     */
-    public static @Nullable Route open(
-            Gateway gateway, HttpServletResponse response, Protocol protocol, String model, String endpoint)
-            throws IOException {
-        Routing routing = gateway.upstream().route(protocol, model);
-        if (routing instanceof Routed routed) {
-            return routed.route();
-        }
-        if (routing instanceof NotServed notServed) {
-            gateway.metrics().refused(endpoint, 404, "model_not_found");
-            String message = "The model '" + model + "' is not served by this gateway"
-                    + (notServed.elsewhere() == null
-                            ? "."
-                            : " over this API; it is served over "
-                                    + switch (notServed.elsewhere()) {
-                                        case ANTHROPIC -> "Anthropic's Messages API (POST /v1/messages).";
-                                        case GEMINI ->
-                                            "Google's Gemini API (POST /v1beta/models/{model}:generateContent).";
-                                        case OPENAI -> "OpenAI's API (POST /v1/chat/completions).";
-                                    });
-            ApiErrors.write(protocol, response, 404, "invalid_request_error", "model_not_found", "model", message);
-            return null;
-        }
-        Cooling cooling = (Cooling) routing;
-        gateway.metrics().refused(endpoint, 429, "upstream_cooldown");
-        RetryAfter.write(cooling.retryAfter(), response::setHeader);
-        long seconds = RetryAfter.seconds(cooling.retryAfter().isNegative() ? Duration.ZERO : cooling.retryAfter());
-        String message = "The upstream '" + cooling.upstream() + "' asked the gateway to slow down for model '" + model
-                + "'; nothing was charged; retry in " + seconds + (seconds == 1 ? " second." : " seconds.");
-        ApiErrors.write(protocol, response, 429, "requests", "upstream_cooldown", null, message, cooling.retryAfter());
         return null;
     }
 
@@ -597,16 +556,9 @@ public final class Upstream implements AutoCloseable {
             return timeout ? "upstream_timeout" : "upstream_unreachable";
         }
 
-        /** Answers the client: 504 for a timeout, 502 otherwise, in the shape of the caller's API. */
-        public void answer(Protocol protocol, HttpServletResponse response) throws IOException {
-            ApiErrors.write(
-                    protocol,
-                    response,
-                    timeout ? 504 : 502,
-                    "upstream_error",
-                    ending(),
-                    null,
-                    String.valueOf(getMessage()));
+        /** Whether the upstream did not answer in time, as opposed to not being reached at all. */
+        public boolean timeout() {
+            return timeout;
         }
     }
 

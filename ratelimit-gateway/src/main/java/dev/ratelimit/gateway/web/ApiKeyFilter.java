@@ -1,13 +1,12 @@
 package dev.ratelimit.gateway.web;
 
-import dev.ratelimit.api.SharedBudget;
-import dev.ratelimit.gateway.admin.ManagedKeys;
+import dev.ratelimit.gateway.config.Account;
 import dev.ratelimit.gateway.config.GatewayConfig;
 import dev.ratelimit.gateway.config.GatewayConfig.ApiKey;
-import dev.ratelimit.gateway.config.GatewayConfig.TierConfig;
-import dev.ratelimit.gateway.config.Spending;
+import dev.ratelimit.gateway.config.ManagedKeys;
 import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
 import dev.ratelimit.gateway.metrics.GatewayMetrics;
+import dev.ratelimit.gateway.protocol.ApiErrors;
 import dev.ratelimit.gateway.protocol.anthropic.Anthropic;
 import dev.ratelimit.gateway.protocol.gemini.Gemini;
 import dev.ratelimit.servlet.RateLimitFilter;
@@ -35,19 +34,6 @@ import org.jspecify.annotations.Nullable;
  * {@link RateLimitFilter}'s user and tier attributes for the filter on the pass-through paths.
  */
 public final class ApiKeyFilter implements Filter {
-
-    /** The tenant and tier of an authenticated request. */
-    public record Account(
-            String tenant,
-            TierConfig tier,
-            Spending.@Nullable Team team,
-            @Nullable SharedBudget budget) {
-
-        /** An account whose key has no windows of its own. */
-        public Account(String tenant, TierConfig tier, Spending.@Nullable Team team) {
-            this(tenant, tier, team, null);
-        }
-    }
 
     private static final String ACCOUNT = "gateway.account";
     /** The configuration the request's key was found in: the one it is served by, whatever a reload swaps meanwhile. */

@@ -2,6 +2,7 @@ package dev.ratelimit.gateway.web;
 
 import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
 import dev.ratelimit.gateway.metrics.GatewayMetrics;
+import dev.ratelimit.gateway.protocol.ApiErrors;
 import dev.ratelimit.gateway.protocol.anthropic.Anthropic;
 import dev.ratelimit.http.RetryAfter;
 import jakarta.servlet.Filter;

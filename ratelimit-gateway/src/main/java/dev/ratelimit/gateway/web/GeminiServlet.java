@@ -1,6 +1,5 @@
 package dev.ratelimit.gateway.web;
 
-import dev.ratelimit.gateway.Gateway;
 import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
 import dev.ratelimit.gateway.protocol.gemini.Gemini;
 import dev.ratelimit.gateway.protocol.gemini.GeminiEndpoint;

@@ -1,17 +1,19 @@
 package dev.ratelimit.gateway.web;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.ratelimit.gateway.Gateway;
 import dev.ratelimit.gateway.admission.Admission;
 import dev.ratelimit.gateway.admission.Charge;
+import dev.ratelimit.gateway.config.Account;
 import dev.ratelimit.gateway.config.GatewayConfig;
+import dev.ratelimit.gateway.protocol.ApiErrors;
 import dev.ratelimit.gateway.protocol.BadRequest;
 import dev.ratelimit.gateway.protocol.Endpoint;
+import dev.ratelimit.gateway.protocol.SseRelay;
+import dev.ratelimit.gateway.protocol.StreamFraming;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import dev.ratelimit.gateway.protocol.openai.Requests;
+import dev.ratelimit.gateway.upstream.AsyncClient;
 import dev.ratelimit.gateway.upstream.Relay;
-import dev.ratelimit.gateway.upstream.SseRelay;
-import dev.ratelimit.gateway.upstream.StreamFraming;
 import dev.ratelimit.gateway.upstream.Upstream;
 import dev.ratelimit.genai.TokenUsage;
 import dev.ratelimit.http.RetryAfter;
@@ -87,7 +89,7 @@ public final class MeteredServlet extends HttpServlet {
     private void received(AsyncClient client, GatewayConfig config, Requests.Body body) throws IOException {
         HttpServletRequest request = client.request();
         HttpServletResponse response = client.response();
-        ApiKeyFilter.Account account = ApiKeyFilter.account(request);
+        Account account = ApiKeyFilter.account(request);
         Endpoint.Call call;
         try {
             BadRequest refused = body.refused();
@@ -112,7 +114,7 @@ public final class MeteredServlet extends HttpServlet {
             logged.model = call.model();
             logged.estimatedTokens = call.estimate();
         }
-        Upstream.Route route = Upstream.open(gateway, response, endpoint.protocol(), call.model(), endpoint.metric());
+        Upstream.Route route = gateway.route(response, endpoint.protocol(), call.model(), endpoint.metric());
         if (route == null) {
             client.complete();
             return; // answered: 404 (no upstream serves the model) or 429 (the upstream's cooldown), uncharged
@@ -258,7 +260,7 @@ public final class MeteredServlet extends HttpServlet {
                         public void failed(Upstream.Failure failure) {
                             run(() -> {
                                 admitted.cancel(failure.ending());
-                                failure.answer(endpoint.protocol(), client.response());
+                                ApiErrors.upstreamFailed(endpoint.protocol(), client.response(), failure);
                                 client.complete();
                             });
                         }

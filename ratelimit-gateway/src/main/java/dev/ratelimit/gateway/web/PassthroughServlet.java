@@ -4,16 +4,17 @@ import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
-import dev.ratelimit.gateway.Gateway;
 import dev.ratelimit.gateway.batch.AnthropicBatchServlet;
 import dev.ratelimit.gateway.config.GatewayConfig;
 import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
+import dev.ratelimit.gateway.protocol.ApiErrors;
 import dev.ratelimit.gateway.protocol.BadRequest;
 import dev.ratelimit.gateway.protocol.anthropic.Anthropic;
 import dev.ratelimit.gateway.protocol.gemini.Gemini;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import dev.ratelimit.gateway.protocol.openai.OpenAiEndpoint;
 import dev.ratelimit.gateway.protocol.openai.Requests;
+import dev.ratelimit.gateway.upstream.AsyncClient;
 import dev.ratelimit.gateway.upstream.Relay;
 import dev.ratelimit.gateway.upstream.Upstream;
 import dev.ratelimit.http.ErrorShape;
@@ -202,7 +203,7 @@ public final class PassthroughServlet extends HttpServlet {
             @Override
             public void failed(Upstream.Failure failure) {
                 try {
-                    failure.answer(protocol, response);
+                    ApiErrors.upstreamFailed(protocol, response, failure);
                 } catch (IOException | RuntimeException e) {
                     // the client is gone
                 }

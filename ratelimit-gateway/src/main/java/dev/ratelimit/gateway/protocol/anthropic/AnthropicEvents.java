@@ -1,7 +1,7 @@
 package dev.ratelimit.gateway.protocol.anthropic;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.ratelimit.gateway.upstream.SseRelay;
+import dev.ratelimit.gateway.protocol.SseRelay;
 import dev.ratelimit.genai.StreamedTokens;
 import dev.ratelimit.genai.TokenUsage;
 import org.jspecify.annotations.Nullable;

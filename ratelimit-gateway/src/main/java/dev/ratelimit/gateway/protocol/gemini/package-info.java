@@ -1,4 +1,8 @@
-/** Not API: part of the gateway process; every type here may change. */
+/**
+ * Google's Gemini API: requests, estimates and events.
+ *
+ * <p>Not API: part of the gateway process; every type here may change.
+ */
 @NullMarked
 package dev.ratelimit.gateway.protocol.gemini;
 

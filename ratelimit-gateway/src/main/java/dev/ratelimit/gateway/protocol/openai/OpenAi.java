@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
-import dev.ratelimit.gateway.web.ApiErrors;
+import dev.ratelimit.gateway.protocol.ApiErrors;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;

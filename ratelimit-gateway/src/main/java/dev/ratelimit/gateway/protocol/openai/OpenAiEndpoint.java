@@ -6,7 +6,7 @@ import dev.ratelimit.gateway.config.GatewayConfig;
 import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
 import dev.ratelimit.gateway.protocol.BadRequest;
 import dev.ratelimit.gateway.protocol.Endpoint;
-import dev.ratelimit.gateway.upstream.SseRelay;
+import dev.ratelimit.gateway.protocol.SseRelay;
 import dev.ratelimit.genai.TokenCounts;
 import dev.ratelimit.genai.TokenUsage;
 

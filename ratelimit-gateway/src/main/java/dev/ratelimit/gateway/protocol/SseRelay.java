@@ -1,12 +1,12 @@
-package dev.ratelimit.gateway.upstream;
+package dev.ratelimit.gateway.protocol;
 
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.ratelimit.gateway.protocol.Endpoint;
 import dev.ratelimit.gateway.protocol.anthropic.AnthropicEvents;
 import dev.ratelimit.gateway.protocol.gemini.GeminiEvents;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
+import dev.ratelimit.gateway.upstream.Relay;
 import dev.ratelimit.genai.StreamedTokens;
 import dev.ratelimit.genai.TokenUsage;
 import java.io.ByteArrayOutputStream;

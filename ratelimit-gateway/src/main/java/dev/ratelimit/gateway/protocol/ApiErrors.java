@@ -1,9 +1,10 @@
-package dev.ratelimit.gateway.web;
+package dev.ratelimit.gateway.protocol;
 
 import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
 import dev.ratelimit.gateway.protocol.anthropic.Anthropic;
 import dev.ratelimit.gateway.protocol.gemini.Gemini;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
+import dev.ratelimit.gateway.upstream.Upstream;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
@@ -63,5 +64,21 @@ public final class ApiErrors {
             case GEMINI -> Gemini.error(response, status, message, param, retry);
             case OPENAI -> OpenAi.json(response, status, OpenAi.errorBody(type, code, param, message));
         }
+    }
+
+    /**
+     * Answers a request whose upstream failed before its response began: 504 for a timeout, 502
+     * otherwise, in the shape of the caller's API.
+     */
+    public static void upstreamFailed(Protocol protocol, HttpServletResponse response, Upstream.Failure failure)
+            throws IOException {
+        write(
+                protocol,
+                response,
+                failure.timeout() ? 504 : 502,
+                "upstream_error",
+                failure.ending(),
+                null,
+                String.valueOf(failure.getMessage()));
     }
 }

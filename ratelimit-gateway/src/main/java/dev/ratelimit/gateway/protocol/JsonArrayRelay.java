@@ -1,5 +1,6 @@
-package dev.ratelimit.gateway.upstream;
+package dev.ratelimit.gateway.protocol;
 
+import dev.ratelimit.gateway.upstream.Relay;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;

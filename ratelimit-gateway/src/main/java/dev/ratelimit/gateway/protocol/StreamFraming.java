@@ -1,4 +1,6 @@
-package dev.ratelimit.gateway.upstream;
+package dev.ratelimit.gateway.protocol;
+
+import dev.ratelimit.gateway.upstream.Relay;
 
 /**
  * How a stream's bytes frame its events, for a {@link Relay}: server-sent events ({@link SseRelay}),

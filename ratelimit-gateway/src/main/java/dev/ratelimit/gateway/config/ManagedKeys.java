@@ -1,4 +1,4 @@
-package dev.ratelimit.gateway.admin;
+package dev.ratelimit.gateway.config;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -6,11 +6,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.api.Window;
-import dev.ratelimit.gateway.config.GatewayConfig;
+import dev.ratelimit.gateway.admin.AdminServlet;
 import dev.ratelimit.gateway.config.GatewayConfig.ApiKey;
 import dev.ratelimit.gateway.config.GatewayConfig.TierConfig;
-import dev.ratelimit.gateway.config.Spending;
-import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import dev.ratelimit.gateway.store.RedisLink;
 import dev.ratelimit.gateway.store.RedisTarget;
 import io.lettuce.core.RedisException;
@@ -52,6 +50,10 @@ import org.jspecify.annotations.Nullable;
  * be reached, a process goes by the keys it knows, and the admin API's reads and writes answer 503.
  */
 public final class ManagedKeys implements AutoCloseable {
+
+    /** Reads and writes the keys as they are stored: JSON this class wrote. */
+    private static final com.fasterxml.jackson.databind.json.JsonMapper JSON =
+            com.fasterxml.jackson.databind.json.JsonMapper.builder().build();
 
     private static final System.Logger LOG = System.getLogger(ManagedKeys.class.getName());
     /** How often a process on Redis checks the version for changes whose announcement it missed. */
@@ -106,8 +108,8 @@ public final class ManagedKeys implements AutoCloseable {
         }
 
         /** As the admin API shows it: no digest, and never the secret. */
-        ObjectNode view(Instant now) {
-            ObjectNode view = OpenAi.JSON.createObjectNode();
+        public ObjectNode view(Instant now) {
+            ObjectNode view = JSON.createObjectNode();
             view.put("id", id);
             view.put("tenant", tenant);
             view.put("tier", tier);
@@ -134,7 +136,7 @@ public final class ManagedKeys implements AutoCloseable {
             json.put("sha256", sha256);
             json.put("previous-sha256", previousSha256);
             try {
-                return OpenAi.JSON.writeValueAsString(json);
+                return JSON.writeValueAsString(json);
             } catch (JsonProcessingException e) {
                 throw new IllegalStateException(e);
             }
@@ -142,7 +144,7 @@ public final class ManagedKeys implements AutoCloseable {
 
         static Key parse(String stored) {
             try {
-                JsonNode json = OpenAi.JSON.readTree(stored);
+                JsonNode json = JSON.readTree(stored);
                 Map<String, String> metadata = new LinkedHashMap<>();
                 json.path("metadata")
                         .fields()
@@ -182,7 +184,7 @@ public final class ManagedKeys implements AutoCloseable {
     }
 
     /** Redis could not take or give the keys: the admin API answers 503. */
-    static final class Unavailable extends RuntimeException {
+    public static final class Unavailable extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
         Unavailable(String message, @Nullable Throwable cause) {
@@ -292,7 +294,7 @@ public final class ManagedKeys implements AutoCloseable {
     }
 
     /** Every managed key, oldest first: from Redis when it is the store. */
-    List<Key> list() {
+    public List<Key> list() {
         Map<String, Key> all;
         if (redis == null) {
             synchronized (this) {
@@ -314,7 +316,7 @@ public final class ManagedKeys implements AutoCloseable {
 
     /** One managed key, or {@code null}: from Redis when it is the store. */
     @Nullable
-    Key get(String id) {
+    public Key get(String id) {
         if (redis == null) {
             synchronized (this) {
                 return byId.get(id);
@@ -335,17 +337,17 @@ public final class ManagedKeys implements AutoCloseable {
     }
 
     /** The keys this process answers requests with, whatever the store says now. */
-    synchronized List<Key> cached() {
+    public synchronized List<Key> cached() {
         return List.copyOf(byId.values());
     }
 
     /** Stores a new or changed key and announces it. */
-    void put(Key key) {
+    public void put(Key key) {
         write(key.id(), key);
     }
 
     /** Removes a key (a revocation) and announces it. */
-    void remove(String id) {
+    public void remove(String id) {
         write(id, null);
     }
 
@@ -529,7 +531,7 @@ public final class ManagedKeys implements AutoCloseable {
         }
     }
 
-    Clock clock() {
+    public Clock clock() {
         return clock;
     }
 

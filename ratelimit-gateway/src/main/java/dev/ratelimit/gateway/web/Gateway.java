@@ -1,4 +1,4 @@
-package dev.ratelimit.gateway;
+package dev.ratelimit.gateway.web;
 
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Decision;
@@ -9,16 +9,16 @@ import dev.ratelimit.gateway.admission.Admission;
 import dev.ratelimit.gateway.admission.Charge;
 import dev.ratelimit.gateway.admission.ShadowRefusals;
 import dev.ratelimit.gateway.admission.Slots;
+import dev.ratelimit.gateway.config.Account;
 import dev.ratelimit.gateway.config.GatewayConfig;
 import dev.ratelimit.gateway.config.UpstreamConfig.Protocol;
 import dev.ratelimit.gateway.metrics.GatewayMetrics;
+import dev.ratelimit.gateway.protocol.ApiErrors;
 import dev.ratelimit.gateway.protocol.Endpoint;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import dev.ratelimit.gateway.protocol.openai.TokenCounter;
 import dev.ratelimit.gateway.upstream.Upstream;
-import dev.ratelimit.gateway.web.AccessLog;
-import dev.ratelimit.gateway.web.ApiErrors;
-import dev.ratelimit.gateway.web.ApiKeyFilter;
+import dev.ratelimit.genai.ModelCall;
 import dev.ratelimit.http.ErrorShape;
 import dev.ratelimit.http.HeaderFamily;
 import dev.ratelimit.http.RateLimitResponses;
@@ -101,7 +101,7 @@ public record Gateway(
      * @param clock the clock of Anthropic's reset times
      * @return the writer
      */
-    static RateLimitResponses meteredResponses(Protocol protocol, Clock clock) {
+    public static RateLimitResponses meteredResponses(Protocol protocol, Clock clock) {
         RateLimitResponses.Builder responses = RateLimitResponses.builder()
                 .header(HeaderFamily.X_RATELIMIT, false)
                 .eachUnit(true);
@@ -149,7 +149,7 @@ public record Gateway(
     public CompletionStage<Admission.@Nullable Ticket> admit(
             HttpServletResponse response,
             Endpoint endpoint,
-            ApiKeyFilter.Account account,
+            Account account,
             Charge charge,
             Endpoint.Call call,
             AccessLog.@Nullable Entry logged)
@@ -171,7 +171,8 @@ public record Gateway(
                     DRAINING_RETRY);
             return ANSWERED;
         }
-        Window unpriced = charge.unpricedSpend();
+        ModelCall.Request request = charge.request(call.promptTokens(), call.maxOutputTokens());
+        Window unpriced = request.unpricedSpend(account.tier().tier());
         if (unpriced != null) {
             // a model that cannot be charged in money is never let through free
             metrics.refused(metric, 400, "model_not_priced");
@@ -187,24 +188,26 @@ public record Gateway(
                             + " so it is refused. Ask the gateway's operator to add it under prices:.");
             return ANSWERED;
         }
-        Amounts estimate = charge.estimate(call.promptTokens(), call.maxOutputTokens());
-        return admission.admit(account.tier(), charge, estimate, endpoint).handle((ticket, failure) -> {
-            try {
-                return decided(response, endpoint, account, charge, call, logged, estimate, ticket, failure);
-            } catch (IOException | RuntimeException e) {
-                if (ticket != null) {
-                    ticket.cancel("gateway_error"); // answering failed: nothing stays held
-                }
-                throw new CompletionException(e);
-            }
-        });
+        Amounts estimate = request.amounts();
+        return admission
+                .admit(account.tier(), charge, request, endpoint.protocol(), endpoint.operation())
+                .handle((ticket, failure) -> {
+                    try {
+                        return decided(response, endpoint, account, charge, call, logged, estimate, ticket, failure);
+                    } catch (IOException | RuntimeException e) {
+                        if (ticket != null) {
+                            ticket.cancel("gateway_error"); // answering failed: nothing stays held
+                        }
+                        throw new CompletionException(e);
+                    }
+                });
     }
 
     /** What the limiter decided, answered: the headers of an admission, or the refusal. */
     private Admission.@Nullable Ticket decided(
             HttpServletResponse response,
             Endpoint endpoint,
-            ApiKeyFilter.Account account,
+            Account account,
             Charge charge,
             Endpoint.Call call,
             AccessLog.@Nullable Entry logged,
@@ -235,7 +238,7 @@ public record Gateway(
     private Admission.@Nullable Ticket answered(
             HttpServletResponse response,
             Endpoint endpoint,
-            ApiKeyFilter.Account account,
+            Account account,
             Charge charge,
             Endpoint.Call call,
             Amounts estimate,
@@ -285,7 +288,7 @@ public record Gateway(
     }
 
     /** Names the level whose window refused: the tenant's own, or the budget of the charge it belongs to. */
-    private static String level(ApiKeyFilter.Account account, Charge charge, Decision decision) {
+    private static String level(Account account, Charge charge, Decision decision) {
         Charge.Level level = charge.level(decision.budget());
         if (level != null) {
             return "The budget is " + level.description() + ".";
@@ -302,5 +305,42 @@ public record Gateway(
 
     private static void send(HttpServletResponse response, Refusal refusal) throws IOException {
         OpenAi.write(response, refusal.status(), Refusal.CONTENT_TYPE, refusal.bytes());
+    }
+
+    /**
+     * Routes a metered request, or answers it in the caller's API shape, uncharged: 404 for a model
+     * no upstream serves, 429 with the upstream's retry time while the model cools down.
+     *
+     * @return the route, or {@code null} when the request was answered
+     */
+    public Upstream.@Nullable Route route(
+            HttpServletResponse response, Protocol protocol, String model, String endpoint) throws IOException {
+        Upstream.Routing routing = upstream().route(protocol, model);
+        if (routing instanceof Upstream.Routed routed) {
+            return routed.route();
+        }
+        if (routing instanceof Upstream.NotServed notServed) {
+            metrics().refused(endpoint, 404, "model_not_found");
+            String message = "The model '" + model + "' is not served by this gateway"
+                    + (notServed.elsewhere() == null
+                            ? "."
+                            : " over this API; it is served over "
+                                    + switch (notServed.elsewhere()) {
+                                        case ANTHROPIC -> "Anthropic's Messages API (POST /v1/messages).";
+                                        case GEMINI ->
+                                            "Google's Gemini API (POST /v1beta/models/{model}:generateContent).";
+                                        case OPENAI -> "OpenAI's API (POST /v1/chat/completions).";
+                                    });
+            ApiErrors.write(protocol, response, 404, "invalid_request_error", "model_not_found", "model", message);
+            return null;
+        }
+        Upstream.Cooling cooling = (Upstream.Cooling) routing;
+        metrics().refused(endpoint, 429, "upstream_cooldown");
+        RetryAfter.write(cooling.retryAfter(), response::setHeader);
+        long seconds = RetryAfter.seconds(cooling.retryAfter().isNegative() ? Duration.ZERO : cooling.retryAfter());
+        String message = "The upstream '" + cooling.upstream() + "' asked the gateway to slow down for model '" + model
+                + "'; nothing was charged; retry in " + seconds + (seconds == 1 ? " second." : " seconds.");
+        ApiErrors.write(protocol, response, 429, "requests", "upstream_cooldown", null, message, cooling.retryAfter());
+        return null;
     }
 }

@@ -1,4 +1,4 @@
-package dev.ratelimit.gateway.web;
+package dev.ratelimit.gateway.upstream;
 
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServletRequest;
@@ -51,7 +51,7 @@ public final class AsyncClient {
      *
      * @param clientIdle the connection's idle timeout, {@code server.client-idle-timeout-ms}
      */
-    static AsyncClient start(HttpServletRequest request, HttpServletResponse response, Duration clientIdle) {
+    public static AsyncClient start(HttpServletRequest request, HttpServletResponse response, Duration clientIdle) {
         AsyncContext async = request.startAsync(request, response);
         async.setTimeout(0);
         EndPoint endPoint = null;
@@ -62,7 +62,7 @@ public final class AsyncClient {
         return new AsyncClient(request, response, async, endPoint, clientIdle.toMillis());
     }
 
-    HttpServletRequest request() {
+    public HttpServletRequest request() {
         return request;
     }
 
