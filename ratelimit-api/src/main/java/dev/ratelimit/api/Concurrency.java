@@ -26,6 +26,8 @@ public record Concurrency(int maxConcurrent, Duration lease) {
     /**
      * Validates the cap.
      *
+     * @param maxConcurrent the most reservations of one user held at once; at least 1
+     * @param lease how long a slot stays held without renewal; at least 1 ms
      * @throws NullPointerException if {@code lease} is {@code null}
      * @throws IllegalArgumentException if {@code maxConcurrent} or the lease is below its minimum
      */

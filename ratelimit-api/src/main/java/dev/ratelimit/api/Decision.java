@@ -71,6 +71,38 @@ public record Decision(
     /**
      * Validates the components and copies the usage list.
      *
+     * @param allowed whether the request may proceed
+     * @param limit the limit of the deciding window
+     * @param remaining what is left of the deciding window's unit after this request; 0 on rejection
+     * @param retryAfter on rejection, the time until enough of the rejecting window's entries have left
+     *     it for the same request to fit (when a retry can first succeed); {@link Duration#ZERO} when
+     *     allowed, and when the request can never fit ({@link #tooLarge()})
+     * @param window the deciding window
+     * @param resetAfter the time until the deciding window's budget grows again: on rejection {@code
+     *     retryAfter}, when the same request would fit; otherwise the time until the oldest entry
+     *     counted in that window leaves it, {@link Duration#ZERO} when the window holds nothing
+     * @param degraded {@code true} when the store could not be consulted and the request was let
+     *     through because the limiter fails open; such decisions count nothing, report the full budget
+     *     as remaining and a zero {@code resetAfter}
+     * @param budget {@code null} when the deciding window is the user's own; otherwise the name of the
+     *     {@link SharedBudget} it belongs to
+     * @param tooLarge {@code true} when the request was rejected because it alone asks for more of the
+     *     deciding window's unit (tokens, spend) than the window's limit: no retry can succeed
+     * @param usage the state of each window the store looked at after this request, in evaluation
+     *     order (each budget's windows shortest first); on rejection without the windows not evaluated
+     *     (longer than the rejecting one); empty for degraded and disabled decisions
+     * @param unchecked the windows that let the request through unchecked while the store could not
+     *     decide ({@link FailurePolicy#OPEN}), for a {@code X-RateLimit-Degraded} header naming them; empty
+     *     when every window was checked, by the store or against a local share ({@link
+     *     FailurePolicy#LOCAL})
+     * @param shadowRefusals the {@linkplain Window#inShadow() shadow window} that would have refused
+     *     this allowed request had the shadow windows been enforced: the first, in evaluation order, to
+     *     find it does not fit, as an enforced window decides (the shadow windows are evaluated as one
+     *     more all-or-nothing set, and nothing is recorded in any of them when one refuses); for a
+     *     {@code X-RateLimit-Shadow} header and a count of whom a limit would stop. Empty when none
+     *     would, and always on a rejected decision. Shadow windows are never in {@code usage}, and decide
+     *     only when the user has no enforced window: then the shortest of them is named, its whole
+     *     limit remaining, as nothing of the user's was enforced
      * @throws NullPointerException if a duration, the window or the usage list is {@code null}
      * @throws IllegalArgumentException if the numbers contradict each other
      */
@@ -318,6 +350,10 @@ public record Decision(
         /**
          * Validates the components.
          *
+         * @param window the shadow window
+         * @param budget {@code null} for the user's own window, else the shared budget's name
+         * @param tooLarge {@code true} when the request alone asks more than the window's limit, so it
+         *     would have been refused for good rather than until a retry
          * @throws NullPointerException if the window is {@code null}
          * @throws IllegalArgumentException if the window is not in shadow mode
          */
@@ -343,6 +379,11 @@ public record Decision(
         /**
          * Validates the components.
          *
+         * @param window the window
+         * @param budget {@code null} for the user's own window, else the shared budget's name
+         * @param used the amount of the window's unit counted (after recording, when allowed); may
+         *     exceed the limit after a reservation settled above its estimate
+         * @param resetAfter the time until the oldest entry counted leaves the window; zero when empty
          * @throws NullPointerException if the window or duration is {@code null}
          * @throws IllegalArgumentException if {@code used} or {@code resetAfter} is negative
          */

@@ -42,6 +42,11 @@ public record Leasing(
     /**
      * Validates the components.
      *
+     * @param requests the requests of a fixed lease, 0 when {@link #adaptive()}
+     * @param amounts the amounts of a fixed lease, none when {@link #adaptive()}
+     * @param duration how long an instance spends one lease before returning it, or {@code null} for the
+     *     default: a second, or a tenth of the budget's shortest window when that is shorter
+     * @param adaptive {@code true} when each instance sizes its leases by its own recent use
      * @throws NullPointerException if {@code amounts} is {@code null}
      * @throws IllegalArgumentException if the requests are out of range, a fixed lease leases nothing,
      *     or the duration is not from 1 ms to {@link #MAX_DURATION}
@@ -119,6 +124,12 @@ public record Leasing(
         /**
          * Validates the components and copies the maps, keeping their order.
          *
+         * @param budget the budget's {@linkplain SharedBudget#name() name}
+         * @param size what the lease took of each unit ({@link Window.Unit#REQUESTS} included), in the
+         *     budget's order of units
+         * @param used what this instance has admitted from it so far, per unit (a refund on settling
+         *     lowers it); the rest is idle until used or returned
+         * @param endsAt when the instance stops spending it and returns what it did not use, on its clock
          * @throws NullPointerException if an argument is {@code null}
          */
         public Held {

@@ -29,6 +29,11 @@ public record SharedBudget(
     /**
      * Validates the components and copies the window list.
      *
+     * @param name the budget's identity and label, for example {@code "openai/gpt-4o"}
+     * @param windows the budget's windows: not empty, no two counting the same unit over the same
+     *     length, no two of the same name
+     * @param leasing how instances lease the budget, or {@code null} to charge it in the store on every
+     *     request
      * @throws NullPointerException if an argument or a window is {@code null}
      * @throws IllegalArgumentException if the name is blank, the list is empty, or two windows share
      *     a name, or a unit and a length; or if the budget is leased and a window is not an exact

@@ -19,6 +19,10 @@ public record Tier(String name, List<Window> windows) {
     /**
      * Validates the components and copies the window list.
      *
+     * @param name the tier's name, for example {@code "free"}
+     * @param windows the windows of the tier: not empty, no two counting the same unit over the same
+     *     length (a calendar window and a sliding one of the same length may), no two of the same name; kept in the order given (checks evaluate them shortest first
+     *     regardless)
      * @throws NullPointerException if an argument or a window is {@code null}
      * @throws IllegalArgumentException if the name is blank, the list is empty, or two windows share
      *     a name, or a unit and a length

@@ -90,6 +90,8 @@ public record Window(
         /**
          * Validates the name.
          *
+         * @param name the unit's name: 1 to 64 characters of {@code a-z}, {@code 0-9} and {@code _},
+         *     starting with a letter
          * @throws NullPointerException if {@code name} is {@code null}
          * @throws IllegalArgumentException if {@code name} is not 1 to 64 characters of {@code
          *     a-z0-9_} starting with a letter
@@ -184,6 +186,8 @@ public record Window(
         /**
          * Validates the components.
          *
+         * @param period the period: day, week (from Monday), month or year
+         * @param zone the time zone, such as {@code America/New_York}; {@link ZoneOffset#UTC} by default
          * @throws NullPointerException if an argument is {@code null}
          */
         public Calendar {
@@ -221,6 +225,20 @@ public record Window(
     /**
      * Validates the components.
      *
+     * @param name a short label used in headers, metrics and messages (for example {@code "minute"})
+     * @param limit the amount of the window's unit allowed within the window, at least 1 (up to {@code
+     *     Long.MAX_VALUE}; stores keep sums exact up to 2<sup>53</sup>)
+     * @param length the window length: a whole number of seconds, at least one second
+     * @param unit what the window counts
+     * @param precision {@link Duration#ZERO} for an exact window, otherwise the step entries are
+     *     grouped by: a whole number of seconds, shorter than {@code length}, at most {@value
+     *     #MAX_STEPS} steps per window
+     * @param failurePolicy what the window does while the store cannot decide, or {@code null} to follow
+     *     the limiter's choice for its unit (see {@link FailurePolicy})
+     * @param calendar the calendar period and zone the window is aligned to, or {@code null} for a
+     *     sliding window; a calendar window is exact ({@code precision} zero) and its {@code length} is
+     *     its period's {@linkplain CalendarPeriod#nominalLength() nominal length}
+     * @param mode {@link Mode#ENFORCE} (the default) or {@link Mode#SHADOW}: counted, never refusing
      * @throws NullPointerException if an argument is {@code null}
      * @throws IllegalArgumentException if {@code name} is blank, {@code limit} is below 1, {@code
      *     length} is not a positive whole number of seconds, or {@code precision} is not zero or a

@@ -44,6 +44,14 @@ public record BudgetLease(
     /**
      * Validates the lease.
      *
+     * @param budget the shared budget's scope: its exact sliding windows
+     * @param requests the requests leased, counted in the budget's request windows; from 0 to {@link
+     *     #MAX_REQUESTS}
+     * @param amounts the amount of each other unit leased, counted in that unit's windows
+     * @param entryId the lease's name in the store, unique among all requests and leases
+     * @param durationMillis how long the holder spends the lease: its entry is stamped that long after
+     *     it is taken; from 1 to {@link #MAX_DURATION_MILLIS}, and shorter than the budget's shortest
+     *     window
      * @throws NullPointerException if an argument is {@code null}
      * @throws IllegalArgumentException if the budget is not shared or has a window that is not an exact
      *     sliding window, the entry id is empty, the requests are negative, or the duration is out of

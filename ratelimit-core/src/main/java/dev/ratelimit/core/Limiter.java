@@ -31,7 +31,7 @@ final class Limiter implements RateLimiter {
     private final StoreGuard guard;
     private final @Nullable Clock clock;
     private final boolean disabled;
-    private final LimiterMetrics metrics;
+    private final Recorder metrics;
     private final @Nullable RejectionCache rejections;
     private final LongSupplier clockMillis = this::now;
     private final BudgetLeases leases;
@@ -40,7 +40,7 @@ final class Limiter implements RateLimiter {
             StoreGuard guard,
             @Nullable Clock clock,
             boolean disabled,
-            LimiterMetrics metrics,
+            Recorder metrics,
             @Nullable RejectionCache rejections) {
         this.guard = guard;
         this.clock = clock;

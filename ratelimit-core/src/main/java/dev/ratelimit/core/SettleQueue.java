@@ -46,7 +46,7 @@ final class SettleQueue {
 
     private final WindowStore store;
     private final String name;
-    private final LimiterMetrics metrics;
+    private final Recorder metrics;
     private final int capacity;
     private final LongSupplier nanoTime;
     private final Deque<Pending> pending = new ArrayDeque<>(); // guarded by this
@@ -55,7 +55,7 @@ final class SettleQueue {
     private int inFlight; // guarded by this: settlements taken for the running round
     private long backoffMillis = FIRST_BACKOFF_MILLIS; // retrier thread only
 
-    SettleQueue(WindowStore store, String name, LimiterMetrics metrics, int capacity, LongSupplier nanoTime) {
+    SettleQueue(WindowStore store, String name, Recorder metrics, int capacity, LongSupplier nanoTime) {
         this.store = store;
         this.name = name;
         this.metrics = metrics;

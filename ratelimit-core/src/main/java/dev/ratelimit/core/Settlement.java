@@ -71,6 +71,17 @@ public record Settlement(
     /**
      * Validates the components.
      *
+     * @param scopes the scopes of the reservation, as in its request
+     * @param entryId the entry id of the reservation's request
+     * @param reservedAtMillis the time the store recorded the reservation at ({@link
+     *     Evaluation#nowMillis()}), or {@link #IN_DOUBT} for a cancel of a reservation whose store call
+     *     timed out: the store may or may not have recorded it
+     * @param estimate the amount of each unit the reservation charged
+     * @param actual the amount of each unit used, or {@code null} to cancel; a unit it does not name
+     *     stays at its estimate
+     * @param nowMillis the time of settling in epoch milliseconds, or {@link StoreRequest#STORE_TIME}
+     * @param lease the reservation's lease, released in the same atomic step (exactly once: releasing
+     *     it again, or after it expired, frees nothing), or {@code null}
      * @throws NullPointerException if an argument is {@code null}
      * @throws IllegalArgumentException if a time is out of range
      */

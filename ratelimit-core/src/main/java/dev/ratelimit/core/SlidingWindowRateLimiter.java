@@ -6,7 +6,6 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Window;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
-import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
@@ -18,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <pre>{@code
  * RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
- *         .meterRegistry(registry)
+ *         .metrics(metrics) // such as ratelimit-micrometer's MicrometerLimiterMetrics.of(registry)
  *         .build();
  * Decision decision = limiter.check("user_8421", TierPolicy.defaults().resolve("free"));
  * }</pre>
@@ -90,7 +89,7 @@ public final class SlidingWindowRateLimiter {
         private boolean failOpen = true;
         private final Map<Window.Unit, FailurePolicy> unitPolicies = new HashMap<>();
         private int expectedInstances = 1;
-        private @Nullable MeterRegistry meterRegistry;
+        private @Nullable LimiterMetrics metrics;
         private CircuitBreakerConfig circuitBreakerConfig = StoreGuard.defaultConfig();
         private String name = "default";
         private boolean rejectionCache = true;
@@ -201,14 +200,17 @@ public final class SlidingWindowRateLimiter {
         }
 
         /**
-         * Publishes metrics to this registry: decisions by tier, window and outcome, check latency,
-         * store failures, the fail-open and disabled gauges, and the circuit breaker's state.
+         * Reports what the limiter does to these metrics: decisions by tier, window and outcome, check
+         * latency, store failures, settlements, the fail-open, disabled and rejection-cache readings,
+         * and the circuit breaker's calls and state. {@code ratelimit-micrometer}'s {@code
+         * MicrometerLimiterMetrics.of(registry)} records them as Micrometer meters; by default nothing
+         * is recorded. One instance serves one limiter.
          *
-         * @param meterRegistry the registry
+         * @param metrics the metrics
          * @return this builder
          */
-        public Builder meterRegistry(MeterRegistry meterRegistry) {
-            this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry must not be null");
+        public Builder metrics(LimiterMetrics metrics) {
+            this.metrics = Objects.requireNonNull(metrics, "metrics must not be null");
             return this;
         }
 
@@ -284,13 +286,13 @@ public final class SlidingWindowRateLimiter {
          */
         public RateLimiter build() {
             boolean off = disabled != null ? disabled : disabledBy(System.getenv());
-            LimiterMetrics metrics = LimiterMetrics.create(meterRegistry, name, off);
+            Recorder recorder = new Recorder(metrics, name, off);
             RejectionCache rejections = null;
             if (rejectionCache && !off) {
                 Clock fixed = clock;
                 rejections = new RejectionCache(
                         rejectionCacheSize, fixed != null ? fixed::millis : () -> System.nanoTime() / 1_000_000);
-                metrics.bind(rejections);
+                recorder.bind(rejections);
             }
             StoreGuard guard = new StoreGuard(
                     store,
@@ -299,9 +301,9 @@ public final class SlidingWindowRateLimiter {
                     unitPolicies,
                     new LocalShares(expectedInstances),
                     circuitBreakerConfig,
-                    metrics,
-                    meterRegistry,
+                    recorder,
                     rejections);
+            recorder.start();
             if (off) {
                 System.getLogger(SlidingWindowRateLimiter.class.getName())
                         .log(
@@ -309,7 +311,7 @@ public final class SlidingWindowRateLimiter {
                                 "Rate limiter ''{0}'' is DISABLED: every request is allowed and nothing is counted",
                                 name);
             }
-            return new Limiter(guard, clock, off, metrics, rejections);
+            return new Limiter(guard, clock, off, recorder, rejections);
         }
     }
 }

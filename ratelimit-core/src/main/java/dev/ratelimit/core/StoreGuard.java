@@ -6,7 +6,6 @@ import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.Window;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
-import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,7 +36,7 @@ final class StoreGuard {
     private final Map<Window.Unit, FailurePolicy> unitPolicies;
     private final LocalShares shares;
     private final CircuitBreaker breaker;
-    private final LimiterMetrics metrics;
+    private final Recorder metrics;
     private final @Nullable RejectionCache rejections;
     private final SettleQueue settlements;
     private final ThrottledWarning warning = new ThrottledWarning(LOG, WARN_INTERVAL);
@@ -49,8 +48,7 @@ final class StoreGuard {
             Map<Window.Unit, FailurePolicy> unitPolicies,
             LocalShares shares,
             CircuitBreakerConfig config,
-            LimiterMetrics metrics,
-            @Nullable MeterRegistry meterRegistry,
+            Recorder metrics,
             @Nullable RejectionCache rejections) {
         this.store = store;
         this.rejections = rejections;
@@ -62,9 +60,7 @@ final class StoreGuard {
         this.breaker = CircuitBreaker.of("ratelimit-" + name, config);
         this.settlements = new SettleQueue(store, name, metrics, SettleQueue.DEFAULT_CAPACITY, System::nanoTime);
         metrics.bind(settlements);
-        if (meterRegistry != null) {
-            CircuitBreakerMeters.bind(breaker, meterRegistry);
-        }
+        metrics.bind(breaker);
     }
 
     static CircuitBreakerConfig defaultConfig() {

@@ -60,6 +60,15 @@ public record StoreRequest(
     /**
      * Validates the invariants stores rely on.
      *
+     * @param scopes the budgets charged, the requesting user's first
+     * @param amounts the amount of each unit reserved: a window counts its unit's amount ({@link
+     *     #weightIn}); request windows count 1
+     * @param entryId the name of what the request records, unique among all requests of all processes;
+     *     a later {@link Settlement} names it again
+     * @param nowMillis the time of the check in epoch milliseconds, or {@link #STORE_TIME} to use the
+     *     store's own clock
+     * @param lease a concurrency lease the request also takes in the same atomic step, or {@code null}:
+     *     see {@link Lease}
      * @throws NullPointerException if an argument or a scope is {@code null}
      * @throws IllegalArgumentException if an invariant does not hold
      */
@@ -280,6 +289,10 @@ public record StoreRequest(
         /**
          * Validates the scope.
          *
+         * @param subject whose budget it is: a user id, or the name of a shared budget; non-empty
+         * @param windows the windows, strictly ascending in {@link #WINDOW_ORDER}; empty only in the
+         *     scope that holds its request's lease
+         * @param shared {@code true} for a budget shared by many users
          * @throws NullPointerException if an argument is {@code null}
          * @throws IllegalArgumentException if the subject is empty or the windows are not strictly
          *     ascending
@@ -346,6 +359,10 @@ public record StoreRequest(
         /**
          * Validates the lease.
          *
+         * @param subject the subject of the scope that holds the lease
+         * @param shared whether that scope is a shared budget
+         * @param cap the most leases held at once in that scope; at least 1
+         * @param ttlMillis how long a lease lives without renewal; at least 1
          * @throws NullPointerException if the subject is {@code null}
          * @throws IllegalArgumentException if the subject is empty, or the cap or ttl below 1
          */

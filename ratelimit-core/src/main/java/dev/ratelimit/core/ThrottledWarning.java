@@ -6,11 +6,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A WARNING that is logged at most once per interval, however many threads hit the failure it
- * reports: a store that fails on every request must be loud in the log, not flood it. Used by the
- * limiter for its store and by the gateway for its concurrency slots; for any adapter whose
- * failures should be reported the same way.
+ * reports: a store that fails on every request must be loud in the log, not flood it. The limiter's
+ * warning of its failing store.
  */
-public final class ThrottledWarning {
+final class ThrottledWarning {
 
     private final System.Logger logger;
     private final long intervalNanos;
@@ -22,7 +21,7 @@ public final class ThrottledWarning {
      * @param logger where to log
      * @param interval the least time between two lines; zero logs every call
      */
-    public ThrottledWarning(System.Logger logger, Duration interval) {
+    ThrottledWarning(System.Logger logger, Duration interval) {
         this.logger = Objects.requireNonNull(logger, "logger must not be null");
         if (Objects.requireNonNull(interval, "interval must not be null").isNegative()) {
             throw new IllegalArgumentException("interval must not be negative, was " + interval);
@@ -39,7 +38,7 @@ public final class ThrottledWarning {
      * @param params its parameters
      * @return whether this call logged
      */
-    public boolean warn(String format, Object... params) {
+    boolean warn(String format, Object... params) {
         long now = System.nanoTime();
         long last = lastNanos.get();
         if (now - last < intervalNanos || !lastNanos.compareAndSet(last, now)) {

@@ -9,7 +9,6 @@ import dev.ratelimit.api.RateLimiterUnavailableException;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.api.Window;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -80,20 +79,15 @@ class SlidingWindowRateLimiterTest {
         void propertyDisables() {
             System.setProperty(SlidingWindowRateLimiter.DISABLED_PROPERTY, "true");
             SwitchableStore store = new SwitchableStore();
-            SimpleMeterRegistry registry = new SimpleMeterRegistry();
-            RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
-                    .meterRegistry(registry)
-                    .build();
+            RecordingMetrics metrics = new RecordingMetrics();
+            RateLimiter limiter =
+                    SlidingWindowRateLimiter.builder(store).metrics(metrics).build();
             Decision decision = limiter.check("u", TierPolicy.defaults().resolve("free"));
             assertThat(decision.allowed()).isTrue();
             assertThat(decision.remaining()).isEqualTo(decision.limit()).isEqualTo(5);
             assertThat(store.calls).hasValue(0);
-            assertThat(registry.get("ratelimit.disabled").gauge().value()).isEqualTo(1.0);
-            assertThat(registry.get("ratelimit.decisions")
-                            .tag("outcome", "disabled")
-                            .counter()
-                            .count())
-                    .isEqualTo(1.0);
+            assertThat(metrics.state().disabled()).isTrue();
+            assertThat(metrics.count("decision free minute disabled")).isEqualTo(1);
         }
 
         @Test
@@ -105,14 +99,14 @@ class SlidingWindowRateLimiterTest {
             assertThat(store.calls).hasValue(1);
 
             System.setProperty(SlidingWindowRateLimiter.DISABLED_PROPERTY, "true");
-            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            RecordingMetrics metrics = new RecordingMetrics();
             SlidingWindowRateLimiter.builder(store)
                     .disabled(false)
-                    .meterRegistry(registry)
+                    .metrics(metrics)
                     .build()
                     .check("u", 5, MINUTE);
             assertThat(store.calls).hasValue(2);
-            assertThat(registry.get("ratelimit.disabled").gauge().value()).isZero();
+            assertThat(metrics.state().disabled()).isFalse();
         }
     }
 
@@ -124,36 +118,34 @@ class SlidingWindowRateLimiterTest {
         @DisplayName("a failing store lets checks through as degraded, raises the gauge and counts failures")
         void degradedWhileFailing() {
             SwitchableStore store = new SwitchableStore();
-            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            RecordingMetrics metrics = new RecordingMetrics();
             RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
-                    .meterRegistry(registry)
+                    .metrics(metrics)
                     .circuitBreaker(fastBreaker())
                     .build();
             assertThat(limiter.check("u", 5, MINUTE).degraded()).isFalse();
-            assertThat(registry.get("ratelimit.fail.open").gauge().value()).isZero();
+            assertThat(metrics.state().failingOpen()).isFalse();
 
             store.healthy.set(false);
             Decision decision = limiter.check("u", 5, MINUTE);
             assertThat(decision.allowed()).isTrue();
             assertThat(decision.degraded()).isTrue();
             assertThat(decision.remaining()).isEqualTo(5);
-            assertThat(registry.get("ratelimit.fail.open").gauge().value()).isEqualTo(1.0);
-            assertThat(registry.get("ratelimit.store.failures")
-                            .tag("reason", "error")
-                            .counter()
-                            .count())
-                    .isEqualTo(1.0);
+            assertThat(metrics.state().failingOpen()).isTrue();
+            assertThat(metrics.state().storeUnavailable()).isTrue();
+            assertThat(metrics.count("store.failure error")).isEqualTo(1);
+            assertThat(metrics.count("breaker.call failed")).isEqualTo(1);
         }
 
         @Test
         @DisplayName("an open breaker makes no store call at all, then a half-open probe closes it and the gauge falls")
         void openBreakerSkipsTheStore() {
             SwitchableStore store = new SwitchableStore();
-            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            RecordingMetrics metrics = new RecordingMetrics();
             // the breaker's open wait runs on its own clock; moving it by hand replaces a sleep
             MutableClock breakerTime = MutableClock.epochUTC();
             RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
-                    .meterRegistry(registry)
+                    .metrics(metrics)
                     .circuitBreaker(CircuitBreakerConfig.from(fastBreaker())
                             .clock(breakerTime)
                             .build())
@@ -169,16 +161,10 @@ class SlidingWindowRateLimiterTest {
             assertThat(store.calls)
                     .as("no store call while the breaker is open")
                     .hasValue(callsWhenOpened);
-            assertThat(registry.get("ratelimit.store.failures")
-                            .tag("reason", "circuit_open")
-                            .counter()
-                            .count())
-                    .isEqualTo(100.0);
-            assertThat(registry.get("resilience4j.circuitbreaker.state")
-                            .tag("state", "open")
-                            .gauge()
-                            .value())
-                    .isEqualTo(1.0);
+            assertThat(metrics.count("store.failure circuit_open")).isEqualTo(100);
+            assertThat(metrics.count("breaker.not.permitted")).isEqualTo(100);
+            assertThat(metrics.state().breakerState()).isEqualTo("open");
+            assertThat(metrics.state().breakerFailureRate()).isEqualTo(100.0);
 
             store.healthy.set(true);
             breakerTime.add(OPEN_WAIT.minusMillis(1));
@@ -190,7 +176,9 @@ class SlidingWindowRateLimiterTest {
             Decision probe = limiter.check("u", 5, MINUTE);
             assertThat(store.calls).as("the half-open probe reaches the store").hasValue(callsWhenOpened + 1);
             assertThat(probe.degraded()).isFalse();
-            assertThat(registry.get("ratelimit.fail.open").gauge().value()).isZero();
+            assertThat(metrics.state().failingOpen()).isFalse();
+            assertThat(metrics.state().storeUnavailable()).isFalse();
+            assertThat(metrics.state().breakerState()).isEqualTo("closed");
         }
 
         @Test
@@ -235,18 +223,16 @@ class SlidingWindowRateLimiterTest {
         @Test
         @DisplayName("decisions are counted by tier, window and outcome, and checks are timed")
         void metrics() {
-            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            RecordingMetrics metrics = new RecordingMetrics();
             RateLimiter limiter = SlidingWindowRateLimiter.builder(new SwitchableStore())
-                    .meterRegistry(registry)
+                    .metrics(metrics)
                     .name("api")
                     .build();
             limiter.check("u", TierPolicy.defaults().resolve("pro"));
-            assertThat(registry.get("ratelimit.decisions")
-                            .tags("limiter", "api", "tier", "pro", "window", "minute", "outcome", "allowed")
-                            .counter()
-                            .count())
-                    .isEqualTo(1.0);
-            assertThat(registry.get("ratelimit.check").timer().count()).isEqualTo(1);
+            assertThat(metrics.state().name()).isEqualTo("api");
+            assertThat(metrics.state().breakerName()).isEqualTo("ratelimit-api");
+            assertThat(metrics.count("decision pro minute allowed")).isEqualTo(1);
+            assertThat(metrics.count("timed")).isEqualTo(1);
         }
 
         @Test

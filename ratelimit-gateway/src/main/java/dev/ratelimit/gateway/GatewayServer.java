@@ -45,6 +45,7 @@ import dev.ratelimit.gateway.web.JsonErrors;
 import dev.ratelimit.gateway.web.MeteredServlet;
 import dev.ratelimit.gateway.web.PassthroughServlet;
 import dev.ratelimit.http.ErrorShape;
+import dev.ratelimit.micrometer.MicrometerLimiterMetrics;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -265,7 +266,7 @@ public final class GatewayServer {
             new UptimeMetrics().bindTo(registry);
             boolean disabled = SlidingWindowRateLimiter.disabledBy(environment);
             SlidingWindowRateLimiter.Builder limiterBuilder = SlidingWindowRateLimiter.builder(store.store())
-                    .meterRegistry(registry)
+                    .metrics(MicrometerLimiterMetrics.of(registry))
                     .name("gateway")
                     .disabled(disabled)
                     .failOpen(config.limits().failOpen())

@@ -90,6 +90,14 @@ public final class ModelCall {
         /**
          * Validates the request.
          *
+         * @param model the model's name, for the price and for the refusal of an unpriced model
+         * @param budget the model's upstream cap, charged with the user's windows, or {@code null} when
+         *     it has none
+         * @param price the model's price, or {@code null} when it has none (then only tokens are charged,
+         *     and a spend window refuses the call: {@link UnpricedModelException})
+         * @param counts how the prompt was counted, to count output the same way
+         * @param promptTokens the counted prompt, at least 0
+         * @param maxOutputTokens the most the call may produce, at least 0
          * @throws NullPointerException if the model or the counting is {@code null}
          * @throws IllegalArgumentException if a count is negative
          */

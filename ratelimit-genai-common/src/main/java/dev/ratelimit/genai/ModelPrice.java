@@ -22,6 +22,10 @@ public record ModelPrice(BigDecimal input, BigDecimal cachedInput, BigDecimal ca
     /**
      * Validates the prices.
      *
+     * @param input the price of fresh input tokens
+     * @param cachedInput the price of input tokens read from the prompt cache
+     * @param cacheWrite the price of input tokens written to the prompt cache
+     * @param output the price of output tokens (reasoning included)
      * @throws NullPointerException if a price is {@code null}
      * @throws IllegalArgumentException if a price is negative
      */

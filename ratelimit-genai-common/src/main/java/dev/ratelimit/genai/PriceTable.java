@@ -1,6 +1,5 @@
 package dev.ratelimit.genai;
 
-import java.math.BigDecimal;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -16,8 +15,6 @@ import org.jspecify.annotations.Nullable;
  * {@code null}, and callers refuse it where a spend window applies rather than let it through free.
  */
 public final class PriceTable {
-
-    private static final PriceTable EXAMPLE = example0();
 
     private final Map<String, ModelPrice> prices;
 
@@ -49,31 +46,6 @@ public final class PriceTable {
             copy.put(model, price);
         });
         return new PriceTable(Collections.unmodifiableMap(copy));
-    }
-
-    /**
-     * Returns an example table of a few OpenAI and Anthropic models at their list prices in US
-     * dollars when this version was released. It is an example to copy and edit, not a source of
-     * truth: providers change prices, and a deployment should state its own.
-     *
-     * @return the example table
-     */
-    public static PriceTable example() {
-        return EXAMPLE;
-    }
-
-    private static PriceTable example0() {
-        Map<String, ModelPrice> prices = new LinkedHashMap<>();
-        prices.put("gpt-4o", ModelPrice.perMillion("2.50", "1.25", "10.00"));
-        prices.put("gpt-4o-mini", ModelPrice.perMillion("0.15", "0.075", "0.60"));
-        prices.put("text-embedding-3-small", ModelPrice.perMillion("0.02", "0.02", "0"));
-        prices.put(
-                "claude-sonnet-4-5*",
-                ModelPrice.perMillion("3.00", "0.30", "15.00").withCacheWrite(new BigDecimal("3.75")));
-        prices.put(
-                "claude-haiku-4-5*",
-                ModelPrice.perMillion("1.00", "0.10", "5.00").withCacheWrite(new BigDecimal("1.25")));
-        return of(prices);
     }
 
     /**

@@ -17,7 +17,9 @@ public final class RateLimitExceededException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The user whose call was refused. */
     private final String userId;
+
     private final transient Decision decision;
     private final transient Tier tier;
 

@@ -19,6 +19,10 @@ public record TokenUsage(long input, long cachedInput, long cacheWrite, long out
     /**
      * Validates the counts.
      *
+     * @param input input tokens billed at the input price
+     * @param cachedInput input tokens read from the prompt cache, billed at the cached-input price
+     * @param cacheWrite input tokens written to the prompt cache, billed at the cache-write price
+     * @param output output tokens, reasoning included, billed at the output price
      * @throws IllegalArgumentException if a count is negative
      */
     public TokenUsage {

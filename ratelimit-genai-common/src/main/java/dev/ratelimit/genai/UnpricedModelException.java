@@ -12,6 +12,7 @@ public final class UnpricedModelException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The model the price table does not price. */
     private final String model;
 
     /**

@@ -69,6 +69,8 @@ public final class CallerKeys {
         /**
          * Validates the components.
          *
+         * @param key the budget key
+         * @param tier the caller's tier
          * @throws NullPointerException if either is {@code null}
          */
         public Subject {

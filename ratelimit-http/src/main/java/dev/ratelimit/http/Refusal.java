@@ -19,6 +19,9 @@ public record Refusal(int status, String body) {
     /**
      * Validates the components.
      *
+     * @param status the status code: 429 rejected, 400 larger than a window can ever hold, 503 the
+     *     limiter cannot reach its store
+     * @param body the JSON body
      * @throws NullPointerException if {@code body} is {@code null}
      */
     public Refusal {

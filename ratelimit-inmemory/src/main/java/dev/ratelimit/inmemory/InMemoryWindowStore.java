@@ -443,7 +443,7 @@ public final class InMemoryWindowStore implements WindowStore {
      * @param userId the user
      * @return {@code true} while the user's logs are retained
      */
-    public boolean holdsStateFor(String userId) {
+    boolean holdsStateFor(String userId) {
         return logs.getIfPresent(new ScopeKey(Objects.requireNonNull(userId, "userId must not be null"), false))
                 != null;
     }

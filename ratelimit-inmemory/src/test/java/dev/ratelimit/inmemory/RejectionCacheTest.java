@@ -10,11 +10,12 @@ import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.Evaluation;
+import dev.ratelimit.core.LimiterMetrics;
+import dev.ratelimit.core.LimiterState;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.StoreRequest;
 import dev.ratelimit.core.WindowStore;
 import dev.ratelimit.testkit.MutableClock;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -26,6 +27,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -257,27 +259,39 @@ class RejectionCacheTest {
     }
 
     @Test
-    @DisplayName("metered: hits and size")
+    @DisplayName("reported to the limiter's metrics: hits, decisions and size")
     void metered() {
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        AtomicInteger cached = new AtomicInteger();
+        AtomicInteger decided = new AtomicInteger();
+        AtomicReference<LimiterState> state = new AtomicReference<>();
         RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
                 .clock(clock)
-                .meterRegistry(registry)
+                .metrics(new LimiterMetrics() {
+                    @Override
+                    public void bind(LimiterState limiter) {
+                        state.set(limiter);
+                    }
+
+                    @Override
+                    public void recordDecision(String tier, Decision decision, long nanos) {
+                        decided.incrementAndGet();
+                    }
+
+                    @Override
+                    public void recordCachedRejection(String tier, Decision decision) {
+                        assertThat(decision.allowed()).isFalse();
+                        cached.incrementAndGet();
+                    }
+                })
                 .build();
         Tier one = Tier.of("one", Window.of(1, Duration.ofMinutes(1)));
         for (int i = 0; i < 4; i++) {
             limiter.check("alice", one);
         }
-        assertThat(registry.get("ratelimit.rejection.cache.hits").counter().count())
-                .isEqualTo(2.0);
-        assertThat(registry.get("ratelimit.rejection.cache.size").gauge().value())
-                .isEqualTo(1.0);
-        assertThat(registry.get("ratelimit.decisions")
-                        .tag("outcome", "rejected")
-                        .counter()
-                        .count())
-                .as("cached rejections are decisions too")
-                .isEqualTo(3.0);
+        assertThat(decided).as("the store's allowed and rejected").hasValue(2);
+        assertThat(cached).as("the two after the store's rejection").hasValue(2);
+        assertThat(state.get().cachesRejections()).isTrue();
+        assertThat(state.get().cachedRejections()).isEqualTo(1);
     }
 
     /** Counts the evaluations that reach the real store. */

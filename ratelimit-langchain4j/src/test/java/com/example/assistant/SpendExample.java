@@ -39,9 +39,10 @@ public final class SpendExample {
                 .defaultTier("free")
                 .build();
         Map<String, String> tierOfUser = Map.of("alice", "pro");
-        // dollars per million tokens: input, cached input, output; start from the example's list prices
-        Map<String, ModelPrice> prices =
-                new LinkedHashMap<>(PriceTable.example().prices());
+        // dollars per million tokens: input, cached input, output (list prices: state your provider's own)
+        Map<String, ModelPrice> prices = new LinkedHashMap<>();
+        prices.put("gpt-4o", ModelPrice.perMillion("2.50", "1.25", "10.00"));
+        prices.put("gpt-4o-mini", ModelPrice.perMillion("0.15", "0.075", "0.60"));
         prices.put("gpt-4.1-mini", ModelPrice.perMillion("0.40", "0.10", "1.60"));
 
         LangChain4jRateLimiter rateLimit = LangChain4jRateLimiter.builder(limiter)

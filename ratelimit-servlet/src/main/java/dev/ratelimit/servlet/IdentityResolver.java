@@ -88,6 +88,10 @@ public interface IdentityResolver {
         /**
          * Validates the components.
          *
+         * @param userId the budget's key; not empty. Distinct users must have distinct ids; anonymous
+         *     requests use {@code ip:<address>}, so user ids should not take that form
+         * @param tier the tier's name, resolved through the filter's {@link dev.ratelimit.api.TierPolicy}
+         *     (unknown or {@code null}: the default tier)
          * @throws NullPointerException if {@code userId} is {@code null}
          * @throws IllegalArgumentException if {@code userId} is empty
          */

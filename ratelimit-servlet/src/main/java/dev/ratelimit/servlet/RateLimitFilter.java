@@ -75,7 +75,9 @@ import java.util.Set;
  * <p>Any Servlet 6 container:
  *
  * <pre>{@code
- * RateLimiter limiter = SlidingWindowRateLimiter.builder(store).meterRegistry(registry).build();
+ * RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
+ *         .metrics(MicrometerLimiterMetrics.of(registry)) // ratelimit-micrometer, for the meters
+ *         .build();
  * FilterRegistration.Dynamic reg = servletContext.addFilter("rateLimit",
  *         RateLimitFilter.builder(limiter, TierPolicy.defaults()).exemptPaths("/health").build());
  * reg.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), true, "/v1/*"); // after auth

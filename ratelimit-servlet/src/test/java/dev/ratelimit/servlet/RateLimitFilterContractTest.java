@@ -9,6 +9,7 @@ import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.http.HeaderFamily;
+import dev.ratelimit.micrometer.MicrometerLimiterMetrics;
 import dev.ratelimit.testkit.MutableClock;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -414,7 +415,7 @@ class RateLimitFilterContractTest {
             start(RateLimitFilter.builder(
                             SlidingWindowRateLimiter.builder(store)
                                     .clock(clock)
-                                    .meterRegistry(registry)
+                                    .metrics(MicrometerLimiterMetrics.of(registry))
                                     .build(),
                             TierPolicy.defaults())
                     .enforce(false)

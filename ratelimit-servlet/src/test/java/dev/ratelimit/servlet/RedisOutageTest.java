@@ -8,6 +8,7 @@ import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.micrometer.MicrometerLimiterMetrics;
 import dev.ratelimit.redis.lettuce.LettuceWindowStore;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RedisServerExtension;
@@ -100,7 +101,7 @@ class RedisOutageTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
                 .failOpen(failOpen)
-                .meterRegistry(registry)
+                .metrics(MicrometerLimiterMetrics.of(registry))
                 .name("outage")
                 .circuitBreaker(CircuitBreakerConfig.custom()
                         .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.micrometer.MicrometerLimiterMetrics;
 import dev.ratelimit.testkit.MutableClock;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -225,7 +226,7 @@ class ScenariosTest {
                 new RateLimitFilter(
                         SlidingWindowRateLimiter.builder(store)
                                 .clock(clock)
-                                .meterRegistry(registry)
+                                .metrics(MicrometerLimiterMetrics.of(registry))
                                 .build(),
                         policy),
                 Map.of(

@@ -1,6 +1,5 @@
 package dev.ratelimit.gateway.store;
 
-import dev.ratelimit.core.ThrottledWarning;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisChannelHandler;
@@ -26,6 +25,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
@@ -47,13 +47,15 @@ public final class RedisLink implements AutoCloseable {
     static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);
     /** How soon after a failed connection attempt the next one is made. */
     private static final Duration RECONNECT_EVERY = Duration.ofMillis(100);
+    /** The least time between two warnings of a failing Redis: loud in the log, never a flood. */
+    private static final long WARN_EVERY_NANOS = Duration.ofSeconds(10).toNanos();
     /** How soon after a failed subscription (Redis unreachable) the next attempt is made. */
     private static final Duration RESUBSCRIBE_EVERY = Duration.ofSeconds(1);
 
     private final AbstractRedisClient client;
     private final String what;
     private final String meanwhile;
-    private final ThrottledWarning warning = new ThrottledWarning(LOG, Duration.ofSeconds(10));
+    private final AtomicLong lastWarningNanos = new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
     private volatile @Nullable StatefulConnection<String, String> connection;
     private volatile @Nullable StatefulRedisPubSubConnection<String, String> subscription;
     private volatile long nextConnectNanos = System.nanoTime();
@@ -232,7 +234,16 @@ public final class RedisLink implements AutoCloseable {
 
     /** Logs a failure, at most every 10 seconds. */
     public void failed(RedisException e) {
-        warning.warn("{0}: Redis failed ({1}); {2}", what, String.valueOf(e.getMessage()), meanwhile);
+        long now = System.nanoTime();
+        long last = lastWarningNanos.get();
+        if (now - last >= WARN_EVERY_NANOS && lastWarningNanos.compareAndSet(last, now)) { // one of many threads
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "{0}: Redis failed ({1}); {2}",
+                    what,
+                    String.valueOf(e.getMessage()),
+                    meanwhile);
+        }
     }
 
     @Override

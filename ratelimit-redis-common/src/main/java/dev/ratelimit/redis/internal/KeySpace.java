@@ -32,6 +32,8 @@ public record KeySpace(KeyLayout layout, String prefix) {
     /**
      * Validates the prefix.
      *
+     * @param layout standalone or cluster
+     * @param prefix the key prefix: not empty, no braces (they would move a cluster hash tag)
      * @throws NullPointerException if an argument is {@code null}
      * @throws IllegalArgumentException if the prefix is empty or holds a brace
      */

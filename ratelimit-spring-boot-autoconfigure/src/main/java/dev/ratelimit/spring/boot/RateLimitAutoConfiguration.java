@@ -4,6 +4,7 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.WindowStore;
+import dev.ratelimit.micrometer.MicrometerLimiterMetrics;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -92,7 +93,7 @@ public class RateLimitAutoConfiguration {
         }
         MeterRegistry registry = meterRegistries.getIfUnique();
         if (registry != null) {
-            builder.meterRegistry(registry);
+            builder.metrics(MicrometerLimiterMetrics.of(registry));
         }
         return builder.build();
     }

@@ -169,18 +169,38 @@ public class RateLimitProperties {
         /** Answer 429 and 503 with OpenAI's error body {@code {"error":{"message","type","param","code"}}}. */
         private boolean openaiErrors;
 
+        /**
+         * Returns {@code ratelimit.headers.families}.
+         *
+         * @return its value
+         */
         public Set<HeaderFamily> getFamilies() {
             return families;
         }
 
+        /**
+         * Sets {@code ratelimit.headers.families}.
+         *
+         * @param families its value
+         */
         public void setFamilies(Set<HeaderFamily> families) {
             this.families = families.isEmpty() ? EnumSet.noneOf(HeaderFamily.class) : EnumSet.copyOf(families);
         }
 
+        /**
+         * Returns {@code ratelimit.headers.openai-errors}.
+         *
+         * @return its value
+         */
         public boolean isOpenaiErrors() {
             return openaiErrors;
         }
 
+        /**
+         * Sets {@code ratelimit.headers.openai-errors}.
+         *
+         * @param openaiErrors its value
+         */
         public void setOpenaiErrors(boolean openaiErrors) {
             this.openaiErrors = openaiErrors;
         }
@@ -201,18 +221,38 @@ public class RateLimitProperties {
          */
         private String tierAuthorityPrefix = "TIER_";
 
+        /**
+         * Returns {@code ratelimit.identity.tier-claim}.
+         *
+         * @return its value
+         */
         public String getTierClaim() {
             return tierClaim;
         }
 
+        /**
+         * Sets {@code ratelimit.identity.tier-claim}.
+         *
+         * @param tierClaim its value
+         */
         public void setTierClaim(String tierClaim) {
             this.tierClaim = tierClaim;
         }
 
+        /**
+         * Returns {@code ratelimit.identity.tier-authority-prefix}.
+         *
+         * @return its value
+         */
         public String getTierAuthorityPrefix() {
             return tierAuthorityPrefix;
         }
 
+        /**
+         * Sets {@code ratelimit.identity.tier-authority-prefix}.
+         *
+         * @param tierAuthorityPrefix its value
+         */
         public void setTierAuthorityPrefix(String tierAuthorityPrefix) {
             this.tierAuthorityPrefix = tierAuthorityPrefix;
         }
@@ -230,18 +270,38 @@ public class RateLimitProperties {
          */
         private int order = -99;
 
+        /**
+         * Returns {@code ratelimit.filter.enabled}.
+         *
+         * @return its value
+         */
         public boolean isEnabled() {
             return enabled;
         }
 
+        /**
+         * Sets {@code ratelimit.filter.enabled}.
+         *
+         * @param enabled its value
+         */
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
         }
 
+        /**
+         * Returns {@code ratelimit.filter.order}.
+         *
+         * @return its value
+         */
         public int getOrder() {
             return order;
         }
 
+        /**
+         * Sets {@code ratelimit.filter.order}.
+         *
+         * @param order its value
+         */
         public void setOrder(int order) {
             this.order = order;
         }
@@ -271,58 +331,128 @@ public class RateLimitProperties {
         /** Probe calls let through while half open. */
         private int permittedNumberOfCallsInHalfOpenState = 3;
 
+        /**
+         * Returns {@code ratelimit.circuit-breaker.failure-rate-threshold}.
+         *
+         * @return its value
+         */
         public float getFailureRateThreshold() {
             return failureRateThreshold;
         }
 
+        /**
+         * Sets {@code ratelimit.circuit-breaker.failure-rate-threshold}.
+         *
+         * @param failureRateThreshold its value
+         */
         public void setFailureRateThreshold(float failureRateThreshold) {
             this.failureRateThreshold = failureRateThreshold;
         }
 
+        /**
+         * Returns {@code ratelimit.circuit-breaker.slow-call-rate-threshold}.
+         *
+         * @return its value
+         */
         public float getSlowCallRateThreshold() {
             return slowCallRateThreshold;
         }
 
+        /**
+         * Sets {@code ratelimit.circuit-breaker.slow-call-rate-threshold}.
+         *
+         * @param slowCallRateThreshold its value
+         */
         public void setSlowCallRateThreshold(float slowCallRateThreshold) {
             this.slowCallRateThreshold = slowCallRateThreshold;
         }
 
+        /**
+         * Returns {@code ratelimit.circuit-breaker.slow-call-duration-threshold}.
+         *
+         * @return its value
+         */
         public Duration getSlowCallDurationThreshold() {
             return slowCallDurationThreshold;
         }
 
+        /**
+         * Sets {@code ratelimit.circuit-breaker.slow-call-duration-threshold}.
+         *
+         * @param slowCallDurationThreshold its value
+         */
         public void setSlowCallDurationThreshold(Duration slowCallDurationThreshold) {
             this.slowCallDurationThreshold = slowCallDurationThreshold;
         }
 
+        /**
+         * Returns {@code ratelimit.circuit-breaker.sliding-window-size}.
+         *
+         * @return its value
+         */
         public int getSlidingWindowSize() {
             return slidingWindowSize;
         }
 
+        /**
+         * Sets {@code ratelimit.circuit-breaker.sliding-window-size}.
+         *
+         * @param slidingWindowSize its value
+         */
         public void setSlidingWindowSize(int slidingWindowSize) {
             this.slidingWindowSize = slidingWindowSize;
         }
 
+        /**
+         * Returns {@code ratelimit.circuit-breaker.minimum-number-of-calls}.
+         *
+         * @return its value
+         */
         public int getMinimumNumberOfCalls() {
             return minimumNumberOfCalls;
         }
 
+        /**
+         * Sets {@code ratelimit.circuit-breaker.minimum-number-of-calls}.
+         *
+         * @param minimumNumberOfCalls its value
+         */
         public void setMinimumNumberOfCalls(int minimumNumberOfCalls) {
             this.minimumNumberOfCalls = minimumNumberOfCalls;
         }
 
+        /**
+         * Returns {@code ratelimit.circuit-breaker.wait-duration-in-open-state}.
+         *
+         * @return its value
+         */
         public Duration getWaitDurationInOpenState() {
             return waitDurationInOpenState;
         }
 
+        /**
+         * Sets {@code ratelimit.circuit-breaker.wait-duration-in-open-state}.
+         *
+         * @param waitDurationInOpenState its value
+         */
         public void setWaitDurationInOpenState(Duration waitDurationInOpenState) {
             this.waitDurationInOpenState = waitDurationInOpenState;
         }
 
+        /**
+         * Returns {@code ratelimit.circuit-breaker.permitted-number-of-calls-in-half-open-state}.
+         *
+         * @return its value
+         */
         public int getPermittedNumberOfCallsInHalfOpenState() {
             return permittedNumberOfCallsInHalfOpenState;
         }
 
+        /**
+         * Sets {@code ratelimit.circuit-breaker.permitted-number-of-calls-in-half-open-state}.
+         *
+         * @param permittedNumberOfCallsInHalfOpenState its value
+         */
         public void setPermittedNumberOfCallsInHalfOpenState(int permittedNumberOfCallsInHalfOpenState) {
             this.permittedNumberOfCallsInHalfOpenState = permittedNumberOfCallsInHalfOpenState;
         }
@@ -337,43 +467,93 @@ public class RateLimitProperties {
         /** The prefix of every key; instances with different prefixes never share budgets. */
         private String keyPrefix = "ratelimit";
 
+        /**
+         * Returns {@code ratelimit.redis.command-timeout}.
+         *
+         * @return its value
+         */
         public Duration getCommandTimeout() {
             return commandTimeout;
         }
 
+        /**
+         * Sets {@code ratelimit.redis.command-timeout}.
+         *
+         * @param commandTimeout its value
+         */
         public void setCommandTimeout(Duration commandTimeout) {
             this.commandTimeout = commandTimeout;
         }
 
+        /**
+         * Returns {@code ratelimit.redis.key-prefix}.
+         *
+         * @return its value
+         */
         public String getKeyPrefix() {
             return keyPrefix;
         }
 
+        /**
+         * Sets {@code ratelimit.redis.key-prefix}.
+         *
+         * @param keyPrefix its value
+         */
         public void setKeyPrefix(String keyPrefix) {
             this.keyPrefix = keyPrefix;
         }
     }
 
+    /**
+     * Returns {@code ratelimit.enabled}.
+     *
+     * @return its value
+     */
     public boolean isEnabled() {
         return enabled;
     }
 
+    /**
+     * Sets {@code ratelimit.enabled}.
+     *
+     * @param enabled its value
+     */
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
     }
 
+    /**
+     * Returns {@code ratelimit.fail-open}.
+     *
+     * @return its value
+     */
     public boolean isFailOpen() {
         return failOpen;
     }
 
+    /**
+     * Sets {@code ratelimit.fail-open}.
+     *
+     * @param failOpen its value
+     */
     public void setFailOpen(boolean failOpen) {
         this.failOpen = failOpen;
     }
 
+    /**
+     * Returns {@code ratelimit.expected-instances}.
+     *
+     * @return its value
+     */
     public int getExpectedInstances() {
         return expectedInstances;
     }
 
+    /**
+     * Sets {@code ratelimit.expected-instances}.
+     *
+     * @param expectedInstances its value
+     */
     public void setExpectedInstances(int expectedInstances) {
         if (expectedInstances < 1) {
             throw new IllegalArgumentException(
@@ -382,102 +562,227 @@ public class RateLimitProperties {
         this.expectedInstances = expectedInstances;
     }
 
+    /**
+     * Returns {@code ratelimit.rejection-cache}.
+     *
+     * @return its value
+     */
     public boolean isRejectionCache() {
         return rejectionCache;
     }
 
+    /**
+     * Sets {@code ratelimit.rejection-cache}.
+     *
+     * @param rejectionCache its value
+     */
     public void setRejectionCache(boolean rejectionCache) {
         this.rejectionCache = rejectionCache;
     }
 
+    /**
+     * Returns {@code ratelimit.name}.
+     *
+     * @return its value
+     */
     public String getName() {
         return name;
     }
 
+    /**
+     * Sets {@code ratelimit.name}.
+     *
+     * @param name its value
+     */
     public void setName(String name) {
         this.name = name;
     }
 
+    /**
+     * Returns {@code ratelimit.store}.
+     *
+     * @return its value
+     */
     public @Nullable StoreType getStore() {
         return store;
     }
 
+    /**
+     * Sets {@code ratelimit.store}.
+     *
+     * @param store its value
+     */
     public void setStore(@Nullable StoreType store) {
         this.store = store;
     }
 
+    /**
+     * Returns {@code ratelimit.tiers}.
+     *
+     * @return its value
+     */
     public Map<String, Map<String, String>> getTiers() {
         return tiers;
     }
 
+    /**
+     * Sets {@code ratelimit.tiers}.
+     *
+     * @param tiers its value
+     */
     public void setTiers(Map<String, Map<String, String>> tiers) {
         this.tiers = tiers;
     }
 
+    /**
+     * Returns {@code ratelimit.default-tier}.
+     *
+     * @return its value
+     */
     public @Nullable String getDefaultTier() {
         return defaultTier;
     }
 
+    /**
+     * Sets {@code ratelimit.default-tier}.
+     *
+     * @param defaultTier its value
+     */
     public void setDefaultTier(@Nullable String defaultTier) {
         this.defaultTier = defaultTier;
     }
 
+    /**
+     * Returns {@code ratelimit.paths}.
+     *
+     * @return its value
+     */
     public List<String> getPaths() {
         return paths;
     }
 
+    /**
+     * Sets {@code ratelimit.paths}.
+     *
+     * @param paths its value
+     */
     public void setPaths(List<String> paths) {
         this.paths = paths;
     }
 
+    /**
+     * Returns {@code ratelimit.exclude-paths}.
+     *
+     * @return its value
+     */
     public List<String> getExcludePaths() {
         return excludePaths;
     }
 
+    /**
+     * Sets {@code ratelimit.exclude-paths}.
+     *
+     * @param excludePaths its value
+     */
     public void setExcludePaths(List<String> excludePaths) {
         this.excludePaths = excludePaths;
     }
 
+    /**
+     * Returns {@code ratelimit.exempt-methods}.
+     *
+     * @return its value
+     */
     public List<String> getExemptMethods() {
         return exemptMethods;
     }
 
+    /**
+     * Sets {@code ratelimit.exempt-methods}.
+     *
+     * @param exemptMethods its value
+     */
     public void setExemptMethods(List<String> exemptMethods) {
         this.exemptMethods = exemptMethods;
     }
 
+    /**
+     * Returns {@code ratelimit.shadow-mode}.
+     *
+     * @return its value
+     */
     public boolean isShadowMode() {
         return shadowMode;
     }
 
+    /**
+     * Sets {@code ratelimit.shadow-mode}.
+     *
+     * @param shadowMode its value
+     */
     public void setShadowMode(boolean shadowMode) {
         this.shadowMode = shadowMode;
     }
 
+    /**
+     * Returns {@code ratelimit.unavailable-retry-after}.
+     *
+     * @return its value
+     */
     public Duration getUnavailableRetryAfter() {
         return unavailableRetryAfter;
     }
 
+    /**
+     * Sets {@code ratelimit.unavailable-retry-after}.
+     *
+     * @param unavailableRetryAfter its value
+     */
     public void setUnavailableRetryAfter(Duration unavailableRetryAfter) {
         this.unavailableRetryAfter = unavailableRetryAfter;
     }
 
+    /**
+     * Returns the properties under {@code ratelimit.headers.*}.
+     *
+     * @return them
+     */
     public Headers getHeaders() {
         return headers;
     }
 
+    /**
+     * Returns the properties under {@code ratelimit.identity.*}.
+     *
+     * @return them
+     */
     public Identity getIdentity() {
         return identity;
     }
 
+    /**
+     * Returns the properties under {@code ratelimit.filter.*}.
+     *
+     * @return them
+     */
     public Filter getFilter() {
         return filter;
     }
 
+    /**
+     * Returns the properties under {@code ratelimit.circuit-breaker.*}.
+     *
+     * @return them
+     */
     public CircuitBreaker getCircuitBreaker() {
         return circuitBreaker;
     }
 
+    /**
+     * Returns the properties under {@code ratelimit.redis.*}.
+     *
+     * @return them
+     */
     public Redis getRedis() {
         return redis;
     }

@@ -22,6 +22,7 @@ class HexagonArchitectureTest {
     private static final String API = "dev.ratelimit.api..";
     private static final String CORE = "dev.ratelimit.core..";
     private static final String INMEMORY = "dev.ratelimit.inmemory..";
+    private static final String MICROMETER = "dev.ratelimit.micrometer..";
     private static final String REDIS = "dev.ratelimit.redis..";
     private static final String LETTUCE = "dev.ratelimit.redis.lettuce..";
     private static final String JEDIS = "dev.ratelimit.redis.jedis..";
@@ -55,6 +56,7 @@ class HexagonArchitectureTest {
         assertThat(classes.containPackage("dev.ratelimit.api")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.core")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.inmemory")).isTrue();
+        assertThat(classes.containPackage("dev.ratelimit.micrometer")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.testkit")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.http")).isTrue();
         assertThat(classes.containPackage("dev.ratelimit.servlet")).isTrue();
@@ -102,16 +104,35 @@ class HexagonArchitectureTest {
     }
 
     @Test
-    @DisplayName("core depends on api only: no driver, no cache, no servlet")
+    @DisplayName("core depends on api only: no driver, no cache, no servlet, no metrics library")
     void coreDependsOnApiOnly() {
         ArchRule rule = classes()
                 .that()
                 .resideInAPackage(CORE)
                 .should()
                 .onlyDependOnClassesThat()
-                .resideInAnyPackage(
-                        API, CORE, "java..", "org.jspecify..", "io.github.resilience4j..", "io.micrometer..");
+                .resideInAnyPackage(API, CORE, "java..", "org.jspecify..", "io.github.resilience4j..");
         rule.check(classes);
+    }
+
+    @Test
+    @DisplayName("the Micrometer binding depends on api, core's metrics interface and Micrometer only")
+    void micrometerBindingIsAnAdapter() {
+        classes()
+                .that()
+                .resideInAPackage(MICROMETER)
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage(API, CORE, MICROMETER, "java..", "org.jspecify..", "io.micrometer..")
+                .check(classes);
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(MICROMETER, SPRING, GATEWAY)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(MICROMETER)
+                .because("only the compositions (the Spring Boot module, the gateway) choose Micrometer")
+                .check(classes);
     }
 
     @Test
@@ -265,12 +286,13 @@ class HexagonArchitectureTest {
     }
 
     @Test
-    @DisplayName("Micrometer is confined to the core, the gateway and Spring Boot module that expose it, and in"
-            + " genai-common to the GenAI client meters (GenAiMeters) and the builder method that takes a registry")
+    @DisplayName("Micrometer is confined to the limiter's Micrometer binding, the gateway and Spring Boot module that"
+            + " expose it, and in genai-common to the GenAI client meters (GenAiMeters) and the builder method that takes"
+            + " a registry")
     void micrometerConfined() {
         noClasses()
                 .that()
-                .resideOutsideOfPackages(CORE, GATEWAY, SPRING, GENAI)
+                .resideOutsideOfPackages(MICROMETER, GATEWAY, SPRING, GENAI)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.micrometer..")

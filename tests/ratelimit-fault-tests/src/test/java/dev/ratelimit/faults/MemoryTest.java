@@ -10,6 +10,7 @@ import dev.ratelimit.api.Window;
 import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.StoreRequest;
+import dev.ratelimit.micrometer.MicrometerLimiterMetrics;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -37,7 +38,7 @@ class MemoryTest {
                 CloseableWindowStore store = driver.standalone(redis)) {
             MeterRegistry registry = new SimpleMeterRegistry();
             RateLimiter open = SlidingWindowRateLimiter.builder(store)
-                    .meterRegistry(registry)
+                    .metrics(MicrometerLimiterMetrics.of(registry))
                     .build();
             assertThat(open.check("before", MINUTE.limit(), MINUTE.length()).degraded())
                     .isFalse();

@@ -10,6 +10,7 @@ import dev.ratelimit.api.Window;
 import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
 import dev.ratelimit.core.StoreRequest;
+import dev.ratelimit.micrometer.MicrometerLimiterMetrics;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -46,7 +47,7 @@ class OutageTest {
             MeterRegistry registry = new SimpleMeterRegistry();
             RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
                     .failOpen(false)
-                    .meterRegistry(registry)
+                    .metrics(MicrometerLimiterMetrics.of(registry))
                     .build();
             assertThat(limiter.check("closed", MINUTE.limit(), MINUTE.length()).allowed())
                     .isTrue();

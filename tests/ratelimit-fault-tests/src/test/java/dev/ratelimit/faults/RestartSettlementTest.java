@@ -13,6 +13,7 @@ import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.micrometer.MicrometerLimiterMetrics;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -65,7 +66,7 @@ class RestartSettlementTest {
             MeterRegistry registry = new SimpleMeterRegistry();
             RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
                     .failOpen(true)
-                    .meterRegistry(registry)
+                    .metrics(MicrometerLimiterMetrics.of(registry))
                     .build();
             Tally tally = new Tally(UUID.randomUUID().toString());
             List<Thread> streams = new ArrayList<>();

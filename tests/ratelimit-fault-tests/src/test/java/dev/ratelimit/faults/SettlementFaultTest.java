@@ -13,6 +13,7 @@ import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.micrometer.MicrometerLimiterMetrics;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RespClient;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -62,7 +63,7 @@ class SettlementFaultTest {
             MeterRegistry registry = new SimpleMeterRegistry();
             RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
                     .failOpen(false)
-                    .meterRegistry(registry)
+                    .metrics(MicrometerLimiterMetrics.of(registry))
                     .build();
             String user = "tenant-" + UUID.randomUUID();
             Amounts estimate = Amounts.tokens(100).and(USD, ESTIMATE_MICROS);
@@ -128,7 +129,7 @@ class SettlementFaultTest {
                 CloseableWindowStore store = driver.standalone(redis)) {
             MeterRegistry registry = new SimpleMeterRegistry();
             RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
-                    .meterRegistry(registry)
+                    .metrics(MicrometerLimiterMetrics.of(registry))
                     .build();
             String user = "tenant-" + UUID.randomUUID();
             Amounts estimate = Amounts.tokens(100).and(USD, ESTIMATE_MICROS);

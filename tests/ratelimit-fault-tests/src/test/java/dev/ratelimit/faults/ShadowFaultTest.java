@@ -11,6 +11,7 @@ import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.core.CloseableWindowStore;
 import dev.ratelimit.core.SlidingWindowRateLimiter;
+import dev.ratelimit.micrometer.MicrometerLimiterMetrics;
 import dev.ratelimit.testsupport.redis.RedisServer;
 import dev.ratelimit.testsupport.redis.RespClient;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -49,7 +50,7 @@ class ShadowFaultTest {
             MeterRegistry registry = new SimpleMeterRegistry();
             RateLimiter limiter = SlidingWindowRateLimiter.builder(store)
                     .failOpen(false)
-                    .meterRegistry(registry)
+                    .metrics(MicrometerLimiterMetrics.of(registry))
                     .build();
             Tier enforced = Tier.of("enforced", MINUTE, CAP);
             Tier shadow = Tier.of("shadow", MINUTE, CAP.withMode(Window.Mode.SHADOW));

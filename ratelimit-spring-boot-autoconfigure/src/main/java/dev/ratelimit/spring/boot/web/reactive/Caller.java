@@ -19,6 +19,10 @@ public record Caller(
     /**
      * Validates the components.
      *
+     * @param userId the authenticated caller's id (Spring Security's {@code Authentication#getName}); not
+     *     empty
+     * @param tier the tier's name; {@code null} or unknown: the default tier
+     * @param principal the principal, for {@code @RateLimited} keys
      * @throws IllegalArgumentException if {@code userId} is empty
      */
     public Caller {
