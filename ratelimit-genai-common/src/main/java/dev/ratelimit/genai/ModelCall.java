@@ -98,7 +98,8 @@ public final class ModelCall {
          * @param counts how the prompt was counted, to count output the same way
          * @param promptTokens the counted prompt, at least 0
          * @param maxOutputTokens the most the call may produce, at least 0
-         * @throws NullPointerException if the model or the counting is {@code null}
+         * @param levels further shared budgets the call is charged to, in charge order
+         * @throws NullPointerException if the model, the counting or the levels are {@code null}
          * @throws IllegalArgumentException if a count is negative
          */
         public Request {
