@@ -36,8 +36,18 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  */
 public final class FakeModel implements AutoCloseable {
 
-    /** The default answer: this text, 11 prompt and 7 completion tokens. */
+    /** The default answer's text. */
     public static final String DEFAULT_TEXT = "Hello from the fake model";
+
+    /** The default answer's usage: 11 prompt and 7 completion tokens. */
+    public static final Usage DEFAULT_USAGE = Usage.of(11, 7);
+
+    /**
+     * The default answer: {@link #DEFAULT_TEXT} with {@link #DEFAULT_USAGE}, or a call of the first
+     * tool a chat completion offers until its history holds a tool result.
+     */
+    public static final Reply DEFAULT_REPLY =
+            Reply.text(DEFAULT_TEXT).usage(DEFAULT_USAGE).callingTools();
 
     private final Server server;
     private final ServerConnector connector;
@@ -86,8 +96,7 @@ public final class FakeModel implements AutoCloseable {
     }
 
     /**
-     * Starts a fake model of the defaults: it answers {@link #DEFAULT_TEXT} with 11 prompt and 7
-     * completion tokens.
+     * Starts a fake model of the defaults: it answers {@link #DEFAULT_REPLY}.
      *
      * @return the started fake
      * @throws IllegalStateException if it cannot start
@@ -295,7 +304,7 @@ public final class FakeModel implements AutoCloseable {
         private boolean h2c;
         private Clock clock = Clock.systemUTC();
         private final List<String> models = new ArrayList<>();
-        private Behaviour answer = Reply.text(DEFAULT_TEXT).usage(11, 7);
+        private Behaviour answer = DEFAULT_REPLY;
 
         private Builder() {}
 

@@ -33,39 +33,41 @@ final class OpenAiAnswers {
                 message.set("tool_calls", toolCalls(tool, false));
             }
             choice.put("finish_reason", finish);
-            if (usage != null) {
-                answer.set("usage", usage(usage));
-            }
-            exchange.json(200, answer);
+            whole(exchange, answer, usage);
             return;
         }
-        boolean withUsage = usage != null
-                && call.body().path("stream_options").path("include_usage").asBoolean(false);
+        boolean withUsage = withUsage(call, usage);
         exchange.startStream(SSE);
         reply.stream(exchange, new Reply.Frames() {
+            private boolean started;
+
             @Override
             public void begin() throws IOException {
-                ObjectNode first = chunk(id, created, model, withUsage, null);
-                ObjectNode role = first.withArray("choices").addObject().put("index", 0);
-                ObjectNode content = role.putObject("delta").put("role", "assistant");
-                if (tool == null) {
-                    content.put("content", "");
-                } else {
-                    content.set("tool_calls", toolCalls(tool, true));
+                if (tool != null) {
+                    ObjectNode first = chunk(id, created, model, withUsage, null, false);
+                    ObjectNode choice = first.putArray("choices").addObject().put("index", 0);
+                    choice.putObject("delta").put("role", "assistant").set("tool_calls", toolCalls(tool, true));
+                    choice.putNull("finish_reason");
+                    exchange.event(first.toString());
+                    started = true;
                 }
-                role.putNull("finish_reason");
-                exchange.event(first.toString());
             }
 
             @Override
             public void part(int index, String text) throws IOException {
                 if (tool == null) {
-                    exchange.event(chunk(id, created, model, withUsage, text).toString());
+                    exchange.event(
+                            chunk(id, created, model, withUsage, text, !started).toString());
+                    started = true;
                 }
             }
 
             @Override
             public void end() throws IOException {
+                if (!started) {
+                    exchange.event(
+                            chunk(id, created, model, withUsage, "", true).toString());
+                }
                 ObjectNode last = head(id, "chat.completion.chunk", created, model);
                 if (withUsage) {
                     last.putNull("usage");
@@ -93,14 +95,10 @@ final class OpenAiAnswers {
         if (!call.stream()) {
             ObjectNode answer = head(id, "text_completion", created, model);
             completionChoice(answer, reply.fullText(), finish);
-            if (usage != null) {
-                answer.set("usage", usage(usage));
-            }
-            exchange.json(200, answer);
+            whole(exchange, answer, usage);
             return;
         }
-        boolean withUsage = usage != null
-                && call.body().path("stream_options").path("include_usage").asBoolean(false);
+        boolean withUsage = withUsage(call, usage);
         exchange.startStream(SSE);
         reply.stream(exchange, new Reply.Frames() {
             @Override
@@ -126,6 +124,20 @@ final class OpenAiAnswers {
                 exchange.event(Failure.status(500).body(Api.Provider.OPENAI).toString());
             }
         });
+    }
+
+    /** Writes a whole answer with its usage, if any. */
+    private static void whole(Exchange exchange, ObjectNode answer, @Nullable Usage usage) throws IOException {
+        if (usage != null) {
+            answer.set("usage", usage(usage));
+        }
+        exchange.json(200, answer);
+    }
+
+    /** Whether a stream ends with a usage chunk: there is a usage, and the call asked for it. */
+    private static boolean withUsage(Call call, @Nullable Usage usage) {
+        return usage != null
+                && call.body().path("stream_options").path("include_usage").asBoolean(false);
     }
 
     /** The usage chunk if there is one, then {@code [DONE]}. */
@@ -328,15 +340,23 @@ final class OpenAiAnswers {
                 .put("model", model);
     }
 
-    /** A chat chunk; with {@code usage: null} when usage comes at the end, as OpenAI sends it. */
-    private static ObjectNode chunk(String id, long created, String model, boolean nullUsage, @Nullable String text) {
+    /**
+     * A chat chunk, of {@code text} if any (the first with the role); with {@code usage: null} when
+     * usage comes at the end, as OpenAI sends it.
+     */
+    private static ObjectNode chunk(
+            String id, long created, String model, boolean nullUsage, @Nullable String text, boolean role) {
         ObjectNode chunk = head(id, "chat.completion.chunk", created, model);
         if (nullUsage) {
             chunk.putNull("usage");
         }
         if (text != null) {
             ObjectNode choice = chunk.putArray("choices").addObject().put("index", 0);
-            choice.putObject("delta").put("content", text);
+            ObjectNode delta = choice.putObject("delta");
+            if (role) {
+                delta.put("role", "assistant");
+            }
+            delta.put("content", text);
             choice.putNull("finish_reason");
         }
         return chunk;

@@ -333,7 +333,7 @@ class FakeModelTest {
 
         assertThat(lines.get(10, TimeUnit.SECONDS))
                 .filteredOn(line -> line.contains("\"content\":\""))
-                .hasSize(4); // the role chunk and three words
+                .hasSize(3);
         assertThat(lines.get()).last().isEqualTo("data: [DONE]");
         assertThat(ended.await(10, TimeUnit.SECONDS)).isTrue();
     }
