@@ -44,7 +44,7 @@ public final class Reply implements Behaviour {
         BREAK,
         /** Goes silent for the {@linkplain #stall(Duration) stall}, then ends the answer unfinished. */
         STALL,
-        /** Sends parts (the reply's, over and over) a millisecond apart until a write fails. */
+        /** Sends the reply's parts over and over, {@linkplain #pause paused} as set, until a write fails. */
         ENDLESS,
         /**
          * Sends the provider's error event (Anthropic's {@code overloaded_error}; an {@code error}
@@ -379,10 +379,12 @@ public final class Reply implements Behaviour {
             case BREAK -> exchange.breakOff();
             case STALL -> Thread.sleep(stall.toMillis());
             case ENDLESS -> {
-                for (int k = 0; k < 30_000; k++) {
-                    frames.part(index + k, parts.isEmpty() ? " tok" : parts.get(k % parts.size()));
+                for (int k = 0; ; k++) { // until a write fails: the client has gone
+                    if (!pause.isZero()) {
+                        Thread.sleep(pause.toMillis());
+                    }
+                    frames.part(index + k, parts.isEmpty() ? " " : parts.get(k % parts.size()));
                     onPart.run();
-                    Thread.sleep(1);
                 }
             }
             case ERROR -> frames.error();

@@ -351,6 +351,24 @@ class FakeModelTest {
     }
 
     @Test
+    @DisplayName("an endless stream sends parts until the client goes away, then its side ends")
+    void endless() throws Exception {
+        CountDownLatch ended = new CountDownLatch(1);
+        AtomicInteger parts = new AtomicInteger();
+        fake.enqueue(Reply.text("a")
+                .usage(1, 1)
+                .at(0, Reply.Then.ENDLESS)
+                .onPart(parts::incrementAndGet)
+                .onEnd(ended::countDown));
+
+        List<String> lines = lines("/v1/chat/completions", "{\"model\":\"m\",\"stream\":true,\"messages\":[]}", 100);
+
+        assertThat(lines).hasSize(100);
+        assertThat(ended.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(parts.get()).isGreaterThanOrEqualTo(100);
+    }
+
+    @Test
     @DisplayName("an error ending on Anthropic's stream: the error event, no message_stop")
     void errorEvent() throws Exception {
         fake.enqueue(Reply.text("a b c").usage(5, 3).at(1, Reply.Then.ERROR));
