@@ -57,41 +57,43 @@ public final class Reply implements Behaviour {
 
     private static final Runnable NOTHING = () -> {};
 
+    // each set once: by the factory, or on the copy a method returns before anyone else sees it
     final List<String> parts;
-    final @Nullable Usage usage;
-    final Finish finish;
-    final boolean callTools;
-    private final Duration pause;
-    private final @Nullable At at;
-    private final Duration stall;
-    final @Nullable ToLongFunction<String> outputCount;
-    private final Map<String, String> headers;
-    private final Runnable onPart;
-    private final Runnable onEnd;
 
-    private Reply(
-            List<String> parts,
-            @Nullable Usage usage,
-            Finish finish,
-            boolean callTools,
-            Duration pause,
-            @Nullable At at,
-            Duration stall,
-            @Nullable ToLongFunction<String> outputCount,
-            Map<String, String> headers,
-            Runnable onPart,
-            Runnable onEnd) {
+    @Nullable
+    Usage usage;
+
+    Finish finish = Finish.STOP;
+    boolean callTools;
+    private Duration pause = Duration.ZERO;
+    private @Nullable At at;
+    private Duration stall = Duration.ofSeconds(3);
+
+    @Nullable
+    ToLongFunction<String> outputCount;
+
+    private Map<String, String> headers = Map.of();
+    private Runnable onPart = NOTHING;
+    private Runnable onEnd = NOTHING;
+
+    private Reply(List<String> parts) {
         this.parts = List.copyOf(parts);
-        this.usage = usage;
-        this.finish = finish;
-        this.callTools = callTools;
-        this.pause = pause;
-        this.at = at;
-        this.stall = stall;
-        this.outputCount = outputCount;
-        this.headers = Map.copyOf(headers);
-        this.onPart = onPart;
-        this.onEnd = onEnd;
+    }
+
+    /** A copy of this reply, for a method to change one setting of. */
+    private Reply copy() {
+        Reply copy = new Reply(parts);
+        copy.usage = usage;
+        copy.finish = finish;
+        copy.callTools = callTools;
+        copy.pause = pause;
+        copy.at = at;
+        copy.stall = stall;
+        copy.outputCount = outputCount;
+        copy.headers = headers;
+        copy.onPart = onPart;
+        copy.onEnd = onEnd;
+        return copy;
     }
 
     /**
@@ -120,18 +122,7 @@ public final class Reply implements Behaviour {
      * @return the reply
      */
     public static Reply parts(List<String> parts) {
-        return new Reply(
-                parts,
-                null,
-                Finish.STOP,
-                false,
-                Duration.ZERO,
-                null,
-                Duration.ofSeconds(3),
-                null,
-                Map.of(),
-                NOTHING,
-                NOTHING);
+        return new Reply(parts);
     }
 
     /**
@@ -151,7 +142,9 @@ public final class Reply implements Behaviour {
      */
     public Reply usage(Usage usage) {
         Objects.requireNonNull(usage, "usage must not be null");
-        return new Reply(parts, usage, finish, callTools, pause, at, stall, outputCount, headers, onPart, onEnd);
+        Reply copy = copy();
+        copy.usage = usage;
+        return copy;
     }
 
     /**
@@ -171,7 +164,9 @@ public final class Reply implements Behaviour {
      * @return the new reply
      */
     public Reply noUsage() {
-        return new Reply(parts, null, finish, callTools, pause, at, stall, outputCount, headers, onPart, onEnd);
+        Reply copy = copy();
+        copy.usage = null;
+        return copy;
     }
 
     /**
@@ -182,7 +177,9 @@ public final class Reply implements Behaviour {
      */
     public Reply finish(Finish finish) {
         Objects.requireNonNull(finish, "finish must not be null");
-        return new Reply(parts, usage, finish, callTools, pause, at, stall, outputCount, headers, onPart, onEnd);
+        Reply copy = copy();
+        copy.finish = finish;
+        return copy;
     }
 
     /**
@@ -192,7 +189,9 @@ public final class Reply implements Behaviour {
      * @return the new reply
      */
     public Reply callingTools() {
-        return new Reply(parts, usage, finish, true, pause, at, stall, outputCount, headers, onPart, onEnd);
+        Reply copy = copy();
+        copy.callTools = true;
+        return copy;
     }
 
     /**
@@ -205,7 +204,9 @@ public final class Reply implements Behaviour {
         if (pause.isNegative()) {
             throw new IllegalArgumentException("pause must not be negative: " + pause);
         }
-        return new Reply(parts, usage, finish, callTools, pause, at, stall, outputCount, headers, onPart, onEnd);
+        Reply copy = copy();
+        copy.pause = pause;
+        return copy;
     }
 
     /**
@@ -234,18 +235,9 @@ public final class Reply implements Behaviour {
             throw new IllegalArgumentException("parts must not be negative: " + parts);
         }
         Objects.requireNonNull(then, "then must not be null");
-        return new Reply(
-                this.parts,
-                usage,
-                finish,
-                callTools,
-                pause,
-                new At(parts, release, then),
-                stall,
-                outputCount,
-                headers,
-                onPart,
-                onEnd);
+        Reply copy = copy();
+        copy.at = new At(parts, release, then);
+        return copy;
     }
 
     /**
@@ -256,7 +248,9 @@ public final class Reply implements Behaviour {
      * @return the new reply
      */
     public Reply stall(Duration stall) {
-        return new Reply(parts, usage, finish, callTools, pause, at, stall, outputCount, headers, onPart, onEnd);
+        Reply copy = copy();
+        copy.stall = stall;
+        return copy;
     }
 
     /**
@@ -267,7 +261,9 @@ public final class Reply implements Behaviour {
      * @return the new reply
      */
     public Reply countingOutput(ToLongFunction<String> outputCount) {
-        return new Reply(parts, usage, finish, callTools, pause, at, stall, outputCount, headers, onPart, onEnd);
+        Reply copy = copy();
+        copy.outputCount = outputCount;
+        return copy;
     }
 
     /**
@@ -280,7 +276,9 @@ public final class Reply implements Behaviour {
     public Reply header(String name, String value) {
         Map<String, String> more = new LinkedHashMap<>(headers);
         more.put(name, value);
-        return new Reply(parts, usage, finish, callTools, pause, at, stall, outputCount, more, onPart, onEnd);
+        Reply copy = copy();
+        copy.headers = Map.copyOf(more);
+        return copy;
     }
 
     /**
@@ -290,7 +288,9 @@ public final class Reply implements Behaviour {
      * @return the new reply
      */
     public Reply onPart(Runnable onPart) {
-        return new Reply(parts, usage, finish, callTools, pause, at, stall, outputCount, headers, onPart, onEnd);
+        Reply copy = copy();
+        copy.onPart = onPart;
+        return copy;
     }
 
     /**
@@ -300,7 +300,9 @@ public final class Reply implements Behaviour {
      * @return the new reply
      */
     public Reply onEnd(Runnable onEnd) {
-        return new Reply(parts, usage, finish, callTools, pause, at, stall, outputCount, headers, onPart, onEnd);
+        Reply copy = copy();
+        copy.onEnd = onEnd;
+        return copy;
     }
 
     @Override
