@@ -24,12 +24,14 @@ import dev.ratelimit.api.RateLimiter;
 import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.fakemodel.Failure;
+import dev.ratelimit.fakemodel.FakeModel;
+import dev.ratelimit.fakemodel.Reply;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.PriceTable;
 import dev.ratelimit.genai.RateLimitExceededException;
 import dev.ratelimit.genai.TokenUsage;
 import dev.ratelimit.genai.UnpricedModelException;
-import dev.ratelimit.testsupport.gemini.GeminiStub;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -48,10 +50,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * LangChain4j's own OpenAI models, wrapped, against {@link OpenAiStub}: what reaches the stub and what
+ * LangChain4j's own OpenAI models, wrapped, against the {@link FakeModel}: what reaches the model and what
  * each ending leaves in the user's windows and the model's shared budget. Subclasses supply the store.
  */
 abstract class RateLimitedModelsContract {
@@ -67,13 +68,13 @@ abstract class RateLimitedModelsContract {
     private static final Tier METERED = Tier.of("metered", REQUESTS, TOKENS, SPEND);
     /**
      * $3 per million fresh input tokens, $1 cached, $10 output: micro-dollars per token, so the
-     * stub's 11 prompt and 7 completion tokens cost 11 * 3 + 7 * 10 = 103 micro-dollars.
+     * fake model's 11 prompt and 7 completion tokens cost 11 * 3 + 7 * 10 = 103 micro-dollars.
      */
     private static final ModelPrice PRICE = ModelPrice.perMillion("3", "1", "10");
 
     private static final PriceTable PRICES = PriceTable.of(Map.of(MODEL, PRICE, GEMINI, PRICE));
 
-    private OpenAiStub stub;
+    private FakeModel stub;
     private RateLimiter limiter;
     private String user;
     private LangChain4jRateLimiter rateLimit;
@@ -85,7 +86,7 @@ abstract class RateLimitedModelsContract {
 
     @BeforeEach
     void start() throws Exception {
-        stub = new OpenAiStub();
+        stub = FakeModel.start();
         limiter = newLimiter();
         user = "user-" + UUID.randomUUID();
         modelCap =
@@ -132,28 +133,29 @@ abstract class RateLimitedModelsContract {
     }
 
     @Test
-    @DisplayName("a plain call settles the user's tokens and the model's cap to the stub's usage")
+    @DisplayName("a plain call settles the user's tokens and the model's cap to the model's usage")
     void plainCallSettlesToUsage() {
         String answer = rateLimit.wrap(chatModel()).chat("hi");
 
-        assertThat(answer).isEqualTo(OpenAiStub.REPLY);
-        assertThat(stub.calls()).isEqualTo(1);
+        assertThat(answer).isEqualTo(FakeModel.DEFAULT_TEXT);
+        assertThat(stub.calls().size()).isEqualTo(1);
         assertThat(used(REQUESTS)).isEqualTo(1);
-        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
-        assertThat(modelCapUsed()).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+        assertThat(used(TOKENS)).isEqualTo(FakeModel.DEFAULT_USAGE.total());
+        assertThat(modelCapUsed()).isEqualTo(FakeModel.DEFAULT_USAGE.total());
     }
 
     @Test
     @DisplayName("without reported usage a plain call settles to the counted prompt and output")
     void plainCallWithoutUsageSettlesToCounted() {
-        stub.reportUsage(false);
+        stub.answerByDefault(FakeModel.DEFAULT_REPLY.noUsage());
         ChatRequest request =
                 ChatRequest.builder().messages(UserMessage.from("hi")).build();
 
         rateLimit.wrap(chatModel()).chat(request);
 
         var counts = TokenCounter.countsFor(MODEL);
-        long expected = TokenCounter.prompt(counts, request.messages(), List.of()) + counts.count(OpenAiStub.REPLY);
+        long expected =
+                TokenCounter.prompt(counts, request.messages(), List.of()) + counts.count(FakeModel.DEFAULT_TEXT);
         assertThat(used(TOKENS)).isEqualTo(expected);
     }
 
@@ -194,7 +196,10 @@ abstract class RateLimitedModelsContract {
                     .summary();
             assertThat(tokens.count()).isEqualTo(2);
             assertThat(tokens.totalAmount())
-                    .isEqualTo(2.0 * (type.equals("input") ? OpenAiStub.PROMPT_TOKENS : OpenAiStub.COMPLETION_TOKENS));
+                    .isEqualTo(2.0
+                            * (type.equals("input")
+                                    ? FakeModel.DEFAULT_USAGE.input()
+                                    : FakeModel.DEFAULT_USAGE.output()));
         }
         assertThat(registry.get("gen_ai.client.operation.duration").timer().count())
                 .isEqualTo(2);
@@ -207,11 +212,11 @@ abstract class RateLimitedModelsContract {
         rateLimit.wrapStreaming(streamingModel()).chat("hi", handler(done));
 
         ChatResponse response = done.get(30, TimeUnit.SECONDS);
-        assertThat(response.aiMessage().text()).isEqualTo(OpenAiStub.REPLY);
-        assertThat(response.tokenUsage().totalTokenCount()).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+        assertThat(response.aiMessage().text()).isEqualTo(FakeModel.DEFAULT_TEXT);
+        assertThat(response.tokenUsage().totalTokenCount()).isEqualTo(FakeModel.DEFAULT_USAGE.total());
         assertThat(used(REQUESTS)).isEqualTo(1);
-        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
-        assertThat(modelCapUsed()).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+        assertThat(used(TOKENS)).isEqualTo(FakeModel.DEFAULT_USAGE.total());
+        assertThat(modelCapUsed()).isEqualTo(FakeModel.DEFAULT_USAGE.total());
     }
 
     @Test
@@ -233,7 +238,7 @@ abstract class RateLimitedModelsContract {
             int refused = 0;
             for (Future<String> result : results) {
                 try {
-                    assertThat(result.get(60, TimeUnit.SECONDS)).isEqualTo(OpenAiStub.REPLY);
+                    assertThat(result.get(60, TimeUnit.SECONDS)).isEqualTo(FakeModel.DEFAULT_TEXT);
                     answered++;
                 } catch (java.util.concurrent.ExecutionException e) {
                     assertThat(e.getCause()).isInstanceOf(RateLimitExceededException.class);
@@ -246,8 +251,8 @@ abstract class RateLimitedModelsContract {
             }
             assertThat(answered).isEqualTo(10);
             assertThat(refused).isEqualTo(10);
-            assertThat(stub.calls()).isEqualTo(10);
-            assertThat(used(TOKENS)).isEqualTo(10L * OpenAiStub.TOTAL_TOKENS);
+            assertThat(stub.calls().size()).isEqualTo(10);
+            assertThat(used(TOKENS)).isEqualTo(10L * FakeModel.DEFAULT_USAGE.total());
         } finally {
             pool.shutdownNow();
         }
@@ -273,22 +278,22 @@ abstract class RateLimitedModelsContract {
                 .tools(new Clock())
                 .build();
 
-        assertThat(assistant.chat("what time is it?")).isEqualTo(OpenAiStub.REPLY);
+        assertThat(assistant.chat("what time is it?")).isEqualTo(FakeModel.DEFAULT_TEXT);
 
-        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(stub.calls().size()).isEqualTo(2);
         assertThat(used(REQUESTS)).isEqualTo(2);
-        assertThat(used(TOKENS)).isEqualTo(2L * OpenAiStub.TOTAL_TOKENS);
+        assertThat(used(TOKENS)).isEqualTo(2L * FakeModel.DEFAULT_USAGE.total());
     }
 
     @Test
     @DisplayName("a 500 from the model cancels the reservation: the request and tokens come back")
     void modelErrorCancels() {
-        stub.failWith(500);
+        stub.answerByDefault(Failure.status(500));
 
         assertThatThrownBy(() -> rateLimit.wrap(chatModel()).chat("hi"))
                 .isNotInstanceOf(RateLimitExceededException.class);
 
-        assertThat(stub.calls()).isEqualTo(1);
+        assertThat(stub.calls().size()).isEqualTo(1);
         assertThat(used(REQUESTS)).isZero();
         assertThat(used(TOKENS)).isZero();
         assertThat(modelCapUsed()).isZero();
@@ -297,7 +302,7 @@ abstract class RateLimitedModelsContract {
     @Test
     @DisplayName("a stream that fails before any output cancels the reservation")
     void streamErrorBeforeOutputCancels() throws Exception {
-        stub.failWith(500);
+        stub.answerByDefault(Failure.status(500));
         CompletableFuture<ChatResponse> done = new CompletableFuture<>();
 
         rateLimit.wrapStreaming(streamingModel()).chat("hi", handler(done));
@@ -310,7 +315,7 @@ abstract class RateLimitedModelsContract {
     @Test
     @DisplayName("a stream broken off after output settles to the counted prompt and the output produced")
     void brokenStreamCommitsWhatWasProduced() throws Exception {
-        stub.breakStreamsAfterFirstChunk();
+        stub.answerByDefault(FakeModel.DEFAULT_REPLY.at(1, Reply.Then.BREAK));
         CompletableFuture<ChatResponse> done = new CompletableFuture<>();
         ChatRequest request =
                 ChatRequest.builder().messages(UserMessage.from("hi")).build();
@@ -329,7 +334,8 @@ abstract class RateLimitedModelsContract {
     @Test
     @DisplayName("a stream the caller cancels commits the counted prompt and the output produced")
     void cancelledStreamCommitsWhatWasProduced() throws Exception {
-        CountDownLatch held = stub.holdStreamsAfterFirstChunk();
+        CountDownLatch held = new CountDownLatch(1);
+        stub.answerByDefault(FakeModel.DEFAULT_REPLY.at(1, held, Reply.Then.CONTINUE));
         CompletableFuture<String> cancelledAfter = new CompletableFuture<>();
         ChatRequest request =
                 ChatRequest.builder().messages(UserMessage.from("hi")).build();
@@ -378,7 +384,7 @@ abstract class RateLimitedModelsContract {
                 .chatModel(tight.wrap(chatModel()))
                 .build();
         assertThatThrownBy(() -> assistant.chat("hi")).isInstanceOf(RateLimitExceededException.class);
-        assertThat(stub.calls()).isZero();
+        assertThat(stub.calls().size()).isZero();
     }
 
     /** A user whose token window (500) is smaller than a call's default reservation (1,000 output tokens). */
@@ -400,7 +406,7 @@ abstract class RateLimitedModelsContract {
         assertThatThrownBy(() -> anonymous.wrap(chatModel()).chat("hi"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining(LangChain4jRateLimiter.USER_ATTRIBUTE);
-        assertThat(stub.calls()).isZero();
+        assertThat(stub.calls().size()).isZero();
     }
 
     private static StreamingChatResponseHandler handler(CompletableFuture<ChatResponse> done) {
@@ -461,30 +467,30 @@ abstract class RateLimitedModelsContract {
     }
 
     @Test
-    @DisplayName("money: a priced call is charged the cost of the stub's usage in the spend window")
+    @DisplayName("money: a priced call is charged the cost of the model's usage in the spend window")
     void spendIsChargedTheCostOfTheUsage() {
         metered().wrap(chatModel()).chat("hi");
 
         assertThat(spent()).isEqualTo(103); // 11 * $3 + 7 * $10 per million tokens
-        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+        assertThat(used(TOKENS)).isEqualTo(FakeModel.DEFAULT_USAGE.total());
         assertThat(used(REQUESTS)).isEqualTo(1);
     }
 
     @Test
     @DisplayName("money: cached prompt tokens (OpenAiTokenUsage's inputTokensDetails) are charged at the cached price")
     void cachedTokensAreChargedAtTheCachedPrice() {
-        stub.reportCachedTokens(5);
+        stub.answerByDefault(FakeModel.DEFAULT_REPLY.usage(FakeModel.DEFAULT_USAGE.withCachedInput(5)));
 
         metered().wrap(chatModel()).chat("hi");
 
         assertThat(spent()).isEqualTo(6 * 3 + 5 + 7 * 10); // 6 fresh, 5 cached, 7 output
-        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+        assertThat(used(TOKENS)).isEqualTo(FakeModel.DEFAULT_USAGE.total());
     }
 
     @Test
     @DisplayName("money: a streamed call is charged the cost of the stream's reported usage, cached tokens included")
     void streamedSpendIsChargedTheCostOfTheUsage() throws Exception {
-        stub.reportCachedTokens(5);
+        stub.answerByDefault(FakeModel.DEFAULT_REPLY.usage(FakeModel.DEFAULT_USAGE.withCachedInput(5)));
         CompletableFuture<ChatResponse> done = new CompletableFuture<>();
 
         metered().wrapStreaming(streamingModel()).chat("hi", handler(done));
@@ -496,11 +502,11 @@ abstract class RateLimitedModelsContract {
     @Test
     @DisplayName("money: without reported usage the counted prompt and output are charged at their prices")
     void spendWithoutUsageIsTheCostOfTheCount() {
-        stub.reportUsage(false);
+        stub.answerByDefault(FakeModel.DEFAULT_REPLY.noUsage());
 
         metered().wrap(chatModel()).chat(hi());
 
-        long output = TokenCounter.text(TokenCounter.countsFor(MODEL), OpenAiStub.REPLY);
+        long output = TokenCounter.text(TokenCounter.countsFor(MODEL), FakeModel.DEFAULT_TEXT);
         assertThat(spent()).isEqualTo(PRICE.costMicros(TokenUsage.of(prompt(hi()), output)));
     }
 
@@ -522,13 +528,13 @@ abstract class RateLimitedModelsContract {
         assertThatThrownBy(
                         () -> rateLimit.wrapStreaming(streamingModel()).chat(hi(), handler(new CompletableFuture<>())))
                 .isInstanceOf(RateLimitExceededException.class);
-        assertThat(stub.calls()).isEqualTo(1);
+        assertThat(stub.calls().size()).isEqualTo(1);
         // the same call with a smaller maximum fits: its worst case is what decides
         model.chat(ChatRequest.builder()
                 .messages(UserMessage.from("hi"))
                 .maxOutputTokens(100)
                 .build());
-        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(stub.calls().size()).isEqualTo(2);
         assertThat(spent(tightTier, tight)).isEqualTo(2 * 103);
     }
 
@@ -536,7 +542,8 @@ abstract class RateLimitedModelsContract {
     @DisplayName(
             "money: a held stream holds its worst case; cancelled, it keeps the cost of what was produced and gives the rest back")
     void cancelledStreamGivesTheRestOfTheWorstCaseBack() throws Exception {
-        CountDownLatch held = stub.holdStreamsAfterFirstChunk();
+        CountDownLatch held = new CountDownLatch(1);
+        stub.answerByDefault(FakeModel.DEFAULT_REPLY.at(1, held, Reply.Then.CONTINUE));
         CompletableFuture<StreamingHandle> first = new CompletableFuture<>();
         try {
             metered().wrapStreaming(streamingModel()).chat(hi(), new StreamingChatResponseHandler() {
@@ -571,7 +578,7 @@ abstract class RateLimitedModelsContract {
     @Test
     @DisplayName("money: a 500 from the model gives the whole worst case back, plain and streamed")
     void modelErrorGivesTheMoneyBack() throws Exception {
-        stub.failWith(500);
+        stub.answerByDefault(Failure.status(500));
         CompletableFuture<ChatResponse> done = new CompletableFuture<>();
 
         assertThatThrownBy(() -> metered().wrap(chatModel()).chat("hi"))
@@ -579,7 +586,7 @@ abstract class RateLimitedModelsContract {
         metered().wrapStreaming(streamingModel()).chat("hi", handler(done));
         assertThat(done).failsWithin(Duration.ofSeconds(30));
 
-        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(stub.calls().size()).isEqualTo(2);
         assertThat(spent()).isZero();
         assertThat(used(REQUESTS)).isZero();
     }
@@ -594,7 +601,7 @@ abstract class RateLimitedModelsContract {
 
         assistant.chat("what time is it?");
 
-        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(stub.calls().size()).isEqualTo(2);
         assertThat(spent()).isEqualTo(2 * 103);
     }
 
@@ -622,7 +629,7 @@ abstract class RateLimitedModelsContract {
                 .as("no price table at all")
                 .isInstanceOf(UnpricedModelException.class);
 
-        assertThat(stub.calls()).isZero();
+        assertThat(stub.calls().size()).isZero();
         assertThat(used(REQUESTS)).isZero();
         assertThat(spent()).isZero();
         // without a spend window, the unpriced model is called as before
@@ -633,12 +640,12 @@ abstract class RateLimitedModelsContract {
                 .build()
                 .wrap(chatModel())
                 .chat("hi");
-        assertThat(stub.calls()).isEqualTo(1);
+        assertThat(stub.calls().size()).isEqualTo(1);
     }
 
     /**
      * LangChain4j's own Gemini models ({@link GoogleAiGeminiChatModel}, {@link
-     * GoogleAiGeminiStreamingChatModel}) against {@link GeminiStub}, on a metered tier: charged, then
+     * GoogleAiGeminiStreamingChatModel}) against the {@link FakeModel}, on a metered tier: charged, then
      * settled to the usage Gemini reports, cached content at the cached price and thinking tokens at
      * the output price.
      */
@@ -646,12 +653,16 @@ abstract class RateLimitedModelsContract {
     @DisplayName("Gemini")
     class Gemini {
 
-        @RegisterExtension
-        final GeminiStub gemini = GeminiStub.start();
+        final FakeModel gemini = FakeModel.start();
+
+        @AfterEach
+        void stopGemini() {
+            gemini.close();
+        }
 
         private ChatModel geminiModel() {
             return GoogleAiGeminiChatModel.builder()
-                    .baseUrl(gemini.baseUrl())
+                    .baseUrl(gemini.geminiBaseUrl())
                     .apiKey("test")
                     .modelName(GEMINI)
                     .maxRetries(0)
@@ -660,7 +671,7 @@ abstract class RateLimitedModelsContract {
 
         private StreamingChatModel geminiStreamingModel() {
             return GoogleAiGeminiStreamingChatModel.builder()
-                    .baseUrl(gemini.baseUrl())
+                    .baseUrl(gemini.geminiBaseUrl())
                     .apiKey("test")
                     .modelName(GEMINI)
                     .build();
@@ -671,16 +682,16 @@ abstract class RateLimitedModelsContract {
         void plainCallSettlesToUsage() {
             String answer = metered().wrap(geminiModel()).chat("hi");
 
-            assertThat(answer).isEqualTo(GeminiStub.REPLY);
-            assertThat(gemini.calls()).isEqualTo(1);
+            assertThat(answer).isEqualTo(FakeModel.DEFAULT_TEXT);
+            assertThat(gemini.calls().size()).isEqualTo(1);
             assertCharged(1, 11 + 7, 11 * 3 + 7 * 10); // 11 prompt, 7 candidates
         }
 
         @Test
         @DisplayName("cached content is charged at the cached price, thinking tokens at the output price")
         void cachedAndThinkingTokensArePricedByKind() {
-            gemini.reportCachedTokens(5);
-            gemini.reportThoughtsTokens(4);
+            gemini.answerByDefault(FakeModel.DEFAULT_REPLY.usage(
+                    FakeModel.DEFAULT_USAGE.withCachedInput(5).withThoughts(4)));
 
             metered().wrap(geminiModel()).chat("hi");
 
@@ -691,27 +702,27 @@ abstract class RateLimitedModelsContract {
         @Test
         @DisplayName("a streamed call settles to the usage of the stream's last chunk")
         void streamedCallSettlesToUsage() throws Exception {
-            gemini.reportCachedTokens(5);
-            gemini.reportThoughtsTokens(4);
+            gemini.answerByDefault(FakeModel.DEFAULT_REPLY.usage(
+                    FakeModel.DEFAULT_USAGE.withCachedInput(5).withThoughts(4)));
             CompletableFuture<ChatResponse> done = new CompletableFuture<>();
 
             metered().wrapStreaming(geminiStreamingModel()).chat("hi", handler(done));
 
-            assertThat(done.get(30, TimeUnit.SECONDS).aiMessage().text()).isEqualTo(GeminiStub.REPLY);
+            assertThat(done.get(30, TimeUnit.SECONDS).aiMessage().text()).isEqualTo(FakeModel.DEFAULT_TEXT);
             assertCharged(1, 11 + 7 + 4, 6 * 3 + 5 + (7 + 4) * 10);
         }
 
         @Test
         @DisplayName("a 400 from Gemini gives the request, its tokens and its money back, plain and streamed")
         void modelErrorCancels() {
-            gemini.failWith(400);
+            gemini.answerByDefault(Failure.status(400));
 
             assertThatThrownBy(() -> metered().wrap(geminiModel()).chat("hi")).isInstanceOf(RuntimeException.class);
             CompletableFuture<ChatResponse> done = new CompletableFuture<>();
             metered().wrapStreaming(geminiStreamingModel()).chat("hi", handler(done));
             assertThatThrownBy(() -> done.get(30, TimeUnit.SECONDS)).isInstanceOf(Exception.class);
 
-            assertThat(gemini.calls()).isEqualTo(2);
+            assertThat(gemini.calls().size()).isEqualTo(2);
             assertCharged(0, 0, 0);
         }
 
@@ -725,7 +736,7 @@ abstract class RateLimitedModelsContract {
             assertThatThrownBy(() -> tight().wrapStreaming(geminiStreamingModel())
                             .chat("hi", handler(new CompletableFuture<>())))
                     .isInstanceOf(RateLimitExceededException.class);
-            assertThat(gemini.calls()).isZero();
+            assertThat(gemini.calls().size()).isZero();
         }
     }
 }

@@ -11,14 +11,15 @@ import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.fakemodel.Failure;
+import dev.ratelimit.fakemodel.FakeModel;
+import dev.ratelimit.fakemodel.Reply;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.PriceTable;
 import dev.ratelimit.genai.RateLimitExceededException;
 import dev.ratelimit.genai.TokenCounts;
 import dev.ratelimit.genai.TokenUsage;
 import dev.ratelimit.genai.UnpricedModelException;
-import dev.ratelimit.testsupport.gemini.GeminiStub;
-import dev.ratelimit.testsupport.openai.OpenAiStub;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -40,7 +41,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.ai.chat.client.ChatClient;
 import org.springframework.ai.chat.model.ChatResponse;
 import org.springframework.ai.google.genai.GoogleGenAiChatModel;
@@ -51,8 +51,8 @@ import org.springframework.ai.tool.annotation.Tool;
 import reactor.core.Disposable;
 
 /**
- * Spring AI's own {@link OpenAiChatModel} behind a {@link ChatClient} with the advisor, against {@link
- * OpenAiStub}: what reaches the stub and what each ending leaves in the user's windows and the model's
+ * Spring AI's own {@link OpenAiChatModel} behind a {@link ChatClient} with the advisor, against the
+ * {@link FakeModel}: what reaches the model and what each ending leaves in the user's windows and the model's
  * shared budget. Subclasses supply the store.
  */
 abstract class RateLimitAdvisorContract {
@@ -76,7 +76,10 @@ abstract class RateLimitAdvisorContract {
 
     private static final PriceTable PRICES = PriceTable.of(Map.of(MODEL, PRICE, GEMINI, PRICE));
 
-    private OpenAiStub stub;
+    /** The first part of the fake's streamed reply. */
+    private static final String FIRST_PART = "Hello";
+
+    private FakeModel stub;
     private RateLimiter limiter;
     private String user;
     /** The model's upstream cap; named per test, as the Redis of a test class outlives its tests. */
@@ -87,7 +90,7 @@ abstract class RateLimitAdvisorContract {
 
     @BeforeEach
     void start() throws Exception {
-        stub = new OpenAiStub();
+        stub = FakeModel.start();
         limiter = newLimiter();
         user = "user-" + UUID.randomUUID();
         modelCap =
@@ -191,11 +194,11 @@ abstract class RateLimitAdvisorContract {
     void plainCallSettlesToUsage() {
         String answer = chatClient().prompt("hi").call().content();
 
-        assertThat(answer).isEqualTo(OpenAiStub.REPLY);
-        assertThat(stub.calls()).isEqualTo(1);
+        assertThat(answer).isEqualTo(FakeModel.DEFAULT_TEXT);
+        assertThat(stub.calls().size()).isEqualTo(1);
         assertThat(used(REQUESTS)).isEqualTo(1);
-        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
-        assertThat(modelCapUsed()).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+        assertThat(used(TOKENS)).isEqualTo(FakeModel.DEFAULT_USAGE.total());
+        assertThat(modelCapUsed()).isEqualTo(FakeModel.DEFAULT_USAGE.total());
     }
 
     @Test
@@ -214,7 +217,10 @@ abstract class RateLimitAdvisorContract {
                     .summary();
             assertThat(tokens.count()).isEqualTo(2);
             assertThat(tokens.totalAmount())
-                    .isEqualTo(2.0 * (type.equals("input") ? OpenAiStub.PROMPT_TOKENS : OpenAiStub.COMPLETION_TOKENS));
+                    .isEqualTo(2.0
+                            * (type.equals("input")
+                                    ? FakeModel.DEFAULT_USAGE.input()
+                                    : FakeModel.DEFAULT_USAGE.output()));
         }
         Timer duration = registry.get("gen_ai.client.operation.duration").timer();
         assertThat(duration.count()).isEqualTo(2);
@@ -224,11 +230,11 @@ abstract class RateLimitAdvisorContract {
     @Test
     @DisplayName("without reported usage a plain call settles to the counted prompt and output")
     void plainCallWithoutUsageSettlesToCounted() {
-        stub.reportUsage(false);
+        stub.answerByDefault(FakeModel.DEFAULT_REPLY.noUsage());
 
         chatClient().prompt("hi").call().content();
 
-        assertThat(used(TOKENS)).isEqualTo(prompt("hi") + count(OpenAiStub.REPLY));
+        assertThat(used(TOKENS)).isEqualTo(prompt("hi") + count(FakeModel.DEFAULT_TEXT));
     }
 
     @Test
@@ -252,10 +258,10 @@ abstract class RateLimitAdvisorContract {
         List<String> parts =
                 chatClient().prompt("hi").stream().content().collectList().block(Duration.ofSeconds(30));
 
-        assertThat(String.join("", parts)).isEqualTo(OpenAiStub.REPLY);
+        assertThat(String.join("", parts)).isEqualTo(FakeModel.DEFAULT_TEXT);
         assertThat(used(REQUESTS)).isEqualTo(1);
-        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
-        assertThat(modelCapUsed()).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+        assertThat(used(TOKENS)).isEqualTo(FakeModel.DEFAULT_USAGE.total());
+        assertThat(modelCapUsed()).isEqualTo(FakeModel.DEFAULT_USAGE.total());
     }
 
     @Test
@@ -264,7 +270,7 @@ abstract class RateLimitAdvisorContract {
         chatClient(advisor().build(), false).prompt("hi").stream().content().blockLast(Duration.ofSeconds(30));
 
         assertThat(used(REQUESTS)).isEqualTo(1);
-        assertThat(used(TOKENS)).isEqualTo(prompt("hi") + count(OpenAiStub.REPLY));
+        assertThat(used(TOKENS)).isEqualTo(prompt("hi") + count(FakeModel.DEFAULT_TEXT));
     }
 
     @Test
@@ -286,7 +292,7 @@ abstract class RateLimitAdvisorContract {
             int refused = 0;
             for (Future<String> result : results) {
                 try {
-                    assertThat(result.get(60, TimeUnit.SECONDS)).isEqualTo(OpenAiStub.REPLY);
+                    assertThat(result.get(60, TimeUnit.SECONDS)).isEqualTo(FakeModel.DEFAULT_TEXT);
                     answered++;
                 } catch (ExecutionException e) {
                     assertThat(e.getCause()).isInstanceOf(RateLimitExceededException.class);
@@ -299,8 +305,8 @@ abstract class RateLimitAdvisorContract {
             }
             assertThat(answered).isEqualTo(10);
             assertThat(refused).isEqualTo(10);
-            assertThat(stub.calls()).isEqualTo(10);
-            assertThat(used(TOKENS)).isEqualTo(10L * OpenAiStub.TOTAL_TOKENS);
+            assertThat(stub.calls().size()).isEqualTo(10);
+            assertThat(used(TOKENS)).isEqualTo(10L * FakeModel.DEFAULT_USAGE.total());
         } finally {
             pool.shutdownNow();
         }
@@ -323,11 +329,11 @@ abstract class RateLimitAdvisorContract {
                 .call()
                 .content();
 
-        assertThat(answer).isEqualTo(OpenAiStub.REPLY);
-        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(answer).isEqualTo(FakeModel.DEFAULT_TEXT);
+        assertThat(stub.calls().size()).isEqualTo(2);
         assertThat(used(REQUESTS)).isEqualTo(2);
-        assertThat(used(TOKENS)).isEqualTo(2L * OpenAiStub.TOTAL_TOKENS);
-        assertThat(modelCapUsed()).isEqualTo(2L * OpenAiStub.TOTAL_TOKENS);
+        assertThat(used(TOKENS)).isEqualTo(2L * FakeModel.DEFAULT_USAGE.total());
+        assertThat(modelCapUsed()).isEqualTo(2L * FakeModel.DEFAULT_USAGE.total());
     }
 
     @Test
@@ -338,21 +344,21 @@ abstract class RateLimitAdvisorContract {
                 .collectList()
                 .block(Duration.ofSeconds(30));
 
-        assertThat(String.join("", parts)).isEqualTo(OpenAiStub.REPLY);
-        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(String.join("", parts)).isEqualTo(FakeModel.DEFAULT_TEXT);
+        assertThat(stub.calls().size()).isEqualTo(2);
         assertThat(used(REQUESTS)).isEqualTo(2);
-        assertThat(used(TOKENS)).isEqualTo(2L * OpenAiStub.TOTAL_TOKENS);
+        assertThat(used(TOKENS)).isEqualTo(2L * FakeModel.DEFAULT_USAGE.total());
     }
 
     @Test
     @DisplayName("a 500 from the model cancels the reservation: the request and tokens come back")
     void modelErrorCancels() {
-        stub.failWith(500);
+        stub.answerByDefault(Failure.status(500));
 
         assertThatThrownBy(() -> chatClient().prompt("hi").call().content())
                 .isNotInstanceOf(RateLimitExceededException.class);
 
-        assertThat(stub.calls()).isEqualTo(1);
+        assertThat(stub.calls().size()).isEqualTo(1);
         assertThat(used(REQUESTS)).isZero();
         assertThat(used(TOKENS)).isZero();
         assertThat(modelCapUsed()).isZero();
@@ -361,12 +367,12 @@ abstract class RateLimitAdvisorContract {
     @Test
     @DisplayName("a stream that fails with a 500 before any output cancels the reservation")
     void streamErrorCancels() {
-        stub.failWith(500);
+        stub.answerByDefault(Failure.status(500));
 
         assertThatThrownBy(() -> chatClient().prompt("hi").stream().content().blockLast(Duration.ofSeconds(30)))
                 .isNotInstanceOf(RateLimitExceededException.class);
 
-        assertThat(stub.calls()).isEqualTo(1);
+        assertThat(stub.calls().size()).isEqualTo(1);
         assertThat(used(REQUESTS)).isZero();
         assertThat(used(TOKENS)).isZero();
         assertThat(modelCapUsed()).isZero();
@@ -375,7 +381,8 @@ abstract class RateLimitAdvisorContract {
     @Test
     @DisplayName("a stream the caller cancels commits the counted prompt and the output produced")
     void cancelledStreamCommitsWhatWasProduced() throws Exception {
-        CountDownLatch held = stub.holdStreamsAfterFirstChunk();
+        CountDownLatch held = new CountDownLatch(1);
+        stub.answerByDefault(FakeModel.DEFAULT_REPLY.at(1, held, Reply.Then.CONTINUE));
         CompletableFuture<String> first = new CompletableFuture<>();
         try {
             Disposable subscription = chatClient().prompt("hi").stream()
@@ -389,11 +396,11 @@ abstract class RateLimitAdvisorContract {
                             },
                             first::completeExceptionally);
 
-            assertThat(first.get(30, TimeUnit.SECONDS)).isEqualTo(OpenAiStub.STREAMED_PARTS[0]);
+            assertThat(first.get(30, TimeUnit.SECONDS)).isEqualTo(FIRST_PART);
             // the caller goes away; on another thread, as the OpenAI client's close() waits for the
             // (held) stream to end, after the cancellation has passed the advisor
             CompletableFuture.runAsync(subscription::dispose);
-            eventually(() -> used(TOKENS), prompt("hi") + count(OpenAiStub.STREAMED_PARTS[0]));
+            eventually(() -> used(TOKENS), prompt("hi") + count(FIRST_PART));
             assertThat(used(REQUESTS)).isEqualTo(1);
         } finally {
             held.countDown();
@@ -419,7 +426,7 @@ abstract class RateLimitAdvisorContract {
         assertThatThrownBy(() ->
                         chatClient(tight, true).prompt("hi").stream().content().blockLast(Duration.ofSeconds(30)))
                 .isInstanceOf(RateLimitExceededException.class);
-        assertThat(stub.calls()).isZero();
+        assertThat(stub.calls().size()).isZero();
     }
 
     @Test
@@ -433,8 +440,8 @@ abstract class RateLimitAdvisorContract {
                 .call()
                 .content();
 
-        assertThat(answer).isEqualTo(OpenAiStub.REPLY);
-        assertThat(stub.calls()).isEqualTo(1);
+        assertThat(answer).isEqualTo(FakeModel.DEFAULT_TEXT);
+        assertThat(stub.calls().size()).isEqualTo(1);
     }
 
     /** A user whose token window (500) is smaller than a call's default reservation (1,000 output tokens). */
@@ -456,7 +463,7 @@ abstract class RateLimitAdvisorContract {
         assertThatThrownBy(() -> chatClient(anonymous, true).prompt("hi").call().content())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining(RateLimitAdvisor.USER);
-        assertThat(stub.calls()).isZero();
+        assertThat(stub.calls().size()).isZero();
     }
 
     @Test
@@ -468,18 +475,18 @@ abstract class RateLimitAdvisorContract {
 
         assertThat(spent()).isEqualTo(103); // 11 * $3 + 7 * $10 per million tokens
         assertThat(used(REQUESTS)).isEqualTo(1);
-        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+        assertThat(used(TOKENS)).isEqualTo(FakeModel.DEFAULT_USAGE.total());
     }
 
     @Test
     @DisplayName("money: cached prompt tokens OpenAI reports are charged at the cached price")
     void cachedTokensAreChargedAtTheCachedPrice() {
-        stub.reportCachedTokens(5);
+        stub.answerByDefault(FakeModel.DEFAULT_REPLY.usage(FakeModel.DEFAULT_USAGE.withCachedInput(5)));
 
         chatClient(metered().build(), true).prompt("hi").call().content();
 
         assertThat(spent()).isEqualTo(6 * 3 + 5 + 7 * 10); // 6 fresh, 5 cached, 7 output
-        assertThat(used(TOKENS)).isEqualTo(OpenAiStub.TOTAL_TOKENS);
+        assertThat(used(TOKENS)).isEqualTo(FakeModel.DEFAULT_USAGE.total());
     }
 
     @Test
@@ -493,11 +500,11 @@ abstract class RateLimitAdvisorContract {
     @Test
     @DisplayName("money: without reported usage the counted prompt and output are charged at their prices")
     void spendWithoutUsageIsTheCostOfTheCount() {
-        stub.reportUsage(false);
+        stub.answerByDefault(FakeModel.DEFAULT_REPLY.noUsage());
 
         chatClient(metered().build(), true).prompt("hi").call().content();
 
-        assertThat(spent()).isEqualTo(PRICE.costMicros(TokenUsage.of(prompt("hi"), count(OpenAiStub.REPLY))));
+        assertThat(spent()).isEqualTo(PRICE.costMicros(TokenUsage.of(prompt("hi"), count(FakeModel.DEFAULT_TEXT))));
     }
 
     @Test
@@ -525,13 +532,13 @@ abstract class RateLimitAdvisorContract {
                         e -> assertThat(e.decision().window()).isEqualTo(tight));
         assertThatThrownBy(() -> chat.prompt("hi").stream().content().blockLast(Duration.ofSeconds(30)))
                 .isInstanceOf(RateLimitExceededException.class);
-        assertThat(stub.calls()).isEqualTo(1);
+        assertThat(stub.calls().size()).isEqualTo(1);
         // the same call with a smaller maximum fits: its worst case is what decides
         chat.prompt("hi")
                 .options(OpenAiChatOptions.builder().maxTokens(100))
                 .call()
                 .content();
-        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(stub.calls().size()).isEqualTo(2);
         assertThat(spent(tightTier, tight)).isEqualTo(2 * 103);
     }
 
@@ -539,7 +546,8 @@ abstract class RateLimitAdvisorContract {
     @DisplayName(
             "money: a held stream holds its worst case; cancelled, it keeps the cost of what was produced and gives the rest back")
     void cancelledStreamGivesTheRestOfTheWorstCaseBack() throws Exception {
-        CountDownLatch held = stub.holdStreamsAfterFirstChunk();
+        CountDownLatch held = new CountDownLatch(1);
+        stub.answerByDefault(FakeModel.DEFAULT_REPLY.at(1, held, Reply.Then.CONTINUE));
         CompletableFuture<String> first = new CompletableFuture<>();
         try {
             Disposable subscription = chatClient(metered().build(), true).prompt("hi").stream()
@@ -557,7 +565,7 @@ abstract class RateLimitAdvisorContract {
 
             CompletableFuture.runAsync(subscription::dispose);
 
-            eventually(this::spent, PRICE.costMicros(TokenUsage.of(prompt("hi"), count(OpenAiStub.STREAMED_PARTS[0]))));
+            eventually(this::spent, PRICE.costMicros(TokenUsage.of(prompt("hi"), count(FIRST_PART))));
         } finally {
             held.countDown();
         }
@@ -566,14 +574,14 @@ abstract class RateLimitAdvisorContract {
     @Test
     @DisplayName("money: a 500 from the model gives the whole worst case back, plain and streamed")
     void modelErrorGivesTheMoneyBack() {
-        stub.failWith(500);
+        stub.answerByDefault(Failure.status(500));
         ChatClient chat = chatClient(metered().build(), true);
 
         assertThatThrownBy(() -> chat.prompt("hi").call().content()).isNotInstanceOf(RateLimitExceededException.class);
         assertThatThrownBy(() -> chat.prompt("hi").stream().content().blockLast(Duration.ofSeconds(30)))
                 .isNotInstanceOf(RateLimitExceededException.class);
 
-        assertThat(stub.calls()).isEqualTo(2);
+        assertThat(stub.calls().size()).isEqualTo(2);
         assertThat(spent()).isZero();
         assertThat(used(REQUESTS)).isZero();
     }
@@ -587,7 +595,7 @@ abstract class RateLimitAdvisorContract {
         assertThat(spent()).isEqualTo(2 * 103);
         chat.prompt("what time is it?").tools(new Clock()).stream().content().blockLast(Duration.ofSeconds(30));
 
-        assertThat(stub.calls()).isEqualTo(4);
+        assertThat(stub.calls().size()).isEqualTo(4);
         assertThat(spent()).isEqualTo(4 * 103);
     }
 
@@ -614,7 +622,7 @@ abstract class RateLimitAdvisorContract {
                 .as("no price table at all")
                 .isInstanceOf(UnpricedModelException.class);
 
-        assertThat(stub.calls()).isZero();
+        assertThat(stub.calls().size()).isZero();
         assertThat(used(REQUESTS)).isZero();
         assertThat(spent()).isZero();
         // without a spend window, the unpriced model is called as before
@@ -622,20 +630,23 @@ abstract class RateLimitAdvisorContract {
                 .prompt("hi")
                 .call()
                 .content();
-        assertThat(stub.calls()).isEqualTo(1);
+        assertThat(stub.calls().size()).isEqualTo(1);
     }
 
     /**
-     * Spring AI's own {@link GoogleGenAiChatModel}, its Google Gen AI {@link Client} pointed at {@link
-     * GeminiStub}, on a metered tier: charged, then settled to the usage Gemini reports, cached content
+     * Spring AI's own {@link GoogleGenAiChatModel}, its Google Gen AI {@link Client} pointed at the fake model, on a metered tier: charged, then settled to the usage Gemini reports, cached content
      * at the cached price and thinking tokens at the output price.
      */
     @Nested
     @DisplayName("Gemini")
     class Gemini {
 
-        @RegisterExtension
-        final GeminiStub gemini = GeminiStub.start();
+        final FakeModel gemini = FakeModel.start();
+
+        @AfterEach
+        void stopGemini() {
+            gemini.close();
+        }
 
         private ChatClient geminiClient(RateLimitAdvisor advisor) {
             Client genAi = Client.builder()
@@ -658,16 +669,16 @@ abstract class RateLimitAdvisorContract {
         void plainCallSettlesToUsage() {
             String answer = geminiClient().prompt("hi").call().content();
 
-            assertThat(answer).isEqualTo(GeminiStub.REPLY);
-            assertThat(gemini.calls()).isEqualTo(1);
+            assertThat(answer).isEqualTo(FakeModel.DEFAULT_TEXT);
+            assertThat(gemini.calls().size()).isEqualTo(1);
             assertCharged(1, 11 + 7, 11 * 3 + 7 * 10); // 11 prompt, 7 candidates
         }
 
         @Test
         @DisplayName("cached content is charged at the cached price, thinking tokens at the output price")
         void cachedAndThinkingTokensArePricedByKind() {
-            gemini.reportCachedTokens(5);
-            gemini.reportThoughtsTokens(4);
+            gemini.answerByDefault(FakeModel.DEFAULT_REPLY.usage(
+                    FakeModel.DEFAULT_USAGE.withCachedInput(5).withThoughts(4)));
 
             geminiClient().prompt("hi").call().content();
 
@@ -678,20 +689,20 @@ abstract class RateLimitAdvisorContract {
         @Test
         @DisplayName("a streamed call settles to the usage of the stream's last chunk")
         void streamedCallSettlesToUsage() {
-            gemini.reportCachedTokens(5);
-            gemini.reportThoughtsTokens(4);
+            gemini.answerByDefault(FakeModel.DEFAULT_REPLY.usage(
+                    FakeModel.DEFAULT_USAGE.withCachedInput(5).withThoughts(4)));
 
             List<String> parts =
                     geminiClient().prompt("hi").stream().content().collectList().block(Duration.ofSeconds(30));
 
-            assertThat(String.join("", parts)).isEqualTo(GeminiStub.REPLY);
+            assertThat(String.join("", parts)).isEqualTo(FakeModel.DEFAULT_TEXT);
             assertCharged(1, 11 + 7 + 4, 6 * 3 + 5 + (7 + 4) * 10);
         }
 
         @Test
         @DisplayName("a 400 from Gemini gives the request, its tokens and its money back, plain and streamed")
         void modelErrorCancels() {
-            gemini.failWith(400);
+            gemini.answerByDefault(Failure.status(400));
 
             assertThatThrownBy(() -> geminiClient().prompt("hi").call().content())
                     .isInstanceOf(RuntimeException.class);
@@ -699,7 +710,7 @@ abstract class RateLimitAdvisorContract {
                             () -> geminiClient().prompt("hi").stream().content().blockLast(Duration.ofSeconds(30)))
                     .isInstanceOf(RuntimeException.class);
 
-            assertThat(gemini.calls()).isEqualTo(2);
+            assertThat(gemini.calls().size()).isEqualTo(2);
             assertCharged(0, 0, 0);
         }
 
@@ -714,7 +725,7 @@ abstract class RateLimitAdvisorContract {
                             .content()
                             .blockLast(Duration.ofSeconds(30)))
                     .isInstanceOf(RateLimitExceededException.class);
-            assertThat(gemini.calls()).isZero();
+            assertThat(gemini.calls().size()).isZero();
         }
     }
 }

@@ -7,10 +7,8 @@ import dev.ratelimit.api.SharedBudget;
 import dev.ratelimit.api.Tier;
 import dev.ratelimit.api.TierPolicy;
 import dev.ratelimit.api.Window;
+import dev.ratelimit.fakemodel.FakeModel;
 import dev.ratelimit.springai.RateLimitAdvisor;
-import dev.ratelimit.testsupport.openai.OpenAiStub;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.UUID;
@@ -23,7 +21,7 @@ import org.springframework.test.context.DynamicPropertySource;
 /**
  * A Spring AI application with the starter, on each stack and store: its {@code /chat} endpoint calls
  * Spring AI's OpenAI model through a {@code ChatClient} from Spring AI's auto-configured builder,
- * against {@link OpenAiStub}, over real HTTP with real JWTs. The web filter does not cover {@code
+ * against the {@link FakeModel}, over real HTTP with real JWTs. The web filter does not cover {@code
  * /chat} (application.yml limits {@code /api/*}): what refuses there is the advisor.
  */
 public abstract class SpringAiScenarios {
@@ -32,7 +30,7 @@ public abstract class SpringAiScenarios {
     static final SharedBudget MODEL_CAP =
             SharedBudget.of("spring-ai/gpt-4o-mini", Window.tokens("tpm", 300_000, Duration.ofMinutes(1)));
 
-    private static final OpenAiStub STUB = start();
+    private static final FakeModel STUB = start();
 
     @LocalServerPort
     int port;
@@ -46,14 +44,10 @@ public abstract class SpringAiScenarios {
     @Autowired
     RateLimitAdvisor advisor;
 
-    private static OpenAiStub start() {
-        try {
-            OpenAiStub stub = new OpenAiStub(); // one for every application of the run: Spring caches them
-            Runtime.getRuntime().addShutdownHook(new Thread(stub::close));
-            return stub;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    private static FakeModel start() {
+        FakeModel fake = FakeModel.start(); // one for every application of the run: Spring caches them
+        Runtime.getRuntime().addShutdownHook(new Thread(fake::close));
+        return fake;
     }
 
     @DynamicPropertySource
@@ -71,12 +65,12 @@ public abstract class SpringAiScenarios {
     void theSixthCallOfAFreeUserWithinAMinuteGets429WithTheContractsHeaders() {
         String user = "ai-free-" + UUID.randomUUID();
         String token = TestJwts.token(user, null);
-        int before = STUB.calls();
+        int before = STUB.calls().size();
         long capBefore = limiter.usage(MODEL_CAP).get(0).used();
         for (int i = 1; i <= 5; i++) {
             HttpResponse<String> answered = http().get("/chat?q=hi", token);
             assertThat(answered.statusCode()).as("call %d", i).isEqualTo(200);
-            assertThat(answered.body()).isEqualTo(OpenAiStub.REPLY);
+            assertThat(answered.body()).isEqualTo(FakeModel.DEFAULT_TEXT);
         }
 
         HttpResponse<String> refused = http().get("/chat?q=hi", token);
@@ -95,10 +89,10 @@ public abstract class SpringAiScenarios {
                 .hasValue("0");
         assertThat(refused.body()).contains("\"window\":\"minute\"");
         // the model was called five times, and the principal's windows hold them, settled to the usage
-        assertThat(STUB.calls() - before).isEqualTo(5);
+        assertThat(STUB.calls().size() - before).isEqualTo(5);
         Tier free = tiers.resolve("free");
         assertThat(limiter.usage(user, free).get(0).used()).isEqualTo(5);
-        assertThat(limiter.usage(MODEL_CAP).get(0).used() - capBefore).isEqualTo(5L * OpenAiStub.TOTAL_TOKENS);
+        assertThat(limiter.usage(MODEL_CAP).get(0).used() - capBefore).isEqualTo(5L * FakeModel.DEFAULT_USAGE.total());
     }
 
     @Test
@@ -118,7 +112,7 @@ public abstract class SpringAiScenarios {
                         .findFirst()
                         .orElseThrow()
                         .used())
-                .isEqualTo(6L * OpenAiStub.TOTAL_TOKENS);
+                .isEqualTo(6L * FakeModel.DEFAULT_USAGE.total());
     }
 
     @Test
