@@ -366,7 +366,8 @@ class FakeModelTest {
 
         assertThat(lines).hasSize(100);
         assertThat(ended.await(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(parts.get()).isGreaterThanOrEqualTo(100);
+        // the 100 lines read hold events and the blank lines between them: at least one part per two
+        assertThat(parts.get()).isGreaterThanOrEqualTo(50);
     }
 
     @Test
