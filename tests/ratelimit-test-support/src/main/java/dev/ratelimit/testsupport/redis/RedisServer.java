@@ -446,7 +446,18 @@ public final class RedisServer implements AutoCloseable {
         return configured == null || configured.isBlank() ? name : configured;
     }
 
+    /**
+     * A free port below the ephemeral range (and below the cluster nodes' range): a client that keeps
+     * reconnecting to a stopped server on an ephemeral port can be given that very port as its own
+     * source port (a TCP self-connect) and hold it, so the server could not start again on it.
+     */
     static int freePort() {
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port = ThreadLocalRandom.current().nextInt(10_000, 16_000);
+            if (isFree(port)) {
+                return port;
+            }
+        }
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
             return socket.getLocalPort();
         } catch (IOException e) {
