@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -57,9 +58,26 @@ public final class GenAiMeters implements CallMeters {
         return buckets;
     }
 
+    /**
+     * Returns what records calls of one provider's operation, for {@link ModelCall#reserveAsync(
+     * dev.ratelimit.api.RateLimiter, String, dev.ratelimit.api.Tier, ModelCall.Request,
+     * dev.ratelimit.api.Concurrency, CallMeters) ModelCall.reserveAsync}: the gateway names both from
+     * the endpoint a call came to.
+     *
+     * @param provider the calls' {@code gen_ai.provider.name}
+     * @param operation the calls' {@code gen_ai.operation.name}
+     * @return the recorder
+     * @throws NullPointerException if {@code provider} or {@code operation} is {@code null}
+     */
+    public CallMeters calls(String provider, String operation) {
+        Objects.requireNonNull(provider, "provider must not be null");
+        Objects.requireNonNull(operation, "operation must not be null");
+        return (model, usage, nanos, errorType) -> record(provider, operation, model, usage, nanos, errorType);
+    }
+
     @Override
     public void ended(String model, @Nullable TokenUsage usage, long nanos, @Nullable String errorType) {
-        record(CallMeters.provider(model), "chat", model, usage, nanos, errorType);
+        record(provider(model), "chat", model, usage, nanos, errorType);
     }
 
     /**
@@ -108,5 +126,38 @@ public final class GenAiMeters implements CallMeters {
                 .tags(tags.and("gen_ai.token.type", type))
                 .serviceLevelObjectives(TOKEN_BUCKETS)
                 .register(registry);
+    }
+
+    /** The {@code error.type} of a call that ended before the model's answer: the caller gave up. */
+    static final String CANCELLED = "cancelled";
+
+    /** The {@code error.type} of a failure: the exception's class name. */
+    static String errorType(Throwable failure) {
+        return Objects.requireNonNull(failure, "failure must not be null")
+                .getClass()
+                .getName();
+    }
+
+    /**
+     * The {@code gen_ai.provider.name} of a model, from its name: OpenTelemetry's well-known value
+     * for OpenAI's, Anthropic's and Google's Gemini models, else {@code _OTHER}.
+     */
+    static String provider(String model) {
+        String name = model.toLowerCase(Locale.ROOT);
+        int slash = name.lastIndexOf('/');
+        String bare = slash >= 0 ? name.substring(slash + 1) : name;
+        if (bare.startsWith("claude")) {
+            return "anthropic";
+        }
+        if (bare.startsWith("gemini") || bare.startsWith("gemma")) {
+            return "gcp.gemini";
+        }
+        if (bare.startsWith("gpt-")
+                || bare.startsWith("chatgpt-")
+                || bare.startsWith("text-embedding-")
+                || bare.matches("o[1-9]([-.].*)?")) {
+            return "openai";
+        }
+        return "_OTHER";
     }
 }

@@ -46,12 +46,21 @@ public final class ModelCall {
     private final long promptTokens;
     private final @Nullable ModelPrice price;
     private final String model;
-    private final CallMeters meters;
-    private final long startedNanos = System.nanoTime();
+    private volatile CallMeters meters;
+    private final long startedNanos;
     private final AtomicBoolean settled = new AtomicBoolean();
+    private volatile @Nullable Ending ending;
+    private volatile @Nullable Amounts charged;
+
+    private static final CompletionStage<Boolean> NOT_FIRST = CompletableFuture.completedFuture(false);
 
     private ModelCall(Reservation reservation, Request request, CallMeters meters) {
+        this(reservation, request, meters, System.nanoTime());
+    }
+
+    private ModelCall(Reservation reservation, Request request, CallMeters meters, long startedNanos) {
         this.reservation = reservation;
+        this.startedNanos = startedNanos;
         this.request = request;
         if (!reservation.decision().allowed() || reservation.concurrencyLimited()) {
             settled.set(true); // refused: nothing is held, nothing to settle
@@ -61,6 +70,56 @@ public final class ModelCall {
         this.price = request.price();
         this.model = request.model();
         this.meters = meters;
+    }
+
+    /**
+     * How a call ended, as its settlement records it: completed (the model answered; a named
+     * completion such as a stream's end counts too), or not, when its name is the call's {@code
+     * error.type} in the GenAI client metrics.
+     *
+     * @param name the ending's name, such as {@code completed}, {@code cancelled}, {@code
+     *     stream_broken} or an exception's class name
+     * @param completed whether the model answered in full
+     */
+    public record Ending(String name, boolean completed) {
+
+        /** The model answered. */
+        public static final Ending COMPLETED = new Ending("completed", true);
+
+        /** The caller gave up before the model's answer. */
+        public static final Ending CANCELLED = new Ending(GenAiMeters.CANCELLED, false);
+
+        /**
+         * Validates the ending.
+         *
+         * @param name the ending's name
+         * @param completed whether the model answered in full
+         * @throws NullPointerException if {@code name} is {@code null}
+         * @throws IllegalArgumentException if {@code name} is blank
+         */
+        public Ending {
+            java.util.Objects.requireNonNull(name, "name must not be null");
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("name must not be blank");
+            }
+        }
+
+        /**
+         * The ending of a call that failed: named by the failure's class.
+         *
+         * @param failure what ended the call
+         * @return the ending
+         * @throws NullPointerException if {@code failure} is {@code null}
+         */
+        public static Ending failed(Throwable failure) {
+            return new Ending(GenAiMeters.errorType(failure), false);
+        }
+
+        /** The {@code error.type} the ending records: {@code null} when completed. */
+        @Nullable
+        String errorType() {
+            return completed ? null : name;
+        }
     }
 
     /**
@@ -274,11 +333,40 @@ public final class ModelCall {
             Tier tier,
             Request request,
             dev.ratelimit.api.@Nullable Concurrency concurrency) {
+        return reserveAsync(limiter, userId, tier, request, concurrency, CallMeters.NONE);
+    }
+
+    /**
+     * Reserves one call as {@link #reserveAsync(RateLimiter, String, Tier, Request,
+     * dev.ratelimit.api.Concurrency) reserveAsync} does, and records it in {@code meters} when it is
+     * settled (such as {@link GenAiMeters#calls}: OpenTelemetry's GenAI client metrics, timed from
+     * this call).
+     *
+     * @param limiter the limiter
+     * @param userId the end user
+     * @param tier the user's tier
+     * @param request the call, counted
+     * @param concurrency the user's concurrency slot to take with it, or {@code null}
+     * @param meters what records the settled call
+     * @return a stage completed with the call, admitted or refused, or exceptionally with {@link
+     *     dev.ratelimit.api.RateLimiterUnavailableException} (a fail-closed limiter without its store)
+     * @throws UnpricedModelException if a spend window applies and the model has no price
+     * @throws NullPointerException if {@code meters} is {@code null}
+     */
+    public static CompletionStage<ModelCall> reserveAsync(
+            RateLimiter limiter,
+            String userId,
+            Tier tier,
+            Request request,
+            dev.ratelimit.api.@Nullable Concurrency concurrency,
+            CallMeters meters) {
+        java.util.Objects.requireNonNull(meters, "meters must not be null");
+        long started = System.nanoTime();
         Amounts amounts = request.estimate(tier);
         CompletionStage<Reservation> reserved = concurrency == null
                 ? limiter.reserveAsync(userId, tier, amounts, request.budgets())
                 : limiter.reserveAsync(userId, tier, amounts, request.budgets(), concurrency);
-        return reserved.thenApply(reservation -> new ModelCall(reservation, request, CallMeters.NONE));
+        return reserved.thenApply(reservation -> new ModelCall(reservation, request, meters, started));
     }
 
     /**
@@ -435,7 +523,7 @@ public final class ModelCall {
      * @return the store's stage; it completes normally
      */
     public CompletionStage<Void> produced(long outputTokens) {
-        return commit(promptTokens + outputTokens, TokenUsage.of(promptTokens, outputTokens), CallMeters.CANCELLED);
+        return commit(promptTokens + outputTokens, TokenUsage.of(promptTokens, outputTokens), GenAiMeters.CANCELLED);
     }
 
     /**
@@ -449,7 +537,7 @@ public final class ModelCall {
      */
     public CompletionStage<Void> produced(long outputTokens, Throwable failure) {
         return commit(
-                promptTokens + outputTokens, TokenUsage.of(promptTokens, outputTokens), CallMeters.errorType(failure));
+                promptTokens + outputTokens, TokenUsage.of(promptTokens, outputTokens), GenAiMeters.errorType(failure));
     }
 
     /**
@@ -459,7 +547,7 @@ public final class ModelCall {
      * @return the store's stage; it completes normally
      */
     public CompletionStage<Void> cancel() {
-        return cancelled(CallMeters.CANCELLED);
+        return cancel(Ending.CANCELLED).thenApply(first -> null);
     }
 
     /**
@@ -470,26 +558,98 @@ public final class ModelCall {
      * @throws NullPointerException if {@code failure} is {@code null}
      */
     public CompletionStage<Void> cancel(Throwable failure) {
-        return cancelled(CallMeters.errorType(failure));
+        return cancel(Ending.failed(failure)).thenApply(first -> null);
     }
 
-    private CompletionStage<Void> cancelled(String errorType) {
+    /**
+     * Settles the call to the usage the provider reported (its tokens and, for a priced model, their
+     * cost), recording how it ended; only the first settlement of a call counts.
+     *
+     * @param usage the tokens used, by kind
+     * @param ending how the call ended
+     * @return a stage completed, never exceptionally, once the store has applied the settlement (or
+     *     the limiter has queued it to be retried): with {@code true}, or at once with {@code false}
+     *     when the call was settled before (or refused)
+     * @throws NullPointerException if {@code usage} or {@code ending} is {@code null}
+     */
+    public CompletionStage<Boolean> commit(TokenUsage usage, Ending ending) {
+        java.util.Objects.requireNonNull(usage, "usage must not be null");
+        return settle(usage.total(), usage, java.util.Objects.requireNonNull(ending, "ending must not be null"));
+    }
+
+    /**
+     * Settles the call to nothing: the model did no work we know of; only the first settlement of a
+     * call counts.
+     *
+     * @param ending how the call ended
+     * @return a stage completed, never exceptionally, once the store has applied it: with {@code
+     *     true}, or at once with {@code false} when the call was settled before (or refused)
+     * @throws NullPointerException if {@code ending} is {@code null}
+     */
+    public CompletionStage<Boolean> cancel(Ending ending) {
+        java.util.Objects.requireNonNull(ending, "ending must not be null");
         if (!settled.compareAndSet(false, true)) {
-            return CompletableFuture.completedFuture(null);
+            return NOT_FIRST;
         }
-        meters.ended(model, null, System.nanoTime() - startedNanos, errorType);
-        return reservation.cancel();
+        Amounts none = Amounts.tokens(0);
+        this.charged = price == null ? none : none.and(Window.Unit.USD_MICROS, 0);
+        this.ending = ending;
+        meters.ended(model, null, System.nanoTime() - startedNanos, ending.errorType());
+        return reservation.cancel().thenApply(ignored -> true);
+    }
+
+    /**
+     * Keeps the reservation for a settlement much later (a batch's, hours away) and records no
+     * metrics for the call: its duration is not one operation's.
+     */
+    public void hold() {
+        meters = CallMeters.NONE;
+    }
+
+    /**
+     * Returns whether the call has been settled, or was refused and holds nothing.
+     *
+     * @return whether a settlement would do nothing
+     */
+    public boolean settled() {
+        return settled.get();
+    }
+
+    /**
+     * Returns how the call ended, once settled.
+     *
+     * @return the ending, or {@code null} before the settlement and for a refused call
+     */
+    public @Nullable Ending ending() {
+        return ending;
+    }
+
+    /**
+     * Returns what the settlement charged: tokens and, for a priced model, micro-dollars (zero for a
+     * cancelled call).
+     *
+     * @return the amounts, or {@code null} before the settlement and for a refused call
+     */
+    public @Nullable Amounts charged() {
+        return charged;
     }
 
     private CompletionStage<Void> commit(long tokens, TokenUsage usage, @Nullable String errorType) {
+        Ending end = errorType == null ? Ending.COMPLETED : new Ending(errorType, false);
+        return settle(tokens, usage, end).thenApply(first -> null);
+    }
+
+    private CompletionStage<Boolean> settle(long tokens, TokenUsage usage, Ending end) {
         if (!settled.compareAndSet(false, true)) {
-            return CompletableFuture.completedFuture(null);
+            return NOT_FIRST;
         }
-        meters.ended(model, usage, System.nanoTime() - startedNanos, errorType);
         Amounts actual = Amounts.tokens(tokens);
         ModelPrice priced = price;
-        return reservation.commit(
-                priced == null ? actual : actual.and(Window.Unit.USD_MICROS, priced.costMicros(usage)));
+        actual = priced == null ? actual : actual.and(Window.Unit.USD_MICROS, priced.costMicros(usage));
+        this.charged = actual;
+        this.ending = end;
+        meters.ended(model, usage, System.nanoTime() - startedNanos, end.errorType());
+        return reservation.commit(actual).thenApply(ignored -> true);
     }
 
     @Override

@@ -114,18 +114,18 @@ class GenAiMetersTest {
                         .count())
                 .isEqualTo(1);
         assertThat(tokens("gemini-2.5-flash", "output").totalAmount()).isEqualTo(40 + 3);
-        assertThatThrownBy(() -> admit("gpt-4o").cancel(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> admit("gpt-4o").cancel((Throwable) null)).isInstanceOf(NullPointerException.class);
     }
 
     @Test
     @DisplayName("the provider comes from the model's name")
     void providers() {
-        assertThat(CallMeters.provider("openai/gpt-4o-mini")).isEqualTo("openai");
-        assertThat(CallMeters.provider("o3-mini")).isEqualTo("openai");
-        assertThat(CallMeters.provider("text-embedding-3-small")).isEqualTo("openai");
-        assertThat(CallMeters.provider("Claude-3-5-haiku")).isEqualTo("anthropic");
-        assertThat(CallMeters.provider("gemma-3-27b-it")).isEqualTo("gcp.gemini");
-        assertThat(CallMeters.provider("llama-3.1-70b")).isEqualTo("_OTHER");
+        assertThat(GenAiMeters.provider("openai/gpt-4o-mini")).isEqualTo("openai");
+        assertThat(GenAiMeters.provider("o3-mini")).isEqualTo("openai");
+        assertThat(GenAiMeters.provider("text-embedding-3-small")).isEqualTo("openai");
+        assertThat(GenAiMeters.provider("Claude-3-5-haiku")).isEqualTo("anthropic");
+        assertThat(GenAiMeters.provider("gemma-3-27b-it")).isEqualTo("gcp.gemini");
+        assertThat(GenAiMeters.provider("llama-3.1-70b")).isEqualTo("_OTHER");
     }
 
     @Test

@@ -121,6 +121,7 @@ class MeteredCallEngineTest {
         int threads = 16;
         CountDownLatch start = new CountDownLatch(1);
         AtomicInteger index = new AtomicInteger();
+        AtomicInteger applied = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
             List<Future<?>> done = new ArrayList<>();
@@ -128,12 +129,15 @@ class MeteredCallEngineTest {
                 done.add(pool.submit(() -> {
                     start.await();
                     int n = index.getAndIncrement();
-                    if (n % 2 == 0) {
-                        call.complete(TokenUsage.of(100, 1 + n))
-                                .toCompletableFuture()
-                                .join();
-                    } else {
-                        call.cancel().toCompletableFuture().join();
+                    boolean first = n % 2 == 0
+                            ? call.commit(TokenUsage.of(100, 1 + n), ModelCall.Ending.COMPLETED)
+                                    .toCompletableFuture()
+                                    .join()
+                            : call.cancel(ModelCall.Ending.CANCELLED)
+                                    .toCompletableFuture()
+                                    .join();
+                    if (first) {
+                        applied.incrementAndGet();
                     }
                     return null;
                 }));
@@ -145,9 +149,86 @@ class MeteredCallEngineTest {
         } finally {
             pool.shutdownNow();
         }
+        assertThat(applied).as("settlements that report they were applied").hasValue(1);
         long team = used(TEAM);
-        assertThat(team == 0 || (team >= 101 && team <= 116))
-                .as("one settlement, a cancel (0) or one commit (101..116), was applied: " + team)
+        ModelCall.Ending ending = call.ending();
+        assertThat(ending).isNotNull();
+        assertThat(team)
+                .as("the one applied settlement is the one the call reports")
+                .isEqualTo(call.charged().get(Window.Unit.TOKENS));
+        assertThat(ending.completed() ? team >= 101 && team <= 116 : team == 0).isTrue();
+    }
+
+    @Test
+    @DisplayName("a settlement reports what it charged and how the call ended; a later one does nothing")
+    void reportsItsSettlement() {
+        ModelCall call = ModelCall.reserveAsync(limiter, "u", TIER, request(100, 400), null)
+                .toCompletableFuture()
+                .join();
+        assertThat(call.settled()).isFalse();
+        assertThat(call.ending()).isNull();
+        assertThat(call.charged()).isNull();
+
+        ModelCall.Ending broken = new ModelCall.Ending("stream_broken", false);
+        assertThat(call.commit(TokenUsage.of(100, 20), broken)
+                        .toCompletableFuture()
+                        .join())
                 .isTrue();
+        assertThat(call.settled()).isTrue();
+        assertThat(call.ending()).isEqualTo(broken);
+        assertThat(call.charged()).isEqualTo(request(100, 400).actual(TokenUsage.of(100, 20)));
+        assertThat(call.cancel(ModelCall.Ending.CANCELLED).toCompletableFuture().join())
+                .isFalse();
+        assertThat(used(TEAM)).isEqualTo(120);
+
+        ModelCall refused = ModelCall.reserveAsync(limiter, "u", TIER, request(2_000, 0), null)
+                .toCompletableFuture()
+                .join();
+        assertThat(refused.settled())
+                .as("a refused call holds nothing to settle")
+                .isTrue();
+        assertThat(refused.commit(TokenUsage.of(1, 1), ModelCall.Ending.COMPLETED)
+                        .toCompletableFuture()
+                        .join())
+                .isFalse();
+        assertThat(refused.charged()).isNull();
+    }
+
+    @Test
+    @DisplayName("the engine records GenAI client metrics for the provider's operation, and none for a held call")
+    void recordsGenAiMetrics() {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        CallMeters meters = GenAiMeters.of(registry).calls("openai", "text_completion");
+        ModelCall call = ModelCall.reserveAsync(limiter, "u", TIER, request(100, 400), null, meters)
+                .toCompletableFuture()
+                .join();
+        call.commit(TokenUsage.of(100, 20), new ModelCall.Ending("client_disconnected", false))
+                .toCompletableFuture()
+                .join();
+        assertThat(registry.get(GenAiMeters.DURATION)
+                        .tag("gen_ai.provider.name", "openai")
+                        .tag("gen_ai.operation.name", "text_completion")
+                        .tag("gen_ai.request.model", "gpt-4o")
+                        .tag("error.type", "client_disconnected")
+                        .timer()
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.get(GenAiMeters.TOKEN_USAGE)
+                        .tag("gen_ai.token.type", "output")
+                        .summary()
+                        .totalAmount())
+                .isEqualTo(20);
+
+        ModelCall held = ModelCall.reserveAsync(limiter, "u", TIER, request(10, 10), null, meters)
+                .toCompletableFuture()
+                .join();
+        held.hold();
+        held.commit(TokenUsage.of(10, 10), ModelCall.Ending.COMPLETED)
+                .toCompletableFuture()
+                .join();
+        assertThat(registry.get(GenAiMeters.DURATION).timers())
+                .as("a held call's settlement records nothing")
+                .hasSize(1);
     }
 }

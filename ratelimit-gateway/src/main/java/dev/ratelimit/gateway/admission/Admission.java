@@ -18,7 +18,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -90,16 +89,22 @@ public final class Admission {
             ModelCall.Request request,
             UpstreamConfig.Protocol protocol,
             String operation) {
-        Observed observed = new Observed(protocol, operation, System.nanoTime());
         Concurrency concurrency = slots.concurrency(tier.maxConcurrent());
-        return ModelCall.reserveAsync(limiter, charge.tenant(), tier.tier(), request, concurrency)
-                .thenApply(call -> ticket(charge, request.amounts(), call, observed));
+        return ModelCall.reserveAsync(
+                        limiter, charge.tenant(), tier.tier(), request, concurrency, metrics.genAi(protocol, operation))
+                .thenApply(call -> ticket(charge, request.amounts(), call));
     }
 
-    /** What the GenAI client metrics record of a call: its API, its operation, when it was admitted. */
-    private record Observed(UpstreamConfig.Protocol protocol, String operation, long startedNanos) {}
+    /**
+     * The engine's ending of a response that ended as {@code ending} says: completed when the
+     * upstream answered in full ({@code completed}, {@code stream_completed}), else named by it in
+     * the GenAI client metrics' {@code error.type}.
+     */
+    static ModelCall.Ending endedAs(String ending) {
+        return new ModelCall.Ending(ending, ending.equals("completed") || ending.equals("stream_completed"));
+    }
 
-    private Ticket ticket(Charge charge, Amounts estimate, ModelCall call, Observed observed) {
+    private Ticket ticket(Charge charge, Amounts estimate, ModelCall call) {
         Decision decision = call.decision();
         if (call.concurrencyLimited()) {
             return new Ticket(charge, estimate, null, decision.usage(), null);
@@ -108,7 +113,6 @@ public final class Admission {
             return new Ticket(charge, estimate, decision, decision.usage(), null);
         }
         Ticket ticket = new Ticket(charge, estimate, decision, decision.usage(), call);
-        ticket.observed = observed;
         open.add(ticket);
         slots.held(call.reservation());
         if (alerts != null) {
@@ -152,7 +156,11 @@ public final class Admission {
         return cancelled;
     }
 
-    /** One admission: refused, or held until {@link #commit} or {@link #cancel}, whichever comes first. */
+    /**
+     * One admission: refused, or held until {@link #commit} or {@link #cancel}, whichever comes first.
+     * The engine's call settles exactly once and records the GenAI client metrics; the ticket adds
+     * the gateway's own: its meters, the concurrency slot's renewal and the requests in flight.
+     */
     public final class Ticket {
 
         private final Charge charge;
@@ -161,13 +169,6 @@ public final class Admission {
         private final List<Decision.Usage> windows;
         /** The engine's call; {@code null} when refused. */
         private final @Nullable ModelCall call;
-
-        private final AtomicBoolean settled = new AtomicBoolean();
-        private volatile @Nullable String ending;
-        private volatile long settledTokens = -1;
-        private volatile long settledMicros = -1;
-        /** Recorded in the GenAI client metrics when settled; {@code null} for a batch or a restored ticket. */
-        private volatile @Nullable Observed observed;
 
         private Ticket(
                 Charge charge,
@@ -180,9 +181,6 @@ public final class Admission {
             this.decision = decision;
             this.windows = windows;
             this.call = call;
-            if (call == null) {
-                settled.set(true); // refused: nothing is held
-            }
         }
 
         public boolean allowed() {
@@ -231,16 +229,19 @@ public final class Admission {
          * @param ending how the response ended, for the metrics
          */
         public void commit(TokenUsage usage, String ending) {
-            Amounts actual = settling(usage, ending);
-            if (actual == null) {
+            ModelCall admitted = call;
+            if (admitted == null || admitted.settled()) {
                 return;
             }
+            Boolean first = null;
             try {
-                if (call != null) {
-                    call.complete(usage).toCompletableFuture().join();
-                }
+                first = admitted.commit(usage, endedAs(ending))
+                        .toCompletableFuture()
+                        .join();
             } finally {
-                committed(actual, ending);
+                if (first == null || first) {
+                    committed(admitted, ending);
+                }
             }
         }
 
@@ -250,46 +251,37 @@ public final class Admission {
          * be retried), on one of the {@code work} threads; nothing may wait for it there.
          */
         public CompletionStage<Void> commitAsync(TokenUsage usage, String ending) {
-            Amounts actual = settling(usage, ending);
-            if (actual == null) {
+            ModelCall admitted = call;
+            if (admitted == null || admitted.settled()) {
                 return DONE;
             }
-            CompletionStage<Void> applied;
+            CompletionStage<Boolean> applied;
             try {
-                applied = call == null ? DONE : call.complete(usage);
+                applied = admitted.commit(usage, endedAs(ending));
             } catch (RuntimeException e) {
                 finish();
                 throw e;
             }
             return applied.handleAsync(
-                    (ignored, failure) -> {
-                        committed(actual, ending);
+                    (first, failure) -> {
+                        if (first == null || first) {
+                            committed(admitted, ending);
+                        }
                         return null;
                     },
                     work);
         }
 
-        /** The amounts to commit, or {@code null} when the ticket is settled already. */
-        private @Nullable Amounts settling(TokenUsage usage, String ending) {
-            if (!settled.compareAndSet(false, true)) {
-                return null;
-            }
-            Amounts actual = java.util.Objects.requireNonNull(call).request().actual(usage);
-            observe(usage, ending);
-            this.ending = ending;
-            this.settledTokens = actual.get(Window.Unit.TOKENS);
-            this.settledMicros = charge.price() == null ? -1 : actual.get(Window.Unit.USD_MICROS);
-            return actual;
-        }
-
         /** Counts a commit the store has (or the limiter has queued), then frees the slot. */
-        private void committed(Amounts actual, String ending) {
+        private void committed(ModelCall admitted, String ending) {
             try {
+                Amounts actual = admitted.charged();
+                if (actual == null) {
+                    return; // the settlement failed before it charged anything
+                }
                 long tokens = actual.get(Window.Unit.TOKENS);
                 metrics.settled(charge.tenant(), charge.metricModel(), "committed", ending, tokens);
-                if (call != null) {
-                    metrics.overrun(charge.metricModel(), estimate, actual);
-                }
+                metrics.overrun(charge.metricModel(), estimate, actual);
                 if (charge.price() != null) {
                     metrics.spent(
                             charge.tenant(),
@@ -315,33 +307,20 @@ public final class Admission {
          * @param ending how the response ended, for the metrics
          */
         public void cancel(String ending) {
-            if (settled.compareAndSet(false, true)) {
-                observe(null, ending);
-                this.ending = ending;
-                this.settledTokens = 0;
-                this.settledMicros = charge.price() == null ? -1 : 0;
-                try {
-                    if (call != null) {
-                        call.cancel().toCompletableFuture().join();
-                    }
-                    metrics.settled(charge.tenant(), charge.metricModel(), "cancelled", ending, 0);
-                } finally {
-                    release();
-                    open.remove(this);
-                }
+            ModelCall admitted = call;
+            if (admitted == null || admitted.settled()) {
+                return;
             }
-        }
-
-        private void observe(@Nullable TokenUsage usage, String ending) {
-            Observed call = observed;
-            if (call != null) {
-                metrics.genAi(
-                        call.protocol(),
-                        call.operation(),
-                        charge.model(),
-                        usage,
-                        System.nanoTime() - call.startedNanos(),
-                        ending);
+            Boolean first = null;
+            try {
+                first = admitted.cancel(endedAs(ending)).toCompletableFuture().join();
+                if (first) {
+                    metrics.settled(charge.tenant(), charge.metricModel(), "cancelled", ending, 0);
+                }
+            } finally {
+                if (first == null || first) {
+                    finish();
+                }
             }
         }
 
@@ -358,20 +337,23 @@ public final class Admission {
          * counting it among the requests in flight that a shutdown waits for.
          */
         public void hold() {
-            observed = null; // a batch: not one call's duration or usage
-            release();
-            open.remove(this);
+            if (call != null) {
+                call.hold(); // a batch: not one call's duration or usage
+            }
+            finish();
         }
 
         /** How the request ended, once settled; {@code null} before, or when it was refused. */
         @Nullable
         public String ending() {
-            return ending;
+            ModelCall.Ending ended = call == null ? null : call.ending();
+            return ended == null ? null : ended.name();
         }
 
         /** The tokens the settlement charged (0 when cancelled); -1 before it, or when refused. */
         public long settledTokens() {
-            return settledTokens;
+            Amounts charged = call == null ? null : call.charged();
+            return charged == null ? -1 : charged.get(Window.Unit.TOKENS);
         }
 
         /**
@@ -379,11 +361,12 @@ public final class Admission {
          * for a model without a price.
          */
         public long settledMicros() {
-            return settledMicros;
+            Amounts charged = call == null ? null : call.charged();
+            return charged == null || charge.price() == null ? -1 : charged.get(Window.Unit.USD_MICROS);
         }
 
         boolean isSettled() {
-            return settled.get();
+            return call == null || call.settled();
         }
     }
 }

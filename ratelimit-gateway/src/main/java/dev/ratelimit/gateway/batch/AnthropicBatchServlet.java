@@ -12,7 +12,7 @@ import dev.ratelimit.gateway.protocol.anthropic.AnthropicRequests;
 import dev.ratelimit.gateway.protocol.anthropic.AnthropicTokens;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import dev.ratelimit.gateway.protocol.openai.Requests;
-import dev.ratelimit.gateway.web.ApiKeyFilter;
+import dev.ratelimit.gateway.web.Exchange;
 import dev.ratelimit.gateway.web.Gateway;
 import dev.ratelimit.gateway.web.PassthroughServlet;
 import dev.ratelimit.genai.TokenUsage;
@@ -106,7 +106,7 @@ public final class AnthropicBatchServlet extends HttpServlet implements Batches.
         String below = request.getPathInfo() == null ? "" : request.getPathInfo();
         String[] parts = below.isEmpty() ? new String[0] : below.substring(1).split("/", -1);
         String method = request.getMethod();
-        String tenant = ApiKeyFilter.account(request).tenant();
+        String tenant = Exchange.of(request).account().tenant();
         Map<String, String> headers = endpoint.upstreamHeaders(request);
         try {
             if (parts.length == 0 && method.equals("POST")) {
@@ -130,7 +130,8 @@ public final class AnthropicBatchServlet extends HttpServlet implements Batches.
                 }
             } else if (parts.length == 2 && parts[1].equals("cancel") && method.equals("POST")) {
                 if (owned(response, parts[0], tenant)) {
-                    Requests.bytes(request, gateway.config(request).limits().maxBodyBytes());
+                    Requests.bytes(
+                            request, Exchange.of(request).config().limits().maxBodyBytes());
                     Batches.Fetched canceled = call(
                             "POST", UPSTREAM + "/" + parts[0] + "/cancel", "application/json", NONE, headers, response);
                     if (canceled != null) {
@@ -175,7 +176,8 @@ public final class AnthropicBatchServlet extends HttpServlet implements Batches.
     private void create(
             HttpServletRequest request, HttpServletResponse response, String tenant, Map<String, String> headers)
             throws IOException, BadRequest {
-        byte[] sent = Requests.bytes(request, gateway.config(request).limits().maxFileBytes());
+        byte[] sent =
+                Requests.bytes(request, Exchange.of(request).config().limits().maxFileBytes());
         ObjectNode body = Requests.json(sent);
         JsonNode requests = body.get("requests");
         if (requests == null || !requests.isArray() || requests.isEmpty()) {

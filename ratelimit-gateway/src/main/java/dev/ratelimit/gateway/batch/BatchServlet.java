@@ -12,7 +12,7 @@ import dev.ratelimit.gateway.protocol.anthropic.Anthropic;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import dev.ratelimit.gateway.protocol.openai.OpenAiEndpoint;
 import dev.ratelimit.gateway.protocol.openai.Requests;
-import dev.ratelimit.gateway.web.ApiKeyFilter;
+import dev.ratelimit.gateway.web.Exchange;
 import dev.ratelimit.gateway.web.Gateway;
 import dev.ratelimit.gateway.web.PassthroughServlet;
 import dev.ratelimit.genai.TokenUsage;
@@ -101,7 +101,7 @@ public final class BatchServlet extends HttpServlet implements Batches.Api {
         String below = path.substring("/v1".length());
         String[] parts = below.substring(1).split("/", -1);
         String method = request.getMethod();
-        String tenant = ApiKeyFilter.account(request).tenant();
+        String tenant = Exchange.of(request).account().tenant();
         if (Anthropic.isAnthropicCaller(request)) {
             // Anthropic's Files API shares the path: not served, in Anthropic's shape
             PassthroughServlet.unknown(gateway, request, response, request.getRequestURI());
@@ -123,8 +123,8 @@ public final class BatchServlet extends HttpServlet implements Batches.Api {
             throws IOException, BadRequest {
         BatchOwners owners = batches.owners();
         if (parts.length == 1 && method.equals("POST")) {
-            byte[] upload =
-                    Requests.bytes(request, gateway.config(request).limits().maxFileBytes());
+            byte[] upload = Requests.bytes(
+                    request, Exchange.of(request).config().limits().maxFileBytes());
             Batches.Fetched created = call("POST", "/files", request.getContentType(), upload, response);
             if (created == null) {
                 return;
@@ -175,7 +175,7 @@ public final class BatchServlet extends HttpServlet implements Batches.Api {
                 Batches.notFound(Protocol.OPENAI, response, "batch", parts[1]);
                 return;
             }
-            Requests.bytes(request, gateway.config(request).limits().maxBodyBytes());
+            Requests.bytes(request, Exchange.of(request).config().limits().maxBodyBytes());
             Batches.Fetched cancelled =
                     call("POST", "/batches/" + parts[1] + "/cancel", "application/json", NONE, response);
             if (cancelled != null) {
@@ -190,7 +190,7 @@ public final class BatchServlet extends HttpServlet implements Batches.Api {
     /** Reserves the batch's worst case, then creates it upstream; a refusal never reaches the upstream. */
     private void create(HttpServletRequest request, HttpServletResponse response, String tenant)
             throws IOException, BadRequest {
-        GatewayConfig config = gateway.config(request);
+        GatewayConfig config = Exchange.of(request).config();
         byte[] sent = Requests.bytes(request, config.limits().maxBodyBytes());
         ObjectNode body = Requests.json(sent);
         String fileId = body.path("input_file_id").asText("");

@@ -15,7 +15,7 @@ import dev.ratelimit.gateway.protocol.ApiErrors;
 import dev.ratelimit.gateway.protocol.Endpoint;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import dev.ratelimit.gateway.upstream.Upstream;
-import dev.ratelimit.gateway.web.ApiKeyFilter;
+import dev.ratelimit.gateway.web.Exchange;
 import dev.ratelimit.gateway.web.Gateway;
 import dev.ratelimit.genai.ModelPrice;
 import dev.ratelimit.genai.TokenUsage;
@@ -241,8 +241,8 @@ public final class Batches implements AutoCloseable {
             long prompt,
             long output)
             throws IOException {
-        GatewayConfig config = gateway.config(request);
-        Account account = ApiKeyFilter.account(request);
+        GatewayConfig config = Exchange.of(request).config();
+        Account account = Exchange.of(request).account();
         Charge online = Charge.of(config, account, model);
         Charge charge = new Charge(
                 online.tenant(),

@@ -3,8 +3,8 @@ package dev.ratelimit.gateway.metrics;
 import dev.ratelimit.api.Amounts;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.config.UpstreamConfig;
+import dev.ratelimit.genai.CallMeters;
 import dev.ratelimit.genai.GenAiMeters;
-import dev.ratelimit.genai.TokenUsage;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -63,32 +63,20 @@ public final class GatewayMetrics {
     }
 
     /**
-     * Records one settled call in OpenTelemetry's GenAI client metrics ({@code
+     * Returns what records the calls of one endpoint in OpenTelemetry's GenAI client metrics ({@code
      * gen_ai.client.token.usage}, {@code gen_ai.client.operation.duration}), as Spring AI's and
-     * LangChain4j's integrations do: an ending other than a completed answer is its {@code
-     * error.type}.
+     * LangChain4j's integrations do: the metered-call engine records each call when it is settled.
      *
-     * @param protocol the API the call went to, for {@code gen_ai.provider.name}
-     * @param operation its {@code gen_ai.operation.name}
-     * @param model the model it asked for
-     * @param usage the tokens it was settled to, or {@code null} when it was cancelled
-     * @param nanos from admission to settlement
-     * @param ending how it ended
+     * @param protocol the API the calls go to, for {@code gen_ai.provider.name}
+     * @param operation their {@code gen_ai.operation.name}
      */
-    public void genAi(
-            UpstreamConfig.Protocol protocol,
-            String operation,
-            String model,
-            @Nullable TokenUsage usage,
-            long nanos,
-            String ending) {
+    public CallMeters genAi(UpstreamConfig.Protocol protocol, String operation) {
         String provider = switch (protocol) {
             case OPENAI -> "openai";
             case ANTHROPIC -> "anthropic";
             case GEMINI -> "gcp.gemini";
         };
-        boolean completed = ending.equals("completed") || ending.equals("stream_completed");
-        genAi.record(provider, operation, model, usage, nanos, completed ? null : ending);
+        return genAi.calls(provider, operation);
     }
 
     /** The relays' gauges. */

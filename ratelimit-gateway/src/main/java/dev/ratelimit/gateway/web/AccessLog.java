@@ -7,7 +7,6 @@ import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.admission.Admission;
 import dev.ratelimit.gateway.admission.ShadowRefusals;
-import dev.ratelimit.gateway.config.Account;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import dev.ratelimit.servlet.RateLimitFilter;
 import jakarta.servlet.AsyncEvent;
@@ -128,8 +127,8 @@ public final class AccessLog implements Filter, AutoCloseable {
             HttpServletRequest request, HttpServletResponse response, Entry entry, Instant time, long latencyMs) {
         ObjectNode line = OpenAi.JSON.createObjectNode();
         line.put("time", time.toString());
-        @Nullable Account account = ApiKeyFilter.account(request);
-        line.put("tenant", account == null ? null : account.tenant());
+        @Nullable Exchange exchange = Exchange.find(request);
+        line.put("tenant", exchange == null ? null : exchange.account().tenant());
         line.put("method", request.getMethod());
         // the path alone: a query string could carry anything a client put there
         line.put("endpoint", request.getRequestURI());

@@ -30,14 +30,11 @@ import org.jspecify.annotations.Nullable;
  * the key is never logged. An unknown or missing key gets OpenAI's 401 (Anthropic's {@code
  * authentication_error} on the Messages API's paths, Google's {@code UNAUTHENTICATED} under {@code
  * /v1beta}); a known one leaves the
- * tenant and its tier (from the configuration, never from the request) for the servlets, and in
+ * tenant and its tier (from the configuration, never from the request) for the servlets in the
+ * request's {@link Exchange}, and in
  * {@link RateLimitFilter}'s user and tier attributes for the filter on the pass-through paths.
  */
 public final class ApiKeyFilter implements Filter {
-
-    private static final String ACCOUNT = "gateway.account";
-    /** The configuration the request's key was found in: the one it is served by, whatever a reload swaps meanwhile. */
-    public static final String CONFIG = "gateway.config";
 
     private static final String BEARER = "bearer ";
 
@@ -53,10 +50,6 @@ public final class ApiKeyFilter implements Filter {
         this.configs = configs;
         this.metrics = metrics;
         this.managed = managed;
-    }
-
-    public static Account account(HttpServletRequest request) {
-        return (Account) request.getAttribute(ACCOUNT);
     }
 
     @Override
@@ -78,7 +71,6 @@ public final class ApiKeyFilter implements Filter {
         boolean anthropic = Anthropic.isAnthropicCaller(request);
         boolean gemini = Gemini.isGeminiCaller(request);
         GatewayConfig config = configs.get(); // read once: the request's tier, caps and prices come from it
-        request.setAttribute(CONFIG, config);
         ApiKey key =
                 header == null ? null : find(header.substring(BEARER.length()).trim(), config);
         if (key == null) {
@@ -134,7 +126,7 @@ public final class ApiKeyFilter implements Filter {
                     "Incorrect API key provided.");
             return;
         }
-        request.setAttribute(ACCOUNT, new Account(key.tenant(), key.tier(), key.team(), key.budget()));
+        Exchange.begin(request, config, new Account(key.tenant(), key.tier(), key.team(), key.budget()));
         // what RateLimitFilter's default resolver reads on the pass-through paths
         request.setAttribute(RateLimitFilter.USER_ATTRIBUTE, key.tenant());
         // the library's tier: a key in shadow is charged under a copy of its own, named apart

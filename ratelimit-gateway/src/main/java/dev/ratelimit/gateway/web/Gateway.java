@@ -24,7 +24,6 @@ import dev.ratelimit.http.HeaderFamily;
 import dev.ratelimit.http.RateLimitResponses;
 import dev.ratelimit.http.Refusal;
 import dev.ratelimit.http.RetryAfter;
-import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Clock;
@@ -75,15 +74,6 @@ public record Gateway(
      */
     public GatewayConfig config() {
         return Objects.requireNonNull(configs.get(), "configs holds a configuration from the start");
-    }
-
-    /**
-     * The configuration a request is served by: the one its key was found in ({@link ApiKeyFilter}),
-     * so that a reload while it is served gives it the old file or the new one whole, never the tier
-     * of one and the caps of the other; the one in force for a request no key was looked up for.
-     */
-    public GatewayConfig config(HttpServletRequest request) {
-        return request.getAttribute(ApiKeyFilter.CONFIG) instanceof GatewayConfig taken ? taken : config();
     }
 
     /**

@@ -75,21 +75,23 @@ public final class MeteredServlet extends HttpServlet {
             PassthroughServlet.unknown(gateway, request, response, request.getServletPath());
             return;
         }
-        GatewayConfig config = gateway.config(request);
+        Exchange exchange = Exchange.of(request); // taken once: configuration, caller, log entry
+        GatewayConfig config = exchange.config();
         AsyncClient client =
                 AsyncClient.start(request, response, config.server().clientIdleTimeout());
         Requests.readAsync(
                 request,
                 config.limits().maxBodyBytes(),
-                body -> new Metered(client, config).run(() -> received(client, config, body)),
+                body -> new Metered(client, config).run(() -> received(client, exchange, body)),
                 failure -> unread(client, failure));
     }
 
     /** The request, once its body is in: validate, estimate, route, admit, then forward. */
-    private void received(AsyncClient client, GatewayConfig config, Requests.Body body) throws IOException {
+    private void received(AsyncClient client, Exchange exchange, Requests.Body body) throws IOException {
         HttpServletRequest request = client.request();
         HttpServletResponse response = client.response();
-        Account account = ApiKeyFilter.account(request);
+        GatewayConfig config = exchange.config();
+        Account account = exchange.account();
         Endpoint.Call call;
         try {
             BadRequest refused = body.refused();
@@ -109,7 +111,7 @@ public final class MeteredServlet extends HttpServlet {
         }
 
         Charge charge = Charge.of(config, account, call.model());
-        AccessLog.Entry logged = AccessLog.entry(request);
+        AccessLog.Entry logged = exchange.log();
         if (logged != null) {
             logged.model = call.model();
             logged.estimatedTokens = call.estimate();
@@ -276,7 +278,7 @@ public final class MeteredServlet extends HttpServlet {
                 throws IOException {
             gateway.metrics().upstreamHeaders(endpoint.metric(), Duration.ofNanos(System.nanoTime() - started));
             int status = answer.status();
-            AccessLog.Entry logged = AccessLog.entry(client.request());
+            AccessLog.Entry logged = Exchange.of(client.request()).log();
             if (logged != null) {
                 logged.upstreamStatus = status;
             }

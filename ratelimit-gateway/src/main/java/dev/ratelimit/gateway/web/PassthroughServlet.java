@@ -103,7 +103,7 @@ public final class PassthroughServlet extends HttpServlet {
         String method = request.getMethod();
         Requests.drain(request, response);
         gateway.metrics().refused("other", 404, "unknown_url");
-        String relayed = gateway.config(request).passthrough().stream()
+        String relayed = Exchange.of(request).config().passthrough().stream()
                 .map(GatewayConfig.Route::entry)
                 .collect(java.util.stream.Collectors.joining(", "));
         if (Anthropic.isAnthropicCaller(request)) {
@@ -161,7 +161,7 @@ public final class PassthroughServlet extends HttpServlet {
             String pathAndQuery,
             byte[] body,
             Map<String, String> headers) {
-        GatewayConfig config = gateway.config(request);
+        GatewayConfig config = Exchange.of(request).config();
         AsyncClient client =
                 AsyncClient.start(request, response, config.server().clientIdleTimeout());
         client.quiet(); // the upstream's timeouts run now
@@ -255,7 +255,7 @@ public final class PassthroughServlet extends HttpServlet {
             HttpServletRequest request = (HttpServletRequest) req;
             String path = "/v1" + (request.getPathInfo() == null ? "" : request.getPathInfo());
             String method = request.getMethod();
-            GatewayConfig config = gateway.config(request);
+            GatewayConfig config = Exchange.of(request).config();
             if (Gemini.ModelCall.of(request.getPathInfo()) != null) {
                 gemini.service(request, response); // Google's stable version: the same methods as under /v1beta
                 return;
@@ -285,7 +285,8 @@ public final class PassthroughServlet extends HttpServlet {
                 Requests.contentType(request);
                 request.setAttribute(
                         BODY,
-                        Requests.bytes(request, gateway.config(request).limits().maxBodyBytes()));
+                        Requests.bytes(
+                                request, Exchange.of(request).config().limits().maxBodyBytes()));
             } catch (BadRequest e) {
                 e.answer(protocol, "other", gateway.metrics(), response);
                 return;
@@ -296,7 +297,7 @@ public final class PassthroughServlet extends HttpServlet {
                     gateway.metrics().refused("other", 429, decision.window().isTokens() ? "tokens" : "requests");
                 } else {
                     gateway.shadowRefusals()
-                            .record(ApiKeyFilter.account(request).tenant(), decision);
+                            .record(Exchange.of(request).account().tenant(), decision);
                 }
             }
         }
