@@ -30,6 +30,7 @@ import dev.ratelimit.gateway.protocol.gemini.GeminiEndpoint;
 import dev.ratelimit.gateway.protocol.gemini.GeminiTokens;
 import dev.ratelimit.gateway.protocol.openai.OpenAiEndpoint;
 import dev.ratelimit.gateway.protocol.openai.TokenCounter;
+import dev.ratelimit.gateway.store.GatewayKeys;
 import dev.ratelimit.gateway.store.GatewayStore;
 import dev.ratelimit.gateway.store.RedisTarget;
 import dev.ratelimit.gateway.upstream.Cooldowns;
@@ -302,13 +303,15 @@ final class Assembly {
         MockModel running = mock;
         List<UpstreamConfig> upstreamConfigs =
                 Upstream.configured(config, environment, running == null ? null : running.baseUrl());
+        GatewayKeys keys = keys();
         cooldowns = new Cooldowns(
                 wallClock,
                 redis,
+                keys,
                 registry,
                 upstreamConfigs.stream().map(UpstreamConfig::name).toList());
         opened.push(cooldowns);
-        managedKeys = new ManagedKeys(wallClock, redis, config.admin().prefix());
+        managedKeys = new ManagedKeys(wallClock, redis, keys);
         opened.push(managedKeys);
         String conflict = managedKeys.conflict(config);
         if (conflict != null) {
@@ -327,7 +330,7 @@ final class Assembly {
     private void pipeline() {
         configs = new AtomicReference<>(config);
         BudgetAlerts alerts = new BudgetAlerts(
-                () -> Objects.requireNonNull(configs.get()).alerts(), wallClock, cooldowns::claim, registry);
+                () -> Objects.requireNonNull(configs.get()).alerts(), wallClock, cooldowns::claim, keys(), registry);
         opened.push(alerts);
         gateway = new Gateway(
                 configs,
@@ -433,7 +436,7 @@ final class Assembly {
             context.addServlet(
                     new ServletHolder(new MeteredServlet(endpoint, gateway)), "/v1" + endpoint.upstreamPath());
         }
-        BatchOwners batchOwners = new BatchOwners(store.redis(), config.admin().prefix());
+        BatchOwners batchOwners = new BatchOwners(store.redis(), keys());
         Batches batchCore = new Batches(gateway, batchOwners);
         opened.push(batchCore); // closed with the servlets that use it once started
         ServletHolder batches = new ServletHolder(new BatchServlet(batchCore));
@@ -535,6 +538,11 @@ final class Assembly {
             reloader.watch();
         }
         return reloader;
+    }
+
+    /** The names of the gateway's own keys on Redis, under {@code admin.prefix}. */
+    private GatewayKeys keys() {
+        return new GatewayKeys(config.admin().prefix());
     }
 
     private void closeOpened(Throwable failure) {

@@ -2,6 +2,7 @@ package dev.ratelimit.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ratelimit.gateway.store.GatewayKeys;
 import dev.ratelimit.gateway.store.RedisTarget;
 import dev.ratelimit.gateway.upstream.Cooldowns;
 import dev.ratelimit.testsupport.redis.RedisServer;
@@ -28,9 +29,11 @@ class CooldownsSubscriptionTest {
         RedisTarget target = RedisTarget.of(redis.get().uri(), null);
         redis.get().stop();
         Clock clock = Clock.systemUTC();
-        try (Cooldowns startedWhileDown = new Cooldowns(clock, target, new SimpleMeterRegistry(), List.of("openai"))) {
+        try (Cooldowns startedWhileDown =
+                new Cooldowns(clock, target, GatewayKeys.DEFAULT, new SimpleMeterRegistry(), List.of("openai"))) {
             redis.get().startAgain();
-            try (Cooldowns other = new Cooldowns(clock, target, new SimpleMeterRegistry(), List.of("openai"))) {
+            try (Cooldowns other =
+                    new Cooldowns(clock, target, GatewayKeys.DEFAULT, new SimpleMeterRegistry(), List.of("openai"))) {
                 Instant until = clock.instant().plusSeconds(60);
                 // announced again until the first process has subscribed and heard one
                 Harness.await("the process started while Redis was down knows the other's cooldown", () -> {
@@ -45,8 +48,10 @@ class CooldownsSubscriptionTest {
     void aModelNameWithSpacesIsSharedWhole() throws Exception {
         RedisTarget target = RedisTarget.of(redis.get().uri(), null);
         Clock clock = Clock.systemUTC();
-        try (Cooldowns first = new Cooldowns(clock, target, new SimpleMeterRegistry(), List.of("openai"));
-                Cooldowns second = new Cooldowns(clock, target, new SimpleMeterRegistry(), List.of("openai"))) {
+        try (Cooldowns first = new Cooldowns(
+                        clock, target, GatewayKeys.DEFAULT, new SimpleMeterRegistry(), List.of("openai"));
+                Cooldowns second = new Cooldowns(
+                        clock, target, GatewayKeys.DEFAULT, new SimpleMeterRegistry(), List.of("openai"))) {
             Instant until = clock.instant().plusSeconds(60);
             Harness.await("the other process knows the cooldown of 'my fine tuned model'", () -> {
                 first.start("openai", "my fine tuned model", until, Duration.ofSeconds(5));
@@ -65,18 +70,20 @@ class CooldownsSubscriptionTest {
         RedisTarget target = RedisTarget.of(redis.get().uri(), null);
         Clock clock = Clock.systemUTC();
         String model = "my {fine} tuned * model";
-        try (Cooldowns first = new Cooldowns(clock, target, new SimpleMeterRegistry(), List.of("openai"))) {
+        try (Cooldowns first =
+                new Cooldowns(clock, target, GatewayKeys.DEFAULT, new SimpleMeterRegistry(), List.of("openai"))) {
             Instant until = clock.instant().plusSeconds(60);
             first.start("openai", model, until, Duration.ofSeconds(5));
-            assertThat(redis.get().call("HEXISTS", Cooldowns.hashKey("openai"), model))
+            assertThat(redis.get().call("HEXISTS", GatewayKeys.DEFAULT.cooldowns("openai"), model))
                     .as("one field of the upstream's hash")
                     .isEqualTo(1L);
-            try (Cooldowns later = new Cooldowns(clock, target, new SimpleMeterRegistry(), List.of("openai"))) {
+            try (Cooldowns later =
+                    new Cooldowns(clock, target, GatewayKeys.DEFAULT, new SimpleMeterRegistry(), List.of("openai"))) {
                 Harness.await("read from the hash at subscription", () -> later.until("openai", model) != null);
                 assertThat(later.until("openai", model).toEpochMilli()).isEqualTo(until.toEpochMilli());
                 first.end("openai", model);
                 Harness.await("its end announced", () -> later.until("openai", model) == null);
-                assertThat(redis.get().call("HEXISTS", Cooldowns.hashKey("openai"), model))
+                assertThat(redis.get().call("HEXISTS", GatewayKeys.DEFAULT.cooldowns("openai"), model))
                         .isEqualTo(0L);
             }
         }

@@ -18,8 +18,7 @@ import org.junit.jupiter.api.Test;
 /** The gateway over HTTP in front of its mock model: identity, bad input, headers and its own endpoints. */
 class GatewayServerTest extends MockGatewayTest {
 
-    private static final String HELLO =
-            "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}";
+    static final String HELLO = "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}";
 
     @Test
     @DisplayName("a missing, malformed (Basic) or unknown key gets OpenAI's 401 invalid_api_key, charged nothing")

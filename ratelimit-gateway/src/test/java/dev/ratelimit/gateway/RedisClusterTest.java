@@ -10,6 +10,7 @@ import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import dev.ratelimit.gateway.config.GatewayConfig;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
+import dev.ratelimit.gateway.store.GatewayKeys;
 import dev.ratelimit.gateway.store.RedisTarget;
 import dev.ratelimit.gateway.upstream.Cooldowns;
 import dev.ratelimit.testsupport.redis.RedisCluster;
@@ -142,7 +143,7 @@ class RedisClusterTest {
         Set<Integer> covered = new HashSet<>();
         for (int i = 0; covered.size() < RedisCluster.MASTERS; i++) {
             String upstream = "upstream-" + i;
-            RedisServer master = cluster.nodeOf(Cooldowns.hashKey(upstream));
+            RedisServer master = cluster.nodeOf(GatewayKeys.DEFAULT.cooldowns(upstream));
             if (covered.add(master.port())) {
                 upstreams.put(upstream, master);
             }
@@ -150,16 +151,18 @@ class RedisClusterTest {
         RedisTarget target = RedisTarget.of(null, String.join(",", cluster.uris()));
         Clock clock = Clock.systemUTC();
         Instant until = clock.instant().plus(Duration.ofMinutes(5));
-        try (Cooldowns first = new Cooldowns(clock, target, new SimpleMeterRegistry(), upstreams.keySet())) {
+        try (Cooldowns first =
+                new Cooldowns(clock, target, GatewayKeys.DEFAULT, new SimpleMeterRegistry(), upstreams.keySet())) {
             for (String upstream : upstreams.keySet()) {
                 first.start(upstream, "m", until, Duration.ofSeconds(5));
             }
             for (Map.Entry<String, RedisServer> entry : upstreams.entrySet()) {
-                assertThat(entry.getValue().call("HEXISTS", Cooldowns.hashKey(entry.getKey()), "m"))
+                assertThat(entry.getValue().call("HEXISTS", GatewayKeys.DEFAULT.cooldowns(entry.getKey()), "m"))
                         .as("the key of %s on its master", entry.getKey())
                         .isEqualTo(1L);
             }
-            try (Cooldowns later = new Cooldowns(clock, target, new SimpleMeterRegistry(), upstreams.keySet())) {
+            try (Cooldowns later =
+                    new Cooldowns(clock, target, GatewayKeys.DEFAULT, new SimpleMeterRegistry(), upstreams.keySet())) {
                 for (String upstream : upstreams.keySet()) {
                     assertThat(later.until(upstream, "m"))
                             .as("read at its start from the master of %s", upstream)

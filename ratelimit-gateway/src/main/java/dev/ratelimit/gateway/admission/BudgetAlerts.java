@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ratelimit.api.Decision;
 import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.config.AlertSettings;
+import dev.ratelimit.gateway.store.GatewayKeys;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
@@ -90,13 +91,16 @@ public final class BudgetAlerts implements AutoCloseable {
     private final Supplier<AlertSettings> settings;
     private final Clock clock;
     private final Claims claims;
+    private final GatewayKeys keys;
     private final MeterRegistry registry;
     private final HttpClient http;
     private final ScheduledExecutorService worker;
     /** Alert keys this process has seen claimed (by itself or another), with the end of their period. */
     private final Map<String, Long> seen = new ConcurrentHashMap<>();
 
-    public BudgetAlerts(Supplier<AlertSettings> settings, Clock clock, Claims claims, MeterRegistry registry) {
+    public BudgetAlerts(
+            Supplier<AlertSettings> settings, Clock clock, Claims claims, GatewayKeys keys, MeterRegistry registry) {
+        this.keys = keys;
         this.settings = settings;
         this.clock = clock;
         this.claims = claims;
@@ -143,8 +147,7 @@ public final class BudgetAlerts implements AutoCloseable {
                     level = of == null ? "budget" : of.kind();
                     name = budget.startsWith(level + ":") ? budget.substring(level.length() + 1) : budget;
                 }
-                String key =
-                        "ratelimit:alert:{" + level + ":" + name + "}:" + window.name() + ":" + threshold + ":" + start;
+                String key = keys.alert(level, name, window.name(), threshold, start);
                 if (seen.putIfAbsent(key, end) == null) {
                     Alert alert = new Alert(
                             level,

@@ -1,5 +1,6 @@
 package dev.ratelimit.gateway.batch;
 
+import dev.ratelimit.gateway.store.GatewayKeys;
 import dev.ratelimit.gateway.store.RedisLink;
 import dev.ratelimit.gateway.store.RedisTarget;
 import io.lettuce.core.RedisException;
@@ -32,25 +33,23 @@ public final class BatchOwners implements AutoCloseable {
     static final String BATCH = "batch";
 
     private final @Nullable RedisLink redis;
+    private final GatewayKeys keys;
     private final String hash;
     private final String reservations;
-    private final String pollPrefix;
     private final String settling;
-    private final String guardPrefix;
     private final Map<String, String> local = new ConcurrentHashMap<>();
     private final Map<String, String> localReservations = new ConcurrentHashMap<>();
     private final Set<String> localSettling = ConcurrentHashMap.newKeySet();
 
     /**
      * @param redis the gateway's Redis, or {@code null} for this process's memory
-     * @param prefix the prefix of the hash ({@code admin.prefix})
+     * @param keys the names of the gateway's keys ({@code admin.prefix})
      */
-    public BatchOwners(@Nullable RedisTarget redis, String prefix) {
-        this.hash = prefix + ":batch-owners";
-        this.reservations = prefix + ":batch-reservations";
-        this.pollPrefix = prefix + ":batch-poll:";
-        this.settling = prefix + ":batch-settling";
-        this.guardPrefix = prefix + ":batch-settle-guard:";
+    public BatchOwners(@Nullable RedisTarget redis, GatewayKeys keys) {
+        this.keys = keys;
+        this.hash = keys.batchOwners();
+        this.reservations = keys.batchReservations();
+        this.settling = keys.batchSettling();
         this.redis = redis == null
                 ? null
                 : new RedisLink(redis, "Batch owners", "batches and files answer 404 until it is back");
@@ -155,10 +154,12 @@ public final class BatchOwners implements AutoCloseable {
                 redis,
                 commands -> {
                     if (Boolean.TRUE.equals(commands.hexists(settling, id))) {
-                        return Optional.of(commands.exists(guardPrefix + id) > 0 ? Attempt.AGAIN : Attempt.TOO_LATE);
+                        return Optional.of(
+                                commands.exists(keys.batchSettleGuard(id)) > 0 ? Attempt.AGAIN : Attempt.TOO_LATE);
                     }
                     // the guard first: an attempt recorded without its guard would be taken for a late one
-                    commands.set(guardPrefix + id, "1", SetArgs.Builder.nx().px(Math.max(1, guard.toMillis())));
+                    commands.set(
+                            keys.batchSettleGuard(id), "1", SetArgs.Builder.nx().px(Math.max(1, guard.toMillis())));
                     commands.hset(settling, id, "1");
                     return Optional.of(Attempt.FIRST);
                 },
@@ -181,7 +182,7 @@ public final class BatchOwners implements AutoCloseable {
                 redis,
                 commands -> "OK"
                         .equals(commands.set(
-                                pollPrefix + id, "1", SetArgs.Builder.nx().px(Math.max(1, interval.toMillis())))),
+                                keys.batchPoll(id), "1", SetArgs.Builder.nx().px(Math.max(1, interval.toMillis())))),
                 false);
     }
 

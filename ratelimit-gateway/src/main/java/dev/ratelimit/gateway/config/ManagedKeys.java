@@ -9,6 +9,7 @@ import dev.ratelimit.api.Window;
 import dev.ratelimit.gateway.admin.AdminServlet;
 import dev.ratelimit.gateway.config.GatewayConfig.ApiKey;
 import dev.ratelimit.gateway.config.GatewayConfig.TierConfig;
+import dev.ratelimit.gateway.store.GatewayKeys;
 import dev.ratelimit.gateway.store.RedisLink;
 import dev.ratelimit.gateway.store.RedisTarget;
 import io.lettuce.core.RedisException;
@@ -210,12 +211,12 @@ public final class ManagedKeys implements AutoCloseable {
 
     /**
      * @param redis the gateway's Redis, or {@code null} for this process's memory
-     * @param prefix the prefix of the hash and the channel ({@code admin.prefix})
+     * @param keys the names of the hash and the channel ({@code admin.prefix})
      */
-    public ManagedKeys(Clock clock, @Nullable RedisTarget redis, String prefix) {
+    public ManagedKeys(Clock clock, @Nullable RedisTarget redis, GatewayKeys keys) {
         this.clock = clock;
-        this.hash = prefix + ":admin-keys";
-        this.channel = hash + ":changes";
+        this.hash = keys.managedKeys();
+        this.channel = keys.managedKeyChanges();
         if (redis == null) {
             this.redis = null;
             this.reader = null;

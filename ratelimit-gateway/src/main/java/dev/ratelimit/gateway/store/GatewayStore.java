@@ -12,6 +12,8 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -82,11 +84,23 @@ public final class GatewayStore implements AutoCloseable {
                     null,
                     null);
         }
-        return redis.cluster() ? cluster(redis, timeout, work) : standalone(redis, timeout, work);
+        // one set of event loops and timers for every Lettuce client of the gateway: the store's and
+        // those of its cooldowns, managed keys and batches, which are closed before the store
+        ClientResources resources = DefaultClientResources.create();
+        RedisTarget shared = redis.sharing(resources);
+        try {
+            return shared.cluster()
+                    ? cluster(shared, resources, timeout, work)
+                    : standalone(shared, resources, timeout, work);
+        } catch (RuntimeException e) {
+            shutdown(resources);
+            throw e;
+        }
     }
 
-    private static GatewayStore standalone(RedisTarget redis, Duration timeout, Executor work) {
-        RedisClient client = RedisClient.create(redis.uri());
+    private static GatewayStore standalone(
+            RedisTarget redis, ClientResources resources, Duration timeout, Executor work) {
+        RedisClient client = RedisClient.create(resources, redis.uri());
         CloseableWindowStore store = LettuceWindowStore.builder(client)
                 .commandTimeout(timeout)
                 .completeAsyncOn(work)
@@ -101,6 +115,7 @@ public final class GatewayStore implements AutoCloseable {
                         store.close();
                     } finally {
                         shutdown(client);
+                        shutdown(resources);
                     }
                 },
                 redis,
@@ -112,8 +127,8 @@ public final class GatewayStore implements AutoCloseable {
      * it owns: commands refused at once while a node is disconnected, bounded commands, and adaptive
      * topology refresh, so a failover's new master is found.
      */
-    private static GatewayStore cluster(RedisTarget redis, Duration timeout, Executor work) {
-        RedisClusterClient client = RedisClusterClient.create(redis.uris());
+    private static GatewayStore cluster(RedisTarget redis, ClientResources resources, Duration timeout, Executor work) {
+        RedisClusterClient client = RedisClusterClient.create(resources, redis.uris());
         client.setOptions(LettuceWindowStore.clusterClientOptions());
         CloseableWindowStore store;
         try {
@@ -142,6 +157,7 @@ public final class GatewayStore implements AutoCloseable {
                         masters.close();
                     } finally {
                         shutdown(client);
+                        shutdown(resources);
                     }
                 },
                 redis,
@@ -296,6 +312,21 @@ public final class GatewayStore implements AutoCloseable {
         } catch (ExecutionException | TimeoutException e) {
             System.getLogger(GatewayStore.class.getName())
                     .log(System.Logger.Level.WARNING, "the Redis client did not shut down within 5 s; going on", e);
+        }
+    }
+
+    /** Shuts the shared client resources down, last, waiting at most 5 s as {@link #shutdown(AbstractRedisClient)} does. */
+    static void shutdown(ClientResources resources) {
+        try {
+            resources.shutdown(0, 2, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            System.getLogger(GatewayStore.class.getName())
+                    .log(
+                            System.Logger.Level.WARNING,
+                            "the Redis client resources did not shut down within 5 s; going on",
+                            e);
         }
     }
 }

@@ -19,6 +19,7 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.protocol.ConnectionIntent;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lettuce.core.resource.ClientResources;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,7 +31,8 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A Lettuce client of the gateway's own for state that its processes share beside the budgets
+ * A Lettuce client of the gateway's own (on the client resources every gateway client on that Redis
+ * shares: {@link RedisTarget#resources()}) for state that its processes share beside the budgets
  * (upstream cooldowns, keys managed by the admin API): one connection for commands, opened on first
  * use and again after a failure (at most every {@link #RECONNECT_EVERY}), and one subscription to a
  * channel of announcements, after which the owner reads the state whole each time the subscription
@@ -72,14 +74,19 @@ public final class RedisLink implements AutoCloseable {
     }
 
     private static RedisClient standaloneClient(RedisTarget redis) {
-        RedisClient created = RedisClient.create(redis.uri());
+        ClientResources shared = redis.resources();
+        RedisClient created =
+                shared == null ? RedisClient.create(redis.uri()) : RedisClient.create(shared, redis.uri());
         created.setOptions(common(ClientOptions.builder()).build());
         return created;
     }
 
     /** The same options on a cluster client, and adaptive topology refresh to follow a failover. */
     private static RedisClusterClient clusterClient(RedisTarget redis) {
-        RedisClusterClient created = RedisClusterClient.create(redis.uris());
+        ClientResources shared = redis.resources();
+        RedisClusterClient created = shared == null
+                ? RedisClusterClient.create(redis.uris())
+                : RedisClusterClient.create(shared, redis.uris());
         created.setOptions(common(ClusterClientOptions.builder())
                 .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                         .enableAllAdaptiveRefreshTriggers()

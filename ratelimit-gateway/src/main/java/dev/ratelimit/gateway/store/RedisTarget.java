@@ -1,6 +1,7 @@
 package dev.ratelimit.gateway.store;
 
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -9,15 +10,28 @@ import org.jspecify.annotations.Nullable;
 /**
  * The Redis the gateway keeps its budgets, slots and cooldowns on: one server ({@code REDIS_URL})
  * or a Redis Cluster named by one or more of its nodes ({@code REDIS_CLUSTER_URL}, from which
- * Lettuce discovers the rest).
+ * Lettuce discovers the rest), and the one set of Lettuce client resources (event loops, timers)
+ * that every client of the gateway on it shares.
  *
  * @param uris the server, or the cluster's seed nodes
  * @param cluster whether {@code uris} seed a cluster
+ * @param resources the client resources the gateway's store created and shuts down last, or {@code
+ *     null} when each client is to create its own (a target not from a {@link GatewayStore})
  */
-public record RedisTarget(List<RedisURI> uris, boolean cluster) {
+public record RedisTarget(
+        List<RedisURI> uris, boolean cluster, @Nullable ClientResources resources) {
 
     public RedisTarget {
         uris = List.copyOf(uris);
+    }
+
+    public RedisTarget(List<RedisURI> uris, boolean cluster) {
+        this(uris, cluster, null);
+    }
+
+    /** The same Redis, its clients sharing {@code shared}. */
+    RedisTarget sharing(ClientResources shared) {
+        return new RedisTarget(uris, cluster, shared);
     }
 
     /**

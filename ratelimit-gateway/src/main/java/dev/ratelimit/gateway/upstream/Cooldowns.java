@@ -1,5 +1,6 @@
 package dev.ratelimit.gateway.upstream;
 
+import dev.ratelimit.gateway.store.GatewayKeys;
 import dev.ratelimit.gateway.store.RedisLink;
 import dev.ratelimit.gateway.store.RedisTarget;
 import io.lettuce.core.ExpireArgs;
@@ -26,10 +27,11 @@ import org.jspecify.annotations.Nullable;
  * 429 by the gateway itself, except one probe per interval, whose success ends the cooldown early.
  *
  * <p>In memory for one process; on Redis ({@code REDIS_URL} or {@code REDIS_CLUSTER_URL}) shared by
- * every gateway process: one hash per upstream, {@code ratelimit:cooldowns:{upstream}}, whose fields
+ * every gateway process: one hash per upstream, {@code <prefix>:cooldowns:{<upstream>}} (names in the
+ * library's key codec: {@link GatewayKeys}), whose fields
  * are the cooling models (any name) and their values the ends as epoch milliseconds; the hash expires
  * with its latest end, and a field whose end has passed is read as no cooldown. A change is announced
- * on the channel {@value #CHANNEL} (a process subscribes at start and reads its upstreams' hashes again
+ * on the channel {@code <prefix>:cooldowns} (a process subscribes at start and reads its upstreams' hashes again
  * whenever its subscription connects, so it knows the cooldowns set while it was away: one {@code
  * HGETALL} per upstream, never a scan of the keyspace), and one key per probe interval, set with NX, so that of all
  * the processes exactly one lets the interval's probe through. A request asks only this process's
@@ -46,8 +48,6 @@ import org.jspecify.annotations.Nullable;
 public final class Cooldowns implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(Cooldowns.class.getName());
-    /** The channel on which a process announces a cooldown it started or ended. */
-    static final String CHANNEL = "ratelimit:cooldowns";
     /** The longest cooldown an upstream's header can set; a probe ends a wrong one sooner anyway. */
     static final Duration LONGEST = Duration.ofHours(1);
     /** The most (upstream, model) pairs remembered for the status page. */
@@ -59,6 +59,7 @@ public final class Cooldowns implements AutoCloseable {
     private final Clock clock;
     private final MeterRegistry registry;
     private final @Nullable RedisLink redis;
+    private final GatewayKeys keys;
     /** The cooldowns in force on Redis, as announced there or read at (re)subscription. */
     private final Map<String, Active> shared = new ConcurrentHashMap<>();
 
@@ -70,11 +71,18 @@ public final class Cooldowns implements AutoCloseable {
 
     /**
      * @param redis the store's Redis server or cluster, or {@code null} for this process's memory
+     * @param keys the names of the hashes, probe keys and channel ({@code admin.prefix})
      * @param upstreams the configured upstreams' names: whose hashes are read when the subscription
      *     connects
      */
-    public Cooldowns(Clock clock, @Nullable RedisTarget redis, MeterRegistry registry, Collection<String> upstreams) {
+    public Cooldowns(
+            Clock clock,
+            @Nullable RedisTarget redis,
+            GatewayKeys keys,
+            MeterRegistry registry,
+            Collection<String> upstreams) {
         this.clock = clock;
+        this.keys = keys;
         this.registry = registry;
         this.upstreams.addAll(upstreams);
         if (redis == null) {
@@ -83,7 +91,7 @@ public final class Cooldowns implements AutoCloseable {
             RedisLink link = new RedisLink(redis, "Upstream cooldowns", "this process goes by what it knows itself");
             this.redis = link;
             // the keys are read again each time the subscription connects: announcements made meanwhile were missed
-            link.subscribe(CHANNEL, this::announced, this::readAll);
+            link.subscribe(keys.cooldownChannel(), this::announced, this::readAll);
         }
     }
 
@@ -138,12 +146,12 @@ public final class Cooldowns implements AutoCloseable {
     }
 
     /** The hash of an upstream's cooling models: field the model, value the end in epoch milliseconds. */
-    public static String hashKey(String upstream) {
-        return "ratelimit:cooldowns:{" + upstream + "}";
+    private String hashKey(String upstream) {
+        return keys.cooldowns(upstream);
     }
 
-    private static String probeKey(String upstream, String model, long bucket) {
-        return "ratelimit:cooldown-probe:{" + upstream + "}:" + model + ":" + bucket;
+    private String probeKey(String upstream, String model, long bucket) {
+        return keys.cooldownProbe(upstream, model, bucket);
     }
 
     /** The key of an (upstream, model) pair in this process's maps. */
@@ -220,7 +228,7 @@ public final class Cooldowns implements AutoCloseable {
                 commands.pexpire(hash, end - now, ExpireArgs.Builder.nx());
                 commands.pexpire(hash, end - now, ExpireArgs.Builder.gt());
                 commands.set(probeKey(upstream, model, bucket), "1", SetArgs.Builder.px(2 * probeInterval.toMillis()));
-                commands.publish(CHANNEL, upstream + " " + model + " " + end);
+                commands.publish(keys.cooldownChannel(), upstream + " " + model + " " + end);
             } catch (RedisException e) {
                 failed(e);
             }
@@ -269,7 +277,7 @@ public final class Cooldowns implements AutoCloseable {
         if (commands != null) {
             try {
                 commands.hdel(hashKey(upstream), model);
-                commands.publish(CHANNEL, upstream + " " + model + " 0");
+                commands.publish(keys.cooldownChannel(), upstream + " " + model + " 0");
             } catch (RedisException e) {
                 failed(e);
             }
