@@ -17,7 +17,7 @@ import com.anthropic.models.messages.MessageCreateParams;
 import com.anthropic.models.messages.MessageTokensCount;
 import com.anthropic.models.messages.RawMessageStreamEvent;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.ratelimit.gateway.mock.AnthropicMock;
+import dev.ratelimit.gateway.mock.MockModel;
 import dev.ratelimit.gateway.protocol.anthropic.AnthropicTokens;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.time.Duration;
@@ -194,7 +194,7 @@ class AnthropicClientTest extends MockGatewayTest {
                 {"model":"claude-sonnet-4-5","system":"Be brief.",
                  "messages":[{"role":"user","content":"How many tokens is this?"}]}""");
         assertThat(count.inputTokens()).isEqualTo(new AnthropicTokens().prompt(body));
-        assertThat(count.inputTokens()).isGreaterThanOrEqualTo(AnthropicMock.inputTokens(body));
+        assertThat(count.inputTokens()).isGreaterThanOrEqualTo(MockModel.anthropicInput(body));
         assertThat(harness.tokens("demo-user-free")).isZero();
         var raw = client("demo-free").messages().withRawResponse().create(hello("Hi"));
         assertThat(raw.headers().values("anthropic-ratelimit-requests-remaining"))

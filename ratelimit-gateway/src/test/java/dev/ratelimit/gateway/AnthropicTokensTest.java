@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.ratelimit.gateway.mock.AnthropicMock;
+import dev.ratelimit.gateway.mock.MockModel;
 import dev.ratelimit.gateway.protocol.anthropic.AnthropicTokens;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.io.BufferedReader;
@@ -87,12 +87,12 @@ class AnthropicTokensTest {
         texts.add("0123456789".repeat(50));
         texts.add("a");
         for (String text : texts) {
-            assertThat(tokens.text(text)).as("text: %s", text).isGreaterThanOrEqualTo(AnthropicMock.text(text));
+            assertThat(tokens.text(text)).as("text: %s", text).isGreaterThanOrEqualTo(MockModel.anthropicText(text));
             ObjectNode body =
                     OpenAi.JSON.createObjectNode().put("model", "claude-x").put("max_tokens", 10);
             body.put("system", text);
             body.putArray("messages").addObject().put("role", "user").put("content", text);
-            assertThat(tokens.prompt(body)).isGreaterThanOrEqualTo(AnthropicMock.inputTokens(body));
+            assertThat(tokens.prompt(body)).isGreaterThanOrEqualTo(MockModel.anthropicInput(body));
         }
         ObjectNode blocks = (ObjectNode) OpenAi.JSON.readTree("""
                 {"model":"claude-x","max_tokens":10,
@@ -106,6 +106,6 @@ class AnthropicTokensTest {
                    {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1",
                      "content":[{"type":"text","text":"18 degrees, light rain"}]}]}]}
                 """);
-        assertThat(tokens.prompt(blocks)).isGreaterThanOrEqualTo(AnthropicMock.inputTokens(blocks));
+        assertThat(tokens.prompt(blocks)).isGreaterThanOrEqualTo(MockModel.anthropicInput(blocks));
     }
 }

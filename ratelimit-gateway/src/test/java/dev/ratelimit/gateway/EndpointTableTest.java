@@ -248,18 +248,20 @@ class EndpointTableTest {
 
     /**
      * A batch row ({@link BatchServlet}, {@link AnthropicBatchServlet}) before any batch or file
-     * exists: a 4xx in the API's error shape (not owned, a bad body, or the mock model's own 404),
-     * no rate-limit header.
+     * exists: a 4xx in the API's error shape (not owned, or a bad body) or an empty list of the
+     * caller's batches, no rate-limit header.
      */
     private static String batch(HttpResponse<String> answer) throws Exception {
         boolean anyLimit = answer.headers().map().keySet().stream()
                 .anyMatch(name -> name.toLowerCase(java.util.Locale.ROOT).contains("ratelimit"));
         JsonNode body = OpenAi.JSON.readTree(answer.body());
-        return answer.statusCode() / 100 == 4
-                        && !anyLimit
-                        && body.path("error").path("message").isTextual()
-                ? "batch"
-                : "status " + answer.statusCode();
+        boolean refused = answer.statusCode() / 100 == 4
+                && body.path("error").path("message").isTextual();
+        // a list of the caller's batches, empty before any exists (the mock model keeps batches)
+        boolean emptyList = answer.statusCode() == 200
+                && body.path("data").isArray()
+                && body.path("data").isEmpty();
+        return (refused || emptyList) && !anyLimit ? "batch" : "status " + answer.statusCode();
     }
 
     /** What the gateway did, read from the answer alone. */

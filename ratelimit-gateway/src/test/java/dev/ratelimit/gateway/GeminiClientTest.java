@@ -13,7 +13,7 @@ import com.google.genai.types.GenerateContentResponse;
 import com.google.genai.types.GenerateContentResponseUsageMetadata;
 import com.google.genai.types.HttpOptions;
 import com.google.genai.types.HttpRetryOptions;
-import dev.ratelimit.gateway.mock.GeminiMock;
+import dev.ratelimit.gateway.mock.MockModel;
 import dev.ratelimit.gateway.protocol.gemini.GeminiTokens;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.net.URI;
@@ -109,7 +109,7 @@ class GeminiClientTest {
             assertThat(answer.text()).contains("Hello Gemini");
             GenerateContentResponseUsageMetadata usage = answer.usageMetadata().orElseThrow();
             assertThat(usage.promptTokenCount().orElseThrow())
-                    .isEqualTo(GeminiMock.PARTS.prompt(OpenAi.JSON.readTree(
+                    .isEqualTo(MockModel.GEMINI_PARTS.prompt(OpenAi.JSON.readTree(
                             "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"Hello Gemini\"}]}]}")));
             harness.awaitSettled("committed", "completed", TENANT);
             assertThat(harness.used(TENANT, "tokens-minute")).isEqualTo(total(usage));

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.ratelimit.gateway.mock.GeminiMock;
+import dev.ratelimit.gateway.mock.MockModel;
 import dev.ratelimit.gateway.protocol.gemini.GeminiTokens;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.util.ArrayList;
@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The Gemini prompt estimate ({@link GeminiTokens}) against the mock model's count ({@link
- * GeminiMock}, a token per four characters: the stand-in for Gemini's tokenizer, which jtokkit does
+ * MockModel#GEMINI_PARTS}, a token per four characters: the stand-in for Gemini's tokenizer, which jtokkit does
  * not have) on the test corpus: the 126 paragraphs of English prose of {@code
  * claude-token-counts.jsonl} (this project's docs, CONTRIBUTING.md and the Apache License), each
  * sent as one user content, plus texts the quarter of characters undercounts.
@@ -44,7 +44,7 @@ class GeminiTokensTest {
         for (AnthropicTokensTest.Paragraph paragraph : paragraphs) {
             JsonNode body = prompt(paragraph.text());
             long counted = tokens.prompt(body);
-            long reference = GeminiMock.PARTS.prompt(body);
+            long reference = MockModel.GEMINI_PARTS.prompt(body);
             assertThat(counted).as("the estimate of: %s", paragraph.text()).isGreaterThanOrEqualTo(reference);
             mock += reference;
             estimate += counted;
@@ -72,7 +72,7 @@ class GeminiTokensTest {
         for (String text : texts) {
             assertThat(tokens.prompt(prompt(text)))
                     .as(text)
-                    .isGreaterThanOrEqualTo(GeminiMock.PARTS.prompt(prompt(text)));
+                    .isGreaterThanOrEqualTo(MockModel.GEMINI_PARTS.prompt(prompt(text)));
         }
         JsonNode parts = OpenAi.JSON.readTree("""
                 {"systemInstruction":{"parts":[{"text":"You are terse."}]},
@@ -85,7 +85,7 @@ class GeminiTokensTest {
                    {"role":"user","parts":[{"functionResponse":{"name":"weather",
                      "response":{"temperature":18,"sky":"light rain"}}}]}]}
                 """);
-        assertThat(tokens.prompt(parts)).isGreaterThanOrEqualTo(GeminiMock.PARTS.prompt(parts));
+        assertThat(tokens.prompt(parts)).isGreaterThanOrEqualTo(MockModel.GEMINI_PARTS.prompt(parts));
         assertThat(tokens.prompt(parts)).isGreaterThan(GeminiTokens.MEDIA);
     }
 }

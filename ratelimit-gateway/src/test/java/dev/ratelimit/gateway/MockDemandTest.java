@@ -8,7 +8,6 @@ import com.openai.errors.RateLimitException;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionCreateParams;
 import com.openai.models.responses.ResponseCreateParams;
-import dev.ratelimit.gateway.mock.AnthropicMock;
 import dev.ratelimit.gateway.mock.MockModel;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
 import java.io.BufferedReader;
@@ -92,7 +91,7 @@ class MockDemandTest extends MockGatewayTest {
             stream.stream().forEach(chunk -> chunk.choices().forEach(choice -> text.append(choice.text())));
         }
 
-        assertThat(text.toString()).isEqualTo(MockModel.reply("[mock:slow] hi"));
+        assertThat(text.toString()).isEqualTo(dev.ratelimit.fakemodel.Echo.reply("[mock:slow] hi"));
         harness.awaitSettled("committed", "stream_completed", "demo-user-pro");
     }
 
@@ -121,13 +120,13 @@ class MockDemandTest extends MockGatewayTest {
         assertThat(events(answer.body()))
                 .startsWith("message_start", "content_block_start", "ping")
                 .endsWith("content_block_stop", "message_delta", "message_stop");
-        String reply = MockModel.reply("[mock:slow] hi");
-        assertThat(answer.body()).contains("\"output_tokens\":" + AnthropicMock.text(reply));
+        String reply = dev.ratelimit.fakemodel.Echo.reply("[mock:slow] hi");
+        assertThat(answer.body()).contains("\"output_tokens\":" + MockModel.anthropicText(reply));
         harness.awaitSettled("committed", "stream_completed", "demo-user-pro");
         assertThat(harness.tokens("demo-user-pro"))
                 .as("the mock's input and output, as its message_start and message_delta said")
-                .isEqualTo(AnthropicMock.inputTokens(OpenAi.JSON.readTree(messages("[mock:slow] hi", true)))
-                        + AnthropicMock.text(reply));
+                .isEqualTo(MockModel.anthropicInput(OpenAi.JSON.readTree(messages("[mock:slow] hi", true)))
+                        + MockModel.anthropicText(reply));
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * OpenAI's files and batches ({@code /v1/files}, {@code /v1/batches}) as the fake serves them:
@@ -28,8 +29,19 @@ public final class OpenAiBatches {
         String path = call.path();
         String method = call.method();
         if (path.equals("/v1/files") && method.equals("POST")) {
+            String content = upload(Objects.requireNonNullElse(call.header("Content-Type"), ""), call.text());
+            if (content == null) {
+                // OpenAI's answer to an upload without its file: a 400, never a server error
+                exchange.json(
+                        400,
+                        Failure.status(400)
+                                .message("Missing the 'file' part of the upload.")
+                                .type("invalid_request_error")
+                                .body(Api.Provider.OPENAI));
+                return true;
+            }
             String id = "file-" + ids.incrementAndGet();
-            files.put(id, upload(Objects.requireNonNullElse(call.header("Content-Type"), ""), call.text()));
+            files.put(id, content);
             exchange.json(200, file(id));
             return true;
         }
@@ -158,7 +170,10 @@ public final class OpenAiBatches {
     }
 
     /** The part named {@code file} of a multipart upload. */
-    private static String upload(String contentType, String body) {
+    private static @Nullable String upload(String contentType, String body) {
+        if (!contentType.contains("boundary=")) {
+            return null;
+        }
         String boundary = contentType
                 .substring(contentType.indexOf("boundary=") + "boundary=".length())
                 .replace("\"", "");
@@ -168,6 +183,6 @@ public final class OpenAiBatches {
                 return content.endsWith("\r\n") ? content.substring(0, content.length() - 2) : content;
             }
         }
-        throw new IllegalArgumentException("no file part in the upload");
+        return null;
     }
 }
