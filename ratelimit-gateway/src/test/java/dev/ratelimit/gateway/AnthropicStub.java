@@ -2,24 +2,26 @@ package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.fakemodel.Call;
+import dev.ratelimit.fakemodel.Exchange;
+import dev.ratelimit.fakemodel.FakeModel;
+import dev.ratelimit.fakemodel.Usage;
 import dev.ratelimit.gateway.protocol.anthropic.Anthropic;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
-import jakarta.servlet.ServletOutputStream;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * An Anthropic Messages API upstream the tests script: each request takes the next queued
- * behaviour, or a plain answer (streamed if asked) with known usage. It records what it received.
+ * Anthropic's Messages API as the gateway's tests script it, on the project's one fake model ({@link
+ * FakeModel}): each request takes the next queued behaviour, or a plain answer (streamed if asked)
+ * with known usage; Message Batches are the fake's. It records what it received.
  */
-final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicStub.Received> {
+final class AnthropicStub implements AutoCloseable {
 
     static final int INPUT = 11;
     static final int CACHE_WRITE = 2;
@@ -31,65 +33,86 @@ final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicS
     /** What the stub saw of one request. */
     record Received(String method, String path, Map<String, String> headers, JsonNode body) {
 
+        static Received of(Call call) {
+            Map<String, String> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+            headers.putAll(call.headers());
+            return new Received(call.method(), call.path(), headers, call.body());
+        }
+
         @Nullable
         String header(String name) {
             return headers.get(name);
         }
     }
 
+    /** How the stub answers one request: an Anthropic-shaped answer written to the fake's exchange. */
     @FunctionalInterface
     interface Behaviour {
-        void answer(JsonNode body, HttpServletResponse response) throws Exception;
+        void answer(JsonNode body, Exchange response) throws Exception;
     }
 
-    private final AnthropicBatchStub batches = new AnthropicBatchStub();
-
-    private AnthropicStub() throws Exception {}
-
     /** Anthropic's Message Batches, which the test moves through their states. */
-    AnthropicBatchStub batches() {
+    final class Batches {
+
+        /** Ends the batch with every request succeeded, each reporting this usage. */
+        void succeed(String id, long input, long cacheRead, long cacheWrite, long output) {
+            fake.anthropicBatches()
+                    .succeed(id, new Usage(input + cacheRead + cacheWrite, output, cacheRead, cacheWrite, 0));
+        }
+
+        /** Ends the batch with every request's result of {@code type}. */
+        void end(String id, String type) {
+            fake.anthropicBatches().end(id, type);
+        }
+    }
+
+    private final FakeModel fake;
+    private final Batches batches = new Batches();
+
+    private AnthropicStub(FakeModel fake) {
+        this.fake = fake;
+    }
+
+    static AnthropicStub start() {
+        return new AnthropicStub(FakeModel.builder()
+                .name("anthropic-stub")
+                .answer((call, exchange) -> ok(Map.of()).answer(call.body(), exchange))
+                .start());
+    }
+
+    Batches batches() {
         return batches;
     }
 
-    static AnthropicStub start() throws Exception {
-        return new AnthropicStub();
-    }
-
     String baseUrl() {
-        return "http://127.0.0.1:" + port() + "/v1";
+        return fake.baseUrl();
     }
 
-    @Override
-    void serve(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        JsonNode body = body(request);
-        Map<String, String> headers = new java.util.TreeMap<>(String.CASE_INSENSITIVE_ORDER);
-        for (String name : List.of("x-api-key", "authorization", "anthropic-version", "anthropic-beta")) {
-            String value = request.getHeader(name);
-            if (value != null) {
-                headers.put(name, value);
-            }
-        }
-        Received seen = new Received(request.getMethod(), request.getRequestURI(), headers, body);
-        if (batches.serve(request.getMethod(), request.getRequestURI(), body, response)) {
-            received().add(seen);
-            return;
-        }
-        Behaviour behaviour = next(seen);
-        try {
-            (behaviour == null ? ok(Map.of()) : behaviour).answer(body, response);
-        } catch (IOException | RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IOException(e);
-        }
+    void enqueue(Behaviour behaviour) {
+        fake.enqueue((call, exchange) -> behaviour.answer(call.body(), exchange));
+    }
+
+    /** Drops the behaviours not used yet: plain answers from here on. */
+    void clearQueue() {
+        fake.clearQueue();
+    }
+
+    /** Forgets what the stub has received so far. */
+    void clearReceived() {
+        fake.calls().clear();
+    }
+
+    /** What the stub has received, oldest first. */
+    List<Received> received() {
+        return fake.calls().stream().map(Received::of).toList();
     }
 
     /** An answer with usage {@link #TOTAL} (cache tokens included), plain or streamed, with {@code headers}. */
     static Behaviour ok(Map<String, String> headers) {
         return (body, response) -> {
-            headers.forEach(response::setHeader);
+            headers.forEach(response::header);
             if (body.path("stream").asBoolean(false)) {
-                ServletOutputStream out = startStream(response);
+                Exchange out = startStream(response);
                 for (int i = 0; i < OUTPUT; i++) {
                     delta(out);
                 }
@@ -178,7 +201,7 @@ final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicS
     static Behaviour stream(int chunks, CountDownLatch release, Then then, CountDownLatch ended) {
         return (body, response) -> {
             try {
-                ServletOutputStream out = startStream(response);
+                Exchange out = startStream(response);
                 for (int i = 0; i < chunks; i++) {
                     delta(out);
                 }
@@ -202,10 +225,8 @@ final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicS
         };
     }
 
-    private static ServletOutputStream startStream(HttpServletResponse response) throws IOException {
-        response.setStatus(200);
-        response.setContentType("text/event-stream");
-        ServletOutputStream out = response.getOutputStream();
+    private static Exchange startStream(Exchange response) throws IOException {
+        Exchange out = response.status(200).startStream("text/event-stream");
         ObjectNode start = OpenAi.JSON.createObjectNode().put("type", "message_start");
         ObjectNode message = start.putObject("message")
                 .put("id", "msg_stub")
@@ -229,7 +250,7 @@ final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicS
         return out;
     }
 
-    private static void delta(ServletOutputStream out) throws IOException {
+    private static void delta(Exchange out) throws IOException {
         ObjectNode delta = OpenAi.JSON
                 .createObjectNode()
                 .put("type", "content_block_delta")
@@ -238,7 +259,7 @@ final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicS
         event(out, "content_block_delta", delta);
     }
 
-    private static void finish(ServletOutputStream out) throws IOException {
+    private static void finish(Exchange out) throws IOException {
         event(
                 out,
                 "content_block_stop",
@@ -250,18 +271,18 @@ final class AnthropicStub extends QueuedStub<AnthropicStub.Behaviour, AnthropicS
         event(out, "message_stop", OpenAi.JSON.createObjectNode().put("type", "message_stop"));
     }
 
-    private static void event(ServletOutputStream out, String name, ObjectNode data) throws IOException {
-        out.write(("event: " + name + "\ndata: " + data + "\n\n").getBytes(StandardCharsets.UTF_8));
-        out.flush();
+    private static void event(Exchange out, String name, ObjectNode data) throws IOException {
+        out.event(name, data.toString());
     }
 
-    private static void write(HttpServletResponse response, int status, Map<String, String> headers, String body)
+    private static void write(Exchange response, int status, Map<String, String> headers, String body)
             throws IOException {
-        response.setStatus(status);
-        headers.forEach(response::setHeader);
-        response.setContentType("application/json");
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        response.setContentLength(bytes.length);
-        response.getOutputStream().write(bytes);
+        headers.forEach(response::header);
+        response.json(status, body);
+    }
+
+    @Override
+    public void close() {
+        fake.close();
     }
 }

@@ -58,7 +58,7 @@ class CooldownTest extends UpstreamsTest {
                 .contains("58");
         assertThat(held.headers().firstValue("retry-after-ms")).contains("58000");
 
-        upstreams.anthropic.received().clear();
+        upstreams.anthropic.clearReceived();
         drain();
         harness.clock.advance(PROBE_INTERVAL);
         assertThat(send(harness, 3))
@@ -81,8 +81,8 @@ class CooldownTest extends UpstreamsTest {
             "rate-limit headers saying none is left start a cooldown: OpenAI's x-ratelimit-*, Anthropic's anthropic-ratelimit-*")
     void remainingHeaders() throws Exception {
         upstreams.openai.enqueue((body, response) -> {
-            response.setHeader("x-ratelimit-remaining-requests", "0");
-            response.setHeader("x-ratelimit-reset-requests", "20s");
+            response.header("x-ratelimit-remaining-requests", "0");
+            response.header("x-ratelimit-reset-requests", "20s");
             StubUpstream.ok().answer(body, response);
         });
         String chat = "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";

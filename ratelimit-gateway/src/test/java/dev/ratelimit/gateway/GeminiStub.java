@@ -1,60 +1,69 @@
 package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ratelimit.fakemodel.Call;
+import dev.ratelimit.fakemodel.Exchange;
+import dev.ratelimit.fakemodel.FakeModel;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A Gemini API upstream the tests script ({@code /v1beta}): each request takes the next queued
- * behaviour, or a plain answer with {@link #PLAIN_USAGE}. It records what it received.
+ * Google's Gemini API as the gateway's tests script it ({@code /v1beta}), on the project's one fake
+ * model ({@link FakeModel}): each request takes the next queued behaviour, or a plain answer with
+ * {@link #PLAIN_USAGE}. It records what it received.
  */
-final class GeminiStub extends QueuedStub<GeminiStub.Behaviour, GeminiStub.Received> {
+final class GeminiStub implements AutoCloseable {
 
     /** The usage of a plain answer: 100 prompt tokens, 20 candidates' tokens. */
     static final String PLAIN_USAGE = "{\"promptTokenCount\":100,\"candidatesTokenCount\":20,\"totalTokenCount\":120}";
 
     /** What the stub saw of one request. */
     record Received(
-            String path, @Nullable String query, @Nullable String googleKey, JsonNode body) {}
+            String path, @Nullable String query, @Nullable String googleKey, JsonNode body) {
 
-    @FunctionalInterface
-    interface Behaviour {
-        void answer(HttpServletRequest request, HttpServletResponse response) throws Exception;
+        static Received of(Call call) {
+            return new Received(call.path(), call.query(), call.header("x-goog-api-key"), call.body());
+        }
     }
 
-    private GeminiStub() throws Exception {}
+    /** How the stub answers one request. */
+    @FunctionalInterface
+    interface Behaviour {
+        void answer(Call request, Exchange response) throws Exception;
+    }
 
-    static GeminiStub start() throws Exception {
-        return new GeminiStub();
+    private final FakeModel fake;
+
+    private GeminiStub(FakeModel fake) {
+        this.fake = fake;
+    }
+
+    static GeminiStub start() {
+        return new GeminiStub(FakeModel.builder()
+                .name("gemini-stub")
+                .answer((call, exchange) -> plain(PLAIN_USAGE).answer(call, exchange))
+                .start());
     }
 
     /** The base URL, as Google's is {@code https://generativelanguage.googleapis.com/v1beta}. */
     String baseUrl() {
-        return "http://127.0.0.1:" + port() + "/v1beta";
+        return fake.geminiBaseUrl();
     }
 
-    @Override
-    void serve(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        JsonNode body = body(request);
-        Behaviour behaviour = next(new Received(
-                request.getRequestURI(), request.getQueryString(), request.getHeader("x-goog-api-key"), body));
-        try {
-            (behaviour == null ? plain(PLAIN_USAGE) : behaviour).answer(request, response);
-        } catch (IOException | RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IOException(e);
-        }
+    void enqueue(Behaviour behaviour) {
+        fake.enqueue(behaviour::answer);
+    }
+
+    /** What the stub has received, oldest first. */
+    List<Received> received() {
+        return fake.calls().stream().map(Received::of).toList();
     }
 
     /** A plain answer: one candidate saying "ok", with {@code usage} as its {@code usageMetadata}. */
     static Behaviour plain(String usage) {
-        return (request, response) -> write(response, 200, "application/json", chunk("ok", "STOP", usage));
+        return (request, response) -> response.json(200, chunk("ok", "STOP", usage));
     }
 
     /**
@@ -64,23 +73,19 @@ final class GeminiStub extends QueuedStub<GeminiStub.Behaviour, GeminiStub.Recei
      */
     static Behaviour stream(List<String> chunks, boolean breakOff) {
         return (request, response) -> {
-            boolean sse = "sse".equals(request.getParameter("alt"));
-            response.setStatus(200);
-            response.setContentType(sse ? "text/event-stream" : "application/json");
-            var out = response.getOutputStream();
+            boolean sse = "sse".equals(request.queryParameter("alt"));
+            response.status(200).startStream(sse ? "text/event-stream" : "application/json");
             if (!sse) {
-                out.write('[');
+                response.send("[");
             }
             for (int i = 0; i < chunks.size(); i++) {
-                String framed = sse ? "data: " + chunks.get(i) + "\r\n\r\n" : (i == 0 ? "" : ",\r\n") + chunks.get(i);
-                out.write(framed.getBytes(StandardCharsets.UTF_8));
-                out.flush();
+                response.send(sse ? "data: " + chunks.get(i) + "\r\n\r\n" : (i == 0 ? "" : ",\r\n") + chunks.get(i));
             }
             if (breakOff) {
-                throw new IllegalStateException("the stub breaks the stream off");
+                response.breakOff();
             }
             if (!sse) {
-                out.write(']');
+                response.send("]");
             }
         };
     }
@@ -95,23 +100,20 @@ final class GeminiStub extends QueuedStub<GeminiStub.Behaviour, GeminiStub.Recei
 
     /** Google's 429 {@code RESOURCE_EXHAUSTED} with a {@code RetryInfo} of {@code retryDelay}. */
     static Behaviour exhausted(String retryDelay) {
-        return (request, response) -> write(
-                response,
+        return (request, response) -> response.write(
                 429,
                 "application/json",
-                "{\"error\":{\"code\":429,\"message\":\"Quota exceeded.\",\"status\":\"RESOURCE_EXHAUSTED\","
-                        + "\"details\":[{\"@type\":\"type.googleapis.com/google.rpc.QuotaFailure\",\"violations\":"
-                        + "[{\"quotaMetric\":\"generativelanguage.googleapis.com/generate_content_requests\","
-                        + "\"quotaId\":\"GenerateRequestsPerMinutePerProjectPerModel\",\"quotaValue\":\"10\"}]},"
-                        + "{\"@type\":\"type.googleapis.com/google.rpc.RetryInfo\",\"retryDelay\":\"" + retryDelay
-                        + "\"}]}}");
+                ("{\"error\":{\"code\":429,\"message\":\"Quota exceeded.\",\"status\":\"RESOURCE_EXHAUSTED\","
+                                + "\"details\":[{\"@type\":\"type.googleapis.com/google.rpc.QuotaFailure\",\"violations\":"
+                                + "[{\"quotaMetric\":\"generativelanguage.googleapis.com/generate_content_requests\","
+                                + "\"quotaId\":\"GenerateRequestsPerMinutePerProjectPerModel\",\"quotaValue\":\"10\"}]},"
+                                + "{\"@type\":\"type.googleapis.com/google.rpc.RetryInfo\",\"retryDelay\":\""
+                                + retryDelay + "\"}]}}")
+                        .getBytes(StandardCharsets.UTF_8));
     }
 
-    static void write(HttpServletResponse response, int status, String type, String body) throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        response.setStatus(status);
-        response.setContentType(type);
-        response.setContentLength(bytes.length);
-        response.getOutputStream().write(bytes);
+    @Override
+    public void close() {
+        fake.close();
     }
 }

@@ -109,11 +109,7 @@ class ResponsesEndingsTest {
     void background() throws Exception {
         start();
         harness.stub().enqueue((body, response) -> {
-            response.setStatus(200);
-            response.setContentType("application/json");
-            response.getOutputStream()
-                    .write("{\"id\":\"resp_bg\",\"object\":\"response\",\"status\":\"queued\",\"usage\":null}"
-                            .getBytes(StandardCharsets.UTF_8));
+            response.json(200, "{\"id\":\"resp_bg\",\"object\":\"response\",\"status\":\"queued\",\"usage\":null}");
         });
         String body = PLAIN.replace("{", "{\"background\":true,\"max_output_tokens\":300,");
 

@@ -2,31 +2,23 @@ package dev.ratelimit.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ratelimit.fakemodel.Call;
+import dev.ratelimit.fakemodel.Exchange;
+import dev.ratelimit.fakemodel.FakeModel;
+import dev.ratelimit.fakemodel.OpenAiBatches;
 import dev.ratelimit.gateway.protocol.openai.OpenAi;
-import jakarta.servlet.ServletOutputStream;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
-import org.eclipse.jetty.server.HttpConfiguration;
-import org.eclipse.jetty.server.HttpConnectionFactory;
-import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 
 /**
- * An OpenAI-compatible upstream the tests script: each request takes the next queued behaviour (a
- * completion with known usage, a refusal, a stream that waits, breaks off or never ends), or a
- * plain completion when none is queued. It records what it received.
+ * OpenAI's API as the gateway's tests script it, on the project's one fake model ({@link FakeModel}):
+ * each request takes the next queued behaviour (a completion with known usage, a refusal, a stream
+ * that waits, breaks off or never ends), or a plain completion when none is queued; files and
+ * batches are the fake's. It records what it received.
  */
 final class StubUpstream implements AutoCloseable {
 
@@ -40,103 +32,74 @@ final class StubUpstream implements AutoCloseable {
             String path,
             @Nullable String authorization,
             JsonNode body,
-            @Nullable String cookie) {}
+            @Nullable String cookie) {
 
-    /** How the stub answers one request. */
-    @FunctionalInterface
-    interface Behaviour {
-        void answer(JsonNode body, HttpServletResponse response) throws Exception;
+        static Received of(Call call) {
+            return new Received(
+                    call.method(), call.path(), call.header("Authorization"), call.body(), call.header("Cookie"));
+        }
     }
 
-    private final Server server;
-    private final int port;
-    private final BlockingQueue<Behaviour> queue = new LinkedBlockingQueue<>();
-    private volatile Behaviour fallback = ok();
-    private final List<Received> received = new CopyOnWriteArrayList<>();
-    private final BatchStub batches = new BatchStub();
+    /** How the stub answers one request: an OpenAI-shaped answer written to the fake's exchange. */
+    @FunctionalInterface
+    interface Behaviour {
+        void answer(JsonNode body, Exchange response) throws Exception;
+
+        /** As the fake model takes it. */
+        default dev.ratelimit.fakemodel.Behaviour onFake() {
+            return (call, exchange) -> answer(call.body(), exchange);
+        }
+    }
+
+    private final FakeModel fake;
 
     /** The connections open to the stub now. */
     int connections() {
-        return ((ServerConnector) server.getConnectors()[0])
-                .getConnectedEndPoints()
-                .size();
+        return fake.connections();
     }
 
-    private StubUpstream(Server server, int port) {
-        this.server = server;
-        this.port = port;
+    private StubUpstream(FakeModel fake) {
+        this.fake = fake;
     }
 
-    static StubUpstream start() throws Exception {
-        // a thread per request, as blocking servlets go: enough for ConcurrentStreamsTest's streams held at once
-        Server server = new Server(new QueuedThreadPool(1_100));
-        // HTTP/1.1, and h2c with prior knowledge on the same port (for upstreams with http-version: 2)
-        HttpConfiguration http = new HttpConfiguration();
-        ServerConnector connector =
-                new ServerConnector(server, new HttpConnectionFactory(http), new HTTP2CServerConnectionFactory(http));
-        connector.setHost("127.0.0.1");
-        server.addConnector(connector);
-        StubUpstream[] self = new StubUpstream[1];
-        StubServer.start(server, (request, response) -> self[0].serve(request, response));
-        self[0] = new StubUpstream(server, connector.getLocalPort());
-        return self[0];
+    static StubUpstream start() {
+        // a thread per request: enough for ConcurrentStreamsTest's streams held at once; HTTP/1.1, and h2c
+        // with prior knowledge on the same port (for upstreams with http-version: 2)
+        return new StubUpstream(FakeModel.builder()
+                .name("stub")
+                .threads(1_100)
+                .h2c()
+                .answer(ok().onFake())
+                .start());
     }
 
     String baseUrl() {
-        return "http://127.0.0.1:" + port + "/v1";
+        return fake.baseUrl();
     }
 
     void enqueue(Behaviour behaviour) {
-        queue.add(behaviour);
+        fake.enqueue(behaviour.onFake());
     }
 
     /** How the stub answers when nothing is queued: {@link #ok()} unless set here. */
     void answerByDefault(Behaviour behaviour) {
-        fallback = behaviour;
+        fake.answerByDefault(behaviour.onFake());
     }
 
     /** OpenAI's files and batches, which the test moves through their states. */
-    BatchStub batches() {
-        return batches;
+    OpenAiBatches batches() {
+        return fake.openAiBatches();
     }
 
     List<Received> received() {
-        return received;
-    }
-
-    private void serve(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        byte[] bytes = request.getInputStream().readAllBytes();
-        if (batches.serve(request, bytes, response)) {
-            received.add(new Received(
-                    request.getMethod(),
-                    request.getRequestURI(),
-                    request.getHeader("Authorization"),
-                    OpenAi.JSON.nullNode(),
-                    request.getHeader("Cookie")));
-            return;
-        }
-        JsonNode body = bytes.length == 0 ? OpenAi.JSON.nullNode() : OpenAi.JSON.readTree(bytes);
-        received.add(new Received(
-                request.getMethod(),
-                request.getRequestURI(),
-                request.getHeader("Authorization"),
-                body,
-                request.getHeader("Cookie")));
-        Behaviour behaviour = queue.poll();
-        try {
-            (behaviour == null ? fallback : behaviour).answer(body, response);
-        } catch (IOException | RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IOException(e);
-        }
+        return fake.calls().stream().map(Received::of).toList();
     }
 
     /** A completion with usage {@link #PROMPT} + {@link #COMPLETION}: plain, or streamed if asked. */
     static Behaviour ok() {
         return (body, response) -> {
             if (body.path("stream").asBoolean(false)) {
-                ServletOutputStream out = startStream(response);
+                Exchange out = startStream(response);
                 for (int i = 0; i < COMPLETION; i++) {
                     event(out, chunk(WORD, null).toString());
                 }
@@ -213,7 +176,7 @@ final class StubUpstream implements AutoCloseable {
     static Behaviour stream(int chunks, CountDownLatch release, Then then, CountDownLatch ended) {
         return (body, response) -> {
             try {
-                ServletOutputStream out = startStream(response);
+                Exchange out = startStream(response);
                 for (int i = 0; i < chunks; i++) {
                     event(out, chunk(WORD, null).toString());
                 }
@@ -243,7 +206,7 @@ final class StubUpstream implements AutoCloseable {
      */
     static Behaviour slowStream(int chunks, long pauseMillis) {
         return (body, response) -> {
-            ServletOutputStream out = startStream(response);
+            Exchange out = startStream(response);
             for (int i = 0; i < chunks; i++) {
                 event(out, chunk(WORD, null).toString());
                 Thread.sleep(pauseMillis);
@@ -262,12 +225,11 @@ final class StubUpstream implements AutoCloseable {
             int events, int chars, java.util.concurrent.atomic.AtomicLong written, CountDownLatch ended) {
         return (body, response) -> {
             try {
-                ServletOutputStream out = startStream(response);
+                Exchange out = startStream(response);
                 String content = WORD.repeat(Math.max(1, chars / WORD.length()));
-                byte[] event = ("data: " + chunk(content, null) + "\n\n").getBytes(StandardCharsets.UTF_8);
+                String event = "data: " + chunk(content, null) + "\n\n";
                 for (int i = 0; i < events; i++) {
-                    out.write(event);
-                    out.flush();
+                    out.send(event);
                     written.incrementAndGet();
                 }
                 finish(body, out);
@@ -296,7 +258,7 @@ final class StubUpstream implements AutoCloseable {
                 write(response, 200, Map.of(), done.toString());
                 return;
             }
-            ServletOutputStream out = startStream(response);
+            Exchange out = startStream(response);
             typed(out, "response.created", 0, responseObject("in_progress", -1, -1));
             for (int i = 0; i < OUTPUT; i++) {
                 typed(out, "response.output_text.delta", i + 1, null);
@@ -312,7 +274,7 @@ final class StubUpstream implements AutoCloseable {
     static Behaviour responseStream(int deltas, CountDownLatch release, Then then, CountDownLatch ended) {
         return (body, response) -> {
             try {
-                ServletOutputStream out = startStream(response);
+                Exchange out = startStream(response);
                 typed(out, "response.created", 0, responseObject("in_progress", -1, -1));
                 for (int i = 0; i < deltas; i++) {
                     typed(out, "response.output_text.delta", i + 1, null);
@@ -360,7 +322,7 @@ final class StubUpstream implements AutoCloseable {
     }
 
     /** One typed event; a {@code null} response makes it a text delta of {@link #WORD}. */
-    private static void typed(ServletOutputStream out, String type, int sequence, @Nullable ObjectNode response)
+    private static void typed(Exchange out, String type, int sequence, @Nullable ObjectNode response)
             throws IOException {
         ObjectNode event = OpenAi.JSON.createObjectNode().put("type", type).put("sequence_number", sequence);
         if (response == null) {
@@ -371,8 +333,7 @@ final class StubUpstream implements AutoCloseable {
         } else {
             event.set("response", response);
         }
-        out.write(("event: " + type + "\ndata: " + event + "\n\n").getBytes(StandardCharsets.UTF_8));
-        out.flush();
+        out.event(type, event.toString());
     }
 
     /** Sends no response headers until {@code release}: the gateway's first-byte timeout ends it. */
@@ -380,15 +341,11 @@ final class StubUpstream implements AutoCloseable {
         return (body, response) -> release.await(30, TimeUnit.SECONDS);
     }
 
-    private static ServletOutputStream startStream(HttpServletResponse response) throws IOException {
-        response.setStatus(200);
-        response.setContentType("text/event-stream");
-        ServletOutputStream out = response.getOutputStream();
-        response.flushBuffer();
-        return out;
+    private static Exchange startStream(Exchange response) throws IOException {
+        return response.status(200).startStream("text/event-stream");
     }
 
-    private static void finish(JsonNode body, ServletOutputStream out) throws IOException {
+    private static void finish(JsonNode body, Exchange out) throws IOException {
         ObjectNode last = chunk(null, "stop");
         event(out, last.toString());
         if (body.path("stream_options").path("include_usage").asBoolean(false)) {
@@ -420,27 +377,18 @@ final class StubUpstream implements AutoCloseable {
         return chunk;
     }
 
-    private static void event(ServletOutputStream out, String data) throws IOException {
-        out.write(("data: " + data + "\n\n").getBytes(StandardCharsets.UTF_8));
-        out.flush();
+    private static void event(Exchange out, String data) throws IOException {
+        out.event(data);
     }
 
-    private static void write(HttpServletResponse response, int status, Map<String, String> headers, String body)
+    private static void write(Exchange response, int status, Map<String, String> headers, String body)
             throws IOException {
-        response.setStatus(status);
-        headers.forEach(response::setHeader);
-        response.setContentType("application/json");
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        response.setContentLength(bytes.length);
-        response.getOutputStream().write(bytes);
+        headers.forEach(response::header);
+        response.json(status, body);
     }
 
     @Override
     public void close() {
-        try {
-            server.stop();
-        } catch (Exception e) {
-            throw new IllegalStateException("the stub upstream did not stop", e);
-        }
+        fake.close();
     }
 }
