@@ -305,28 +305,22 @@ public final class GatewayStore implements AutoCloseable {
      * gateway closed after its Redis stopped), which hung the gateway's stop.
      */
     static void shutdown(AbstractRedisClient client) {
-        try {
-            client.shutdownAsync(0, 2, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            System.getLogger(GatewayStore.class.getName())
-                    .log(System.Logger.Level.WARNING, "the Redis client did not shut down within 5 s; going on", e);
-        }
+        await(client.shutdownAsync(0, 2, TimeUnit.SECONDS), "the Redis client");
     }
 
-    /** Shuts the shared client resources down, last, waiting at most 5 s as {@link #shutdown(AbstractRedisClient)} does. */
+    /** Shuts the shared client resources down, last, waiting at most 5 s as a client's shutdown does. */
     static void shutdown(ClientResources resources) {
+        await(resources.shutdown(0, 2, TimeUnit.SECONDS), "the Redis client resources");
+    }
+
+    private static void await(java.util.concurrent.Future<?> shutdown, String what) {
         try {
-            resources.shutdown(0, 2, TimeUnit.SECONDS).get(5, TimeUnit.SECONDS);
+            shutdown.get(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {
             System.getLogger(GatewayStore.class.getName())
-                    .log(
-                            System.Logger.Level.WARNING,
-                            "the Redis client resources did not shut down within 5 s; going on",
-                            e);
+                    .log(System.Logger.Level.WARNING, what + " did not shut down within 5 s; going on", e);
         }
     }
 }
