@@ -29,6 +29,9 @@ class HexagonArchitectureTest {
     private static final String HTTP = "dev.ratelimit.http..";
     private static final String SERVLET = "dev.ratelimit.servlet..";
     private static final String GATEWAY = "dev.ratelimit.gateway..";
+    /** The fake model provider: a Jetty server, which the gateway's mock mode runs. */
+    private static final String FAKE_MODEL = "dev.ratelimit.fakemodel..";
+
     private static final String SPRING = "dev.ratelimit.spring..";
     private static final String LANGCHAIN4J = "dev.ratelimit.langchain4j..";
     private static final String SPRING_AI = "dev.ratelimit.springai..";
@@ -312,7 +315,8 @@ class HexagonArchitectureTest {
 
     @Test
     @DisplayName("each driver is confined to its own adapter (and the Spring Boot module that builds its client);"
-            + " Caffeine to the in-memory store")
+            + " Caffeine to the in-memory store; Jetty and the Servlet API to the filter, the gateway and the"
+            + " fake model provider")
     void driversConfined() {
         noClasses()
                 .that()
@@ -337,7 +341,7 @@ class HexagonArchitectureTest {
                 .check(classes);
         noClasses()
                 .that()
-                .resideOutsideOfPackages(SERVLET, GATEWAY, SPRING)
+                .resideOutsideOfPackages(SERVLET, GATEWAY, SPRING, FAKE_MODEL)
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage("jakarta.servlet..", "org.eclipse.jetty..")
