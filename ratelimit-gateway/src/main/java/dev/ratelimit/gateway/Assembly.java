@@ -136,6 +136,9 @@ final class Assembly {
     private ManagedKeys managedKeys;
     private AtomicReference<GatewayConfig> configs;
     private Gateway gateway;
+    /** The names of the gateway's own keys on Redis, under {@code admin.prefix}. */
+    private GatewayKeys keys;
+
     private @Nullable ConnectionLimit connections;
 
     @SuppressWarnings("NullAway.Init") // the parts are set by the steps of build(), in order, before any is used
@@ -303,7 +306,7 @@ final class Assembly {
         MockModel running = mock;
         List<UpstreamConfig> upstreamConfigs =
                 Upstream.configured(config, environment, running == null ? null : running.baseUrl());
-        GatewayKeys keys = keys();
+        keys = new GatewayKeys(config.admin().prefix());
         cooldowns = new Cooldowns(
                 wallClock,
                 redis,
@@ -330,7 +333,7 @@ final class Assembly {
     private void pipeline() {
         configs = new AtomicReference<>(config);
         BudgetAlerts alerts = new BudgetAlerts(
-                () -> Objects.requireNonNull(configs.get()).alerts(), wallClock, cooldowns::claim, keys(), registry);
+                () -> Objects.requireNonNull(configs.get()).alerts(), wallClock, cooldowns::claim, keys, registry);
         opened.push(alerts);
         gateway = new Gateway(
                 configs,
@@ -436,7 +439,7 @@ final class Assembly {
             context.addServlet(
                     new ServletHolder(new MeteredServlet(endpoint, gateway)), "/v1" + endpoint.upstreamPath());
         }
-        BatchOwners batchOwners = new BatchOwners(store.redis(), keys());
+        BatchOwners batchOwners = new BatchOwners(store.redis(), keys);
         Batches batchCore = new Batches(gateway, batchOwners);
         opened.push(batchCore); // closed with the servlets that use it once started
         ServletHolder batches = new ServletHolder(new BatchServlet(batchCore));
@@ -538,11 +541,6 @@ final class Assembly {
             reloader.watch();
         }
         return reloader;
-    }
-
-    /** The names of the gateway's own keys on Redis, under {@code admin.prefix}. */
-    private GatewayKeys keys() {
-        return new GatewayKeys(config.admin().prefix());
     }
 
     private void closeOpened(Throwable failure) {

@@ -21,9 +21,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class AssemblyTest {
 
     private static Set<String> threads() {
-        return Thread.getAllStackTraces().keySet().stream()
-                .filter(Thread::isAlive)
-                .map(thread -> thread.getName() + "#" + thread.getId())
+        return Harness.liveThreads().stream()
                 .filter(name ->
                         name.startsWith("gateway") || name.startsWith("mock-model") || name.startsWith("lettuce-"))
                 .collect(Collectors.toSet());

@@ -375,6 +375,17 @@ final class Harness implements AutoCloseable {
         return server.gateway().slots().inFlight(tenant);
     }
 
+    /** The names of the threads alive now, each with its id (names repeat), for tests of what a gateway starts. */
+    static java.util.Set<String> liveThreads() {
+        java.util.Set<String> names = new java.util.HashSet<>();
+        for (Thread thread : Thread.getAllStackTraces().keySet()) {
+            if (thread.isAlive()) {
+                names.add(thread.getName() + "#" + thread.getId());
+            }
+        }
+        return names;
+    }
+
     /** Waits for something the server does after the client's part is over, such as a settlement. */
     static void await(String what, BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();

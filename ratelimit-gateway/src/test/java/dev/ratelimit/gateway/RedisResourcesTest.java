@@ -17,13 +17,13 @@ import org.junit.jupiter.params.provider.EnumSource;
 class RedisResourcesTest {
 
     /** Lettuce's thread names: {@code lettuce-<kind>-<group>-<thread>}. */
-    private static final Pattern LETTUCE = Pattern.compile("lettuce-(\\w+)-(\\d+)-\\d+");
+    private static final Pattern LETTUCE = Pattern.compile("lettuce-(\\w+)-(\\d+)-\\d+#\\d+");
 
     private static Set<String> groups() {
         Set<String> groups = new HashSet<>();
-        for (Thread thread : Thread.getAllStackTraces().keySet()) {
-            Matcher matcher = LETTUCE.matcher(thread.getName());
-            if (thread.isAlive() && matcher.matches()) {
+        for (String thread : Harness.liveThreads()) {
+            Matcher matcher = LETTUCE.matcher(thread);
+            if (matcher.matches()) {
                 groups.add(matcher.group(1) + "-" + matcher.group(2));
             }
         }

@@ -501,7 +501,7 @@ public final class ModelCall {
     public CompletionStage<Void> complete(
             @Nullable Long total, @Nullable Long input, @Nullable Long output, long countedOutput) {
         TokenUsage usage = TokenUsage.of(input != null ? input : promptTokens, output != null ? output : countedOutput);
-        return commit(total != null ? total : usage.total(), usage, null);
+        return settleStage(total != null ? total : usage.total(), usage, Ending.COMPLETED);
     }
 
     /**
@@ -512,7 +512,7 @@ public final class ModelCall {
      * @return the store's stage; it completes normally
      */
     public CompletionStage<Void> complete(TokenUsage usage) {
-        return commit(usage.total(), usage, null);
+        return settleStage(usage.total(), usage, Ending.COMPLETED);
     }
 
     /**
@@ -523,7 +523,7 @@ public final class ModelCall {
      * @return the store's stage; it completes normally
      */
     public CompletionStage<Void> produced(long outputTokens) {
-        return commit(promptTokens + outputTokens, TokenUsage.of(promptTokens, outputTokens), GenAiMeters.CANCELLED);
+        return settleStage(promptTokens + outputTokens, TokenUsage.of(promptTokens, outputTokens), Ending.CANCELLED);
     }
 
     /**
@@ -536,8 +536,8 @@ public final class ModelCall {
      * @throws NullPointerException if {@code failure} is {@code null}
      */
     public CompletionStage<Void> produced(long outputTokens, Throwable failure) {
-        return commit(
-                promptTokens + outputTokens, TokenUsage.of(promptTokens, outputTokens), GenAiMeters.errorType(failure));
+        return settleStage(
+                promptTokens + outputTokens, TokenUsage.of(promptTokens, outputTokens), Ending.failed(failure));
     }
 
     /**
@@ -634,8 +634,8 @@ public final class ModelCall {
         return charged;
     }
 
-    private CompletionStage<Void> commit(long tokens, TokenUsage usage, @Nullable String errorType) {
-        Ending end = errorType == null ? Ending.COMPLETED : new Ending(errorType, false);
+    /** Settles as {@link #settle} does, for the settlements that report no more than their stage. */
+    private CompletionStage<Void> settleStage(long tokens, TokenUsage usage, Ending end) {
         return settle(tokens, usage, end).thenApply(first -> null);
     }
 
