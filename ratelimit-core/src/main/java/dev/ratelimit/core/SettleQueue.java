@@ -29,7 +29,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>One daemon thread, started with the first settlement queued, retries in order of arrival, in
  * batches, each attempt bounded by the store's own timeout; a failed batch waits 50 ms, doubling
- * up to 2 s, before the next. Nothing is retried across a restart of the process: a process killed
+ * up to 2 s, before the next, unless another store call answers meanwhile: then the store is back
+ * and the wait is cut short. Nothing is retried across a restart of the process: a process killed
  * loses what it held here.
  */
 final class SettleQueue {
@@ -53,7 +54,9 @@ final class SettleQueue {
     private @Nullable ScheduledExecutorService retrier; // guarded by this
     private boolean scheduled; // guarded by this: a retry round is scheduled or running
     private int inFlight; // guarded by this: settlements taken for the running round
-    private long backoffMillis = FIRST_BACKOFF_MILLIS; // retrier thread only
+    private long backoffMillis = FIRST_BACKOFF_MILLIS; // guarded by this
+    private long rounds; // guarded by this: the number of the latest round scheduled
+    private volatile boolean backingOff; // the latest round waits out a backoff: read without the lock
 
     SettleQueue(WindowStore store, String name, Recorder metrics, int capacity, LongSupplier nanoTime) {
         this.store = store;
@@ -155,6 +158,31 @@ final class SettleQueue {
         }
     }
 
+    /**
+     * Tells the queue the store answered a call: a round waiting out a backoff runs now (the waiting
+     * one, when its time comes, does nothing), its backoff starting again from the first. Costs one
+     * volatile read when nothing waits.
+     */
+    void storeAnswered() {
+        if (!backingOff) {
+            return;
+        }
+        synchronized (this) {
+            if (!backingOff) {
+                return; // the round started, or another answer scheduled it
+            }
+            backingOff = false;
+            scheduled = false;
+            backoffMillis = FIRST_BACKOFF_MILLIS;
+            schedule(0);
+        }
+    }
+
+    /** Returns whether the next round waits out a backoff. */
+    boolean backingOff() {
+        return backingOff;
+    }
+
     private void schedule(long delayMillis) {
         // guarded by this
         if (scheduled) {
@@ -168,15 +196,21 @@ final class SettleQueue {
                 return thread;
             });
         }
-        retrier.schedule(this::retryRound, delayMillis, TimeUnit.MILLISECONDS);
+        long round = ++rounds;
+        backingOff = delayMillis > 0;
+        retrier.schedule(() -> retryRound(round), delayMillis, TimeUnit.MILLISECONDS);
     }
 
     /** Retries one batch from the head of the queue, then schedules the next round. */
-    private void retryRound() {
+    private void retryRound(long round) {
         List<Pending> batch = new ArrayList<>(BATCH);
         List<Settlement> expired = new ArrayList<>();
         long now = nanoTime.getAsLong();
         synchronized (this) {
+            if (round != rounds) {
+                return; // superseded by a round scheduled when the store answered during its backoff
+            }
+            backingOff = false;
             while (batch.size() < BATCH && !pending.isEmpty()) {
                 Pending next = pending.pollFirst();
                 if (now - next.giveUpNanos() > 0) {

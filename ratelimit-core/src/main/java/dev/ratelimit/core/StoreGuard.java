@@ -107,7 +107,7 @@ final class StoreGuard {
             breaker.onError(breaker.getCurrentTimestamp() - start, breaker.getTimestampUnit(), e);
             throw unavailable("store failed", e);
         }
-        breaker.onSuccess(breaker.getCurrentTimestamp() - start, breaker.getTimestampUnit());
+        succeeded(breaker.getCurrentTimestamp() - start);
         metrics.storeHealthy();
         return evaluation;
     }
@@ -131,7 +131,7 @@ final class StoreGuard {
             if (cause == null) {
                 try {
                     Evaluation valid = checked(request, evaluation);
-                    breaker.onSuccess(elapsed, breaker.getTimestampUnit());
+                    succeeded(elapsed);
                     metrics.storeHealthy();
                     result.complete(valid);
                     return;
@@ -165,7 +165,7 @@ final class StoreGuard {
                     ? unavailable
                     : new RateLimiterUnavailableException("Rate limit store unavailable: " + e, e);
         }
-        breaker.onSuccess(breaker.getCurrentTimestamp() - start, breaker.getTimestampUnit());
+        succeeded(breaker.getCurrentTimestamp() - start);
         metrics.storeHealthy();
         return evaluation;
     }
@@ -193,7 +193,7 @@ final class StoreGuard {
         stage.whenComplete((ignored, failure) -> {
             long elapsed = breaker.getCurrentTimestamp() - start;
             if (failure == null) {
-                breaker.onSuccess(elapsed, breaker.getTimestampUnit());
+                succeeded(elapsed);
             } else {
                 Throwable cause = unwrap(failure);
                 breaker.onError(elapsed, breaker.getTimestampUnit(), cause);
@@ -205,6 +205,15 @@ final class StoreGuard {
             result.complete(null);
         });
         return result;
+    }
+
+    /**
+     * Counts a store call that answered toward the breaker, and tells the settlements waiting out a
+     * backoff that the store answers again, so they are retried now rather than up to 2 s later.
+     */
+    private void succeeded(long elapsed) {
+        breaker.onSuccess(elapsed, breaker.getTimestampUnit());
+        settlements.storeAnswered();
     }
 
     private void forgetRejections(Settlement settlement) {
@@ -259,7 +268,7 @@ final class StoreGuard {
             metrics.storeFailure("error", false);
             throw e;
         }
-        breaker.onSuccess(breaker.getCurrentTimestamp() - start, breaker.getTimestampUnit());
+        succeeded(breaker.getCurrentTimestamp() - start);
         metrics.storeHealthy();
         return result;
     }
