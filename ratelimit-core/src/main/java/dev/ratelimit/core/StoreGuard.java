@@ -365,8 +365,11 @@ final class StoreGuard {
 
     /**
      * Whether the store may have run a call that failed: it timed out (the store may have received
-     * it and may yet run it), or the connection was lost with it in flight (the store may have run it
-     * and lost the answer). A call refused before it was sent, or answered with an error, did not run.
+     * it and may yet run it), the connection was lost with it in flight (the store may have run it
+     * and lost the answer), or it was cancelled (a driver that closes its connection cancels the
+     * commands it held, those in flight when the connection dropped among them: Lettuce keeps them to
+     * send again, and the store closes such a connection rather than let them run twice). A call
+     * refused before it was sent, or answered with an error, did not run.
      */
     static boolean mayHaveRun(@Nullable Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
@@ -379,7 +382,8 @@ final class StoreGuard {
                     || message.contains("Connection reset")
                     || message.contains("Unexpected end of stream")
                     || message.contains("Broken pipe")
-                    || cause instanceof java.nio.channels.ClosedChannelException) {
+                    || cause instanceof java.nio.channels.ClosedChannelException
+                    || cause instanceof java.util.concurrent.CancellationException) {
                 return true;
             }
             if (cause.getCause() == cause) {

@@ -244,6 +244,29 @@ class ReservationTest {
     }
 
     @Test
+    @DisplayName("a reservation whose command the driver cancelled (its connection closed with the command held"
+            + " to be sent again) is cancelled in doubt: it may have run before the connection dropped")
+    void cancelledCommandIsInDoubt() throws Exception {
+        List<Settlement> settled = new CopyOnWriteArrayList<>();
+        WindowStore failing = new TestStore() {
+            @Override
+            public Evaluation evaluate(StoreRequest request) {
+                throw new dev.ratelimit.api.RateLimiterUnavailableException(
+                        "Redis (Lettuce) is unavailable", new java.util.concurrent.CancellationException());
+            }
+
+            @Override
+            public void settle(Settlement settlement) {
+                settled.add(settlement);
+            }
+        };
+        RateLimiter limiter = SlidingWindowRateLimiter.builder(failing).build();
+        assertThat(limiter.reserve("u", TIER, 300).decision().degraded()).isTrue();
+        assertThat(limiter.awaitSettlements(Duration.ofSeconds(10))).isTrue();
+        assertThat(settled).hasSize(1).allMatch(Settlement::isInDoubt);
+    }
+
+    @Test
     @DisplayName("a settlement the store fails is queued and retried until the store takes it, applied once")
     void failedSettlementIsRetried() throws Exception {
         RecordingStore store = new RecordingStore();
