@@ -278,7 +278,7 @@ end
 -- of every function below, which costs each call more than the rest of a window's bookkeeping):
 --  [1] key              [2] length (ms)     [3] limit          [4] amount (1 in a request window)
 --  [5] step (0 exact)   [6] kind: 0 exact requests, 1 exact amounts, 2 precision (ring)
---  [7] used             [8] oldest entry's time (exact windows), false when none read
+--  [7] used             [8] oldest entry's time (exact windows), false when none read; a ring's current step
 --  [9] sum key (exact amounts)              [10] calendar window  [11] period start  [12] period end
 --  [13] cutoff: entries at or before it have left   [14] settled amount (settle only)
 --  [15] dirty: a trim changed what save writes      [16] skipped: not evaluated after a rejection
@@ -554,19 +554,40 @@ if rings then
   -- live one; `held` is the weight of step lo, false when not read (nothing left the window).
   ring_trim = function(w)
     local key, step, length = w[1], w[5], w[2]
-    local slots = math.ceil(length / step) + 1
-    w[17] = slots
     local header = redis.call('GETRANGE', key, '0', HEADER_LAST)
-    local cutoff = math.floor((now - length) / step) -- steps at or below cutoff - 1 have left
-    local current = math.floor(now / step)
-    w[24] = cutoff
-    if #header < 24 then
+    -- floors and ceilings by arithmetic (x - x % 1 is floor(x)): a math.* call costs several times more
+    local q = length / step
+    local slots = q - q % 1 + 1 -- ceil(length / step) + 1
+    if slots - 1 < q then
+      slots = slots + 1
+    end
+    w[17] = slots
+    q = (now - length) / step
+    local cutoff = q - q % 1 -- steps at or below cutoff - 1 have left
+    q = now / step
+    local current = q - q % 1
+    w[24], w[8] = cutoff, current
+    local size = #header
+    if size < 24 then
       w[7], w[18], w[19], w[20], w[23], w[21] = 0, current, current, 0, 0, true
       return
     end
     local sum, lo, hi, mark, hw
-    if #header == HEADER then
+    if size == HEADER then
       sum, lo, hi, mark, hw = struct.unpack('<ddddd', header)
+      if mark == -1 and lo >= cutoff and cutoff <= hi then
+        -- the usual case: nothing has left the window (lo stays)
+        if sum < 0 then
+          sum = 0
+        end
+        w[7], w[18], w[19], w[23] = sum, lo, hi, hw
+        if lo == hi then
+          w[20] = hw
+        elseif lo > hi then
+          w[20] = 0 -- emptied by a cancel (see below)
+        end
+        return
+      end
     end
     local migrated = mark ~= -1
     if migrated then
@@ -788,6 +809,8 @@ if op == 'r' then
     local length = w[2]
     if status ~= 1 and length > bound then
       w[16] = true -- no command runs on its keys: save and state leave it alone
+    elseif w[6] == 2 then
+      ring_trim(w) -- (trim's dispatch inline: a call less per ring)
     else
       trim(w)
     end
@@ -852,66 +875,82 @@ if op == 'r' then
   for i = 1, n do
     local w = windows[i]
     local kind = w[6]
-    -- the entry leaves at now + length, or at the calendar period's end
-    local leaves = w[10] and w[12] or now + w[2]
-    local score, at = score, now
-    if w[25] then
-      -- a budget lease: stamped at its end, so it counts until then plus the length
-      at = now + w[25]
-      score, leaves = int(at), at + w[2]
-    end
-    if kind == 0 and w[26] == 0 then
-      save(w) -- a lease of no requests records nothing here
-    elseif kind == 0 and w[26] then
-      -- a lease of requests: members id, id#2 ... id#count, all at the lease's stamp
-      local args = {'NX', score, id}
-      for j = 2, w[26] do
-        args[#args + 1] = score
-        args[#args + 1] = id .. '#' .. j
-      end
-      w[7] = w[7] + redis.call('ZADD', w[1], unpack(args))
-      redis.call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
-      if not w[8] or at < w[8] then
-        w[8] = at -- (a lease stamped ahead may be the oldest before)
-      end
-    elseif kind == 0 then
-      -- an entry id names one entry: recording it again changes nothing
-      w[7] = w[7] + redis.call('ZADD', w[1], 'NX', score, id)
-      redis.call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
-      if not w[8] or at < w[8] then
-        w[8] = at -- (a lease stamped ahead may be the oldest before)
-      end
-    elseif kind == 1 then
+    if kind == 2 then
       local amount = w[4]
-      local member = members[amount]
-      if amount > 0 and not member then
-        member = int(amount) .. ':' .. id
-        members[amount] = member
+      if amount <= 0 then
+        save(w)
+      else
+        local s, lo, hi = w[8], w[18], w[19] -- w[8]: the current step (ring_trim)
+        if s < lo then
+          s = lo
+        end
+        if s == hi and not w[21] then
+          -- the usual case: the newest step, whose weight the header holds (ring_add inline)
+          local total, sum = w[23] + amount, w[7] + amount
+          if w[20] == 0 then
+            lo = s -- lo held no weight: the ring starts at the step written
+          end
+          w[7], w[18], w[23] = sum, lo, total
+          redis.call('SETRANGE', w[1], '0', struct.pack('<ddddd', sum, lo, hi, -1, total))
+        else
+          if w[21] then
+            ring_create(w)
+          end
+          ring_add(w, s, amount)
+          ring_save_header(w)
+          if w[21] or w[22] then
+            ring_expire(w)
+          end
+        end
       end
-      if amount > 0 and redis.call('ZADD', w[1], 'NX', score, member) == 1 then
-        local seconds = int(math.ceil((leaves - now) / 1000) + 1)
-        w[7] = w[7] + amount
-        redis.call('EXPIRE', w[1], seconds)
-        redis.call('SET', w[9], int(w[7]), 'EX', seconds)
+    else
+      -- the entry leaves at now + length, or at the calendar period's end
+      local leaves = w[10] and w[12] or now + w[2]
+      local score, at = score, now
+      if w[25] then
+        -- a budget lease: stamped at its end, so it counts until then plus the length
+        at = now + w[25]
+        score, leaves = int(at), at + w[2]
+      end
+      if kind == 0 and w[26] == 0 then
+        save(w) -- a lease of no requests records nothing here
+      elseif kind == 0 and w[26] then
+        -- a lease of requests: members id, id#2 ... id#count, all at the lease's stamp
+        local args = {'NX', score, id}
+        for j = 2, w[26] do
+          args[#args + 1] = score
+          args[#args + 1] = id .. '#' .. j
+        end
+        w[7] = w[7] + redis.call('ZADD', w[1], unpack(args))
+        redis.call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
         if not w[8] or at < w[8] then
           w[8] = at -- (a lease stamped ahead may be the oldest before)
         end
-      else
-        weighted_save(w)
-      end
-    else
-      local amount = w[4]
-      if amount > 0 then
-        if w[21] then
-          ring_create(w)
+      elseif kind == 0 then
+        -- an entry id names one entry: recording it again changes nothing
+        w[7] = w[7] + redis.call('ZADD', w[1], 'NX', score, id)
+        redis.call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
+        if not w[8] or at < w[8] then
+          w[8] = at -- (a lease stamped ahead may be the oldest before)
         end
-        ring_add(w, math.max(math.floor(now / w[5]), w[18]), amount)
-        ring_save_header(w)
-        if w[21] or w[22] then
-          ring_expire(w)
+      elseif kind == 1 then
+        local amount = w[4]
+        local member = members[amount]
+        if amount > 0 and not member then
+          member = int(amount) .. ':' .. id
+          members[amount] = member
         end
-      else
-        save(w)
+        if amount > 0 and redis.call('ZADD', w[1], 'NX', score, member) == 1 then
+          local seconds = int(math.ceil((leaves - now) / 1000) + 1)
+          w[7] = w[7] + amount
+          redis.call('EXPIRE', w[1], seconds)
+          redis.call('SET', w[9], int(w[7]), 'EX', seconds)
+          if not w[8] or at < w[8] then
+            w[8] = at -- (a lease stamped ahead may be the oldest before)
+          end
+        else
+          weighted_save(w)
+        end
       end
     end
   end
