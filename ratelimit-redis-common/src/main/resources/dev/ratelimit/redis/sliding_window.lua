@@ -288,6 +288,8 @@ local windows = {}
 local k = 1
 local weighted, rings = false, false
 local argv = ARGV
+-- a reservation's rings may go without a table (see the reserve below): false in windows until then
+local lean = op == 'r'
 for i = 1, n do
   local a = 5 + stride * (i - 1)
   -- parsed once per distinct text (inline: the lookup alone is cheaper than a call)
@@ -296,107 +298,124 @@ for i = 1, n do
   if step == nil then
     step = num(text)
   end
-  local cal, start, stop = false, 0, 0
-  local ahead, count = false, false
-  if not step then
-    local d, c = string.match(text, '^l(%d+):?(%d*)$')
-    if d then
-      -- a budget lease: an exact window whose entry is stamped d ms ahead (see the header)
-      ahead, step = tonumber(d), 0
-      count = c ~= '' and tonumber(c) or false
-    end
-  end
-  if not step then
-    -- a calendar window: 'c' and ascending period starts; the period counted is the one holding now
-    local spec, from, to = text, nil, nil
-    if string.sub(spec, 1, 1) == 'c' then
-      local previous = nil
-      for bound in string.gmatch(spec, '%d+') do
-        bound = tonumber(bound)
-        if previous and previous <= now and now < bound then
-          from, to = previous, bound
-        end
-        previous = bound
-      end
-    end
-    if not from then
-      return redis.error_reply('ERR sliding_window: no calendar period of window ' .. i .. ' holds now')
-    end
-    cal, step, start, stop = true, 0, from, to
-  end
-  text = argv[a + 3]
-  local amount = 1
-  local counts = text ~= ''
-  if counts then
-    amount = nums[text]
-    if amount == nil then
-      amount = num(text)
-    end
+  if lean and step and step > 0 then
+    -- a ring of a reservation: its table is made when it is reserved, and only when it must be (the
+    -- reserve below records a ring in its newest step without one); its numbers are checked here,
+    -- before any command runs (and parsed, for the reserve to find)
+    text = argv[a + 3]
+    local amount = text == '' and 1 or num(text)
     if not amount or amount < 0 then
       return redis.error_reply('ERR sliding_window: bad amount for window ' .. i)
     end
-  end
-  text = argv[a + 1]
-  local length = nums[text]
-  if length == nil then
-    length = num(text)
-  end
-  text = argv[a + 2]
-  local limit = nums[text]
-  if limit == nil then
-    limit = num(text)
-  end
-  if ahead and ahead > 1000 then
-    -- every key outlives now + length by a second: a lease stamped further ahead could be dropped
-    return redis.error_reply('ERR sliding_window: a lease of window ' .. i .. ' is longer than 1000 ms')
-  end
-  if count then
-    if counts or count > 1000 then
-      return redis.error_reply('ERR sliding_window: bad lease count for window ' .. i)
+    if not num(argv[a + 1]) or not num(argv[a + 2]) then
+      return redis.error_reply('ERR sliding_window: bad length or limit for window ' .. i)
     end
-    amount = count -- a lease of `count` requests: that many members in a request window
-  end
-  if op == 'x' and not ahead then
-    return redis.error_reply('ERR sliding_window: window ' .. i .. ' of an exchange is not a lease window')
-  end
-  local settled = 1
-  if stride == 5 and (counts or count) then
-    settled = num(argv[a + 5])
-    if not settled or settled < 0 then
-      return redis.error_reply('ERR sliding_window: bad settled amount for window ' .. i)
-    end
-  end
-  local cutoff = cal and start - 1 or now - length
-  if step > 0 then
+    windows[i] = false
     rings = true
-    windows[i] = {
-      KEYS[k], length, limit, amount, step, 2, 0, false, false, cal, start, stop, cutoff, settled,
-      false, false, 0, 0, 0, false, false, false, 0, 0,
-    }
-  elseif counts then
-    weighted = true
-    windows[i] = {
-      KEYS[k], length, limit, amount, step, 1, 0, false, KEYS[k + 1], cal, start, stop, cutoff, settled,
-      false, false,
-    }
     k = k + 1
   else
-    windows[i] = {
-      KEYS[k], length, limit, amount, step, 0, 0, false, false, cal, start, stop, cutoff, settled,
-      false, false,
-    }
-  end
-  k = k + 1
-  if ahead then
-    windows[i][25], windows[i][26] = ahead, count
-  end
-  if op == 'x' then
-    -- the returned lease's weight and what it keeps
-    local weight, kept = num(argv[a + 5]), num(argv[a + 6])
-    if not weight or not kept or weight < 0 or kept < 0 or (count and weight > 1000) then
-      return redis.error_reply('ERR sliding_window: bad returned lease for window ' .. i)
+    local cal, start, stop = false, 0, 0
+    local ahead, count = false, false
+    if not step then
+      local d, c = string.match(text, '^l(%d+):?(%d*)$')
+      if d then
+        -- a budget lease: an exact window whose entry is stamped d ms ahead (see the header)
+        ahead, step = tonumber(d), 0
+        count = c ~= '' and tonumber(c) or false
+      end
     end
-    windows[i][27], windows[i][14] = weight, math.min(kept, weight)
+    if not step then
+      -- a calendar window: 'c' and ascending period starts; the period counted is the one holding now
+      local spec, from, to = text, nil, nil
+      if string.sub(spec, 1, 1) == 'c' then
+        local previous = nil
+        for bound in string.gmatch(spec, '%d+') do
+          bound = tonumber(bound)
+          if previous and previous <= now and now < bound then
+            from, to = previous, bound
+          end
+          previous = bound
+        end
+      end
+      if not from then
+        return redis.error_reply('ERR sliding_window: no calendar period of window ' .. i .. ' holds now')
+      end
+      cal, step, start, stop = true, 0, from, to
+    end
+    text = argv[a + 3]
+    local amount = 1
+    local counts = text ~= ''
+    if counts then
+      amount = nums[text]
+      if amount == nil then
+        amount = num(text)
+      end
+      if not amount or amount < 0 then
+        return redis.error_reply('ERR sliding_window: bad amount for window ' .. i)
+      end
+    end
+    text = argv[a + 1]
+    local length = nums[text]
+    if length == nil then
+      length = num(text)
+    end
+    text = argv[a + 2]
+    local limit = nums[text]
+    if limit == nil then
+      limit = num(text)
+    end
+    if ahead and ahead > 1000 then
+      -- every key outlives now + length by a second: a lease stamped further ahead could be dropped
+      return redis.error_reply('ERR sliding_window: a lease of window ' .. i .. ' is longer than 1000 ms')
+    end
+    if count then
+      if counts or count > 1000 then
+        return redis.error_reply('ERR sliding_window: bad lease count for window ' .. i)
+      end
+      amount = count -- a lease of `count` requests: that many members in a request window
+    end
+    if op == 'x' and not ahead then
+      return redis.error_reply('ERR sliding_window: window ' .. i .. ' of an exchange is not a lease window')
+    end
+    local settled = 1
+    if stride == 5 and (counts or count) then
+      settled = num(argv[a + 5])
+      if not settled or settled < 0 then
+        return redis.error_reply('ERR sliding_window: bad settled amount for window ' .. i)
+      end
+    end
+    local cutoff = cal and start - 1 or now - length
+    if step > 0 then
+      rings = true
+      windows[i] = {
+        KEYS[k], length, limit, amount, step, 2, 0, false, false, cal, start, stop, cutoff, settled,
+        false, false, 0, 0, 0, false, false, false, 0, 0,
+      }
+    elseif counts then
+      weighted = true
+      windows[i] = {
+        KEYS[k], length, limit, amount, step, 1, 0, false, KEYS[k + 1], cal, start, stop, cutoff, settled,
+        false, false,
+      }
+      k = k + 1
+    else
+      windows[i] = {
+        KEYS[k], length, limit, amount, step, 0, 0, false, false, cal, start, stop, cutoff, settled,
+        false, false,
+      }
+    end
+    k = k + 1
+    if ahead then
+      windows[i][25], windows[i][26] = ahead, count
+    end
+    if op == 'x' then
+      -- the returned lease's weight and what it keeps
+      local weight, kept = num(argv[a + 5]), num(argv[a + 6])
+      if not weight or not kept or weight < 0 or kept < 0 or (count and weight > 1000) then
+        return redis.error_reply('ERR sliding_window: bad returned lease for window ' .. i)
+      end
+      windows[i][27], windows[i][14] = weight, math.min(kept, weight)
+    end
   end
 end
 -- a settled set (a marked settlement), then a lease set come after the windows' keys: the lease
@@ -552,9 +571,10 @@ if rings then
 
   -- Loads the ring's header, drops the steps that have left the window, and moves `lo` to the oldest
   -- live one; `held` is the weight of step lo, false when not read (nothing left the window).
-  ring_trim = function(w)
+  -- (header: the one the reserve read already, if it did)
+  ring_trim = function(w, header)
     local key, step, length = w[1], w[5], w[2]
-    local header = redis.call('GETRANGE', key, '0', HEADER_LAST)
+    header = header or redis.call('GETRANGE', key, '0', HEADER_LAST)
     -- floors and ceilings by arithmetic (x - x % 1 is floor(x)): a math.* call costs several times more
     local q = length / step
     local slots = q - q % 1 + 1 -- ceil(length / step) + 1
@@ -731,25 +751,32 @@ local function save(w)
 end
 
 -- Reply: {status, now, index, retry} then each window's use and ms until its oldest entry leaves
--- (-1, -1 for a window not evaluated).
-local function state(status, index, retry)
-  local result = {status, now, index, retry}
+-- (-1, -1 for a window not evaluated). A reservation passes the reply its rings recorded without a
+-- table (false in windows) filled in already.
+local function state(status, index, retry, result)
+  if result then
+    result[1], result[2], result[3], result[4] = status, now, index, retry
+  else
+    result = {status, now, index, retry}
+  end
   for i = 1, n do
     local w = windows[i]
-    local used, reset = w[7], 0
-    if w[16] then
-      used, reset = -1, -1
-    elseif used > 0 then
-      if w[6] == 2 then
-        reset = (w[18] + 1) * w[5] + w[2] - now
-      elseif w[10] then
-        reset = w[12] - now
-      elseif w[8] then
-        reset = math.max(0, w[8] + w[2] - now)
+    if w then
+      local used, reset = w[7], 0
+      if w[16] then
+        used, reset = -1, -1
+      elseif used > 0 then
+        if w[6] == 2 then
+          reset = (w[18] + 1) * w[5] + w[2] - now
+        elseif w[10] then
+          reset = w[12] - now
+        elseif w[8] then
+          reset = math.max(0, w[8] + w[2] - now)
+        end
       end
+      result[3 + 2 * i] = used
+      result[4 + 2 * i] = reset
     end
-    result[3 + 2 * i] = used
-    result[4 + 2 * i] = reset
   end
   return result
 end
@@ -804,59 +831,105 @@ end
 if op == 'r' then
   -- once a window rejects (status ~= 1), only windows no longer than it (bound) are read
   local status, index, retry, bound = 1, -1, 0, 0
+  local result = {1, now, -1, 0}
+  local kk = 1 -- window i's first key
   for i = 1, n do
     local w = windows[i]
-    local length = w[2]
-    if status ~= 1 and length > bound then
-      w[16] = true -- no command runs on its keys: save and state leave it alone
-    elseif w[6] == 2 then
-      ring_trim(w) -- (trim's dispatch inline: a call less per ring)
+    local header = nil
+    if w then
+      kk = kk + (w[9] and 2 or 1)
     else
-      trim(w)
-    end
-    if status == 1 then
-      local need, limit = w[4], w[3]
-      if need > limit then
-        status, index, bound = 2, i - 1, length
-      else
-        if need < 1 then
-          need = 1
-        end
-        if w[7] + need > limit then
-          -- room returns when enough weight has left: the entry that frees the excess leaves
-          local excess = w[7] + need - limit
-          local kind = w[6]
-          local leaves
-          if w[10] then
-            leaves = w[12] -- every entry of the period leaves at its end
-          elseif kind == 0 then
-            if excess == 1 then
-              leaves = w[8] + length
-            else
-              local at = int(excess - 1)
-              leaves = tonumber(redis.call('ZRANGE', w[1], at, at, 'WITHSCORES')[2]) + length
+      -- A ring without a table (see the parse above). In the usual case (nothing has left the window,
+      -- the newest step recorded is the current one, and the request fits) it is recorded here, before
+      -- the later windows are read, and taken back if one of them rejects (undo_rings below): the
+      -- script is atomic, so no caller sees it in between. Otherwise it gets its table, as any window.
+      local a = 1 + 4 * i
+      local key = KEYS[kk]
+      kk = kk + 1
+      local length, limit = nums[argv[a + 1]], nums[argv[a + 2]] -- (parsed above)
+      local text = argv[a + 3]
+      local amount = text == '' and 1 or nums[text]
+      local step = nums[argv[a + 4]]
+      if status == 1 and amount > 0 and amount <= limit then
+        header = redis.call('GETRANGE', key, '0', HEADER_LAST)
+        if #header == HEADER then
+          local sum, lo, hi, mark, hw = struct.unpack('<ddddd', header)
+          local q = now / step
+          local current = q - q % 1 -- floor
+          q = (now - length) / step
+          if mark == -1 and hi == current and lo <= hi and lo >= q - q % 1 and sum + amount <= limit then
+            if sum < 0 then
+              sum = 0
             end
-          elseif kind == 1 then
-            -- the member at which the running sum of weights, oldest first, reaches the excess
-            -- (inline: a helper would be allocated on every call, and only a rejection needs it)
-            leaves = now + length
-            local freed, from = 0, 0
-            while from >= 0 do
-              local page = redis.call('ZRANGE', w[1], int(from), int(from + 63), 'WITHSCORES')
-              from = #page == 0 and -1 or from + 64
-              for j = 1, #page, 2 do
-                freed = freed + tonumber(string.match(page[j], '^(%d+):'))
-                if freed >= excess then
-                  leaves, from = tonumber(page[j + 1]) + length, -1
-                  break
+            sum = sum + amount
+            redis.call('SETRANGE', key, '0', struct.pack('<ddddd', sum, lo, hi, -1, hw + amount))
+            result[3 + 2 * i] = sum
+            result[4 + 2 * i] = (lo + 1) * step + length - now
+            w = nil
+          end
+        end
+      end
+      if w == false then
+        w = {
+          key, length, limit, amount, step, 2, 0, false, false, false, 0, 0, now - length, 1, false, false,
+          0, 0, 0, false, false, false, 0, 0,
+        }
+        windows[i] = w
+      end
+    end
+    if w then
+      local length = w[2]
+      if status ~= 1 and length > bound then
+        w[16] = true -- no command runs on its keys: save and state leave it alone
+      elseif w[6] == 2 then
+        ring_trim(w, header) -- (trim's dispatch inline: a call less per ring)
+      else
+        trim(w)
+      end
+      if status == 1 then
+        local need, limit = w[4], w[3]
+        if need > limit then
+          status, index, bound = 2, i - 1, length
+        else
+          if need < 1 then
+            need = 1
+          end
+          if w[7] + need > limit then
+            -- room returns when enough weight has left: the entry that frees the excess leaves
+            local excess = w[7] + need - limit
+            local kind = w[6]
+            local leaves
+            if w[10] then
+              leaves = w[12] -- every entry of the period leaves at its end
+            elseif kind == 0 then
+              if excess == 1 then
+                leaves = w[8] + length
+              else
+                local at = int(excess - 1)
+                leaves = tonumber(redis.call('ZRANGE', w[1], at, at, 'WITHSCORES')[2]) + length
+              end
+            elseif kind == 1 then
+              -- the member at which the running sum of weights, oldest first, reaches the excess
+              -- (inline: a helper would be allocated on every call, and only a rejection needs it)
+              leaves = now + length
+              local freed, from = 0, 0
+              while from >= 0 do
+                local page = redis.call('ZRANGE', w[1], int(from), int(from + 63), 'WITHSCORES')
+                from = #page == 0 and -1 or from + 64
+                for j = 1, #page, 2 do
+                  freed = freed + tonumber(string.match(page[j], '^(%d+):'))
+                  if freed >= excess then
+                    leaves, from = tonumber(page[j + 1]) + length, -1
+                    break
+                  end
                 end
               end
+            else
+              local s = ring_walk(w, w[18], w[19] - w[18] + 1, nil, excess)
+              leaves = s and ((s + 1) * w[5] + length) or (now + length)
             end
-          else
-            local s = ring_walk(w, w[18], w[19] - w[18] + 1, nil, excess)
-            leaves = s and ((s + 1) * w[5] + length) or (now + length)
+            status, index, retry, bound = 0, i - 1, math.max(1, leaves - now), length
           end
-          status, index, retry, bound = 0, i - 1, math.max(1, leaves - now), length
         end
       end
     end
@@ -865,17 +938,38 @@ if op == 'r' then
     status = 3
   end
   if status ~= 1 then
+    kk = 1
     for i = 1, n do
-      save(windows[i])
+      local w = windows[i]
+      if w then
+        save(w)
+        kk = kk + (w[9] and 2 or 1)
+      else
+        -- a ring recorded above: the request is taken back out of its newest step
+        local a = 1 + 4 * i
+        local text = argv[a + 3]
+        local amount = text == '' and 1 or nums[text]
+        local key = KEYS[kk]
+        kk = kk + 1
+        local sum, lo, hi, mark, hw = struct.unpack('<ddddd', redis.call('GETRANGE', key, '0', HEADER_LAST))
+        sum = sum - amount
+        redis.call('SETRANGE', key, '0', struct.pack('<ddddd', sum, lo, hi, mark, hw - amount))
+        result[3 + 2 * i] = sum
+        if sum <= 0 then
+          result[4 + 2 * i] = 0
+        end
+      end
     end
-    return state(status, index, retry)
+    return state(status, index, retry, result)
   end
   local score = int(now)
   local members = {}
   for i = 1, n do
     local w = windows[i]
-    local kind = w[6]
-    if kind == 2 then
+    local kind = w and w[6]
+    if not w then
+      -- a ring recorded in the reserve loop
+    elseif kind == 2 then
       local amount = w[4]
       if amount <= 0 then
         save(w)
@@ -957,7 +1051,7 @@ if op == 'r' then
   if lease_key then
     lease_take()
   end
-  return state(1, -1, 0)
+  return state(1, -1, 0, result)
 end
 
 -- settle

@@ -120,4 +120,36 @@ interface PrecisionRules extends ConformanceSection {
                 .as("[P4] state of a user with 500 requests per step, against %d for 2 per step", calmSize)
                 .isEqualTo(calmSize);
     }
+
+    @Test
+    @DisplayName("P5 a request a later, longer window rejects costs the precision windows before it nothing")
+    default void laterRejectionCostsNothing() {
+        Window hour = Window.tokens(10_000, HOUR).withPrecision(MINUTE);
+        Window day = Window.of(2, DAY);
+        Tier both = Tier.of("p5", hour, day);
+        String user = user("p5");
+        for (int i = 0; i < 2; i++) {
+            assertThat(limiter().reserve(user, both, 400, List.of()).decision().allowed())
+                    .as("[P5] request %d: 400 tokens of the hour, one of the day's 2 requests", i + 1)
+                    .isTrue();
+        }
+        Decision rejected = limiter().reserve(user, both, 400, List.of()).decision();
+        assertThat(rejected.allowed())
+                .as("[P5] the day's 2 requests are used up")
+                .isFalse();
+        assertThat(rejected.window()).as("[P5] rejected by the day").isEqualTo(day);
+        assertThat(used(rejected, hour, null))
+                .as("[P5] the rejection reports the hour's tokens without its 400")
+                .isEqualTo(800);
+        Tier hourOnly = Tier.of("p5-hour", hour);
+        assertThat(limiter()
+                        .reserve(user, hourOnly, 9_200, List.of())
+                        .decision()
+                        .allowed())
+                .as("[P5] the hour holds 800 tokens, not 1,200: 9,200 more fit its 10,000 exactly")
+                .isTrue();
+        assertThat(limiter().reserve(user, hourOnly, 1, List.of()).decision().allowed())
+                .as("[P5] and not one more")
+                .isFalse();
+    }
 }

@@ -167,6 +167,46 @@ interface SharedScopeRules extends ConformanceSection {
                 .isTrue();
     }
 
+    @Test
+    @DisplayName("G6 a request a shared budget rejects costs the user's precision windows nothing")
+    default void sharedRejectionCostsPrecisionNothing() {
+        Window requests = Window.of(100, DAY).withPrecision(MINUTE);
+        Window tokens = Window.tokens(10_000, DAY).withPrecision(MINUTE);
+        Tier tier = Tier.of("g6", requests, tokens);
+        SharedBudget upstream = SharedBudget.of(user("g6-upstream"), Window.of(1, MINUTE));
+        String alice = user("g6-alice");
+        assertThat(limiter()
+                        .reserve(alice, tier, 300, List.of(upstream))
+                        .decision()
+                        .allowed())
+                .as("[G6] alice's first request: 300 tokens")
+                .isTrue();
+        Decision rejected =
+                limiter().reserve(alice, tier, 200, List.of(upstream)).decision();
+        assertThat(rejected.allowed())
+                .as("[G6] the shared budget of 1 is used up")
+                .isFalse();
+        assertThat(rejected.budget()).as("[G6] rejected by the shared budget").isEqualTo(upstream.name());
+        if (store().atomicAcrossScopes()) {
+            // (scope by scope, her windows answered before the budget rejected and her part was cancelled)
+            assertThat(used(rejected, requests, null))
+                    .as("[G6] the rejection reports alice's requests without the rejected one")
+                    .isEqualTo(1);
+            assertThat(used(rejected, tokens, null))
+                    .as("[G6] and her tokens without its 200")
+                    .isEqualTo(300);
+        }
+        SharedBudget roomy = SharedBudget.of(user("g6-roomy"), Window.of(10, MINUTE));
+        Decision next = limiter().reserve(alice, tier, 50, List.of(roomy)).decision();
+        assertThat(next.allowed())
+                .as("[G6] alice through a roomy budget, in the same step")
+                .isTrue();
+        assertThat(used(next, requests, null))
+                .as("[G6] her precision windows hold the first request and this one, not the rejected one")
+                .isEqualTo(2);
+        assertThat(used(next, tokens, null)).as("[G6] 300 + 50 tokens").isEqualTo(350);
+    }
+
     private Decision reserve(String user, Tier tier, SharedBudget shared) {
         return limiter().reserve(user, tier, 0, List.of(shared)).decision();
     }

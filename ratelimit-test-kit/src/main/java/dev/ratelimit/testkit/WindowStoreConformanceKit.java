@@ -177,7 +177,7 @@ public abstract class WindowStoreConformanceKit {
                 + getClass().getSimpleName()
                 + " conformance tests ran. The kit's tests are JUnit 5 tests: run them with"
                 + " maven-surefire-plugin 2.22.0 or later (3.x recommended; Maven 3.8 and older default to"
-                + " 2.12.4), or Gradle's useJUnitPlatform(). A full run reports 91 tests; see CONFORMANCE.md.");
+                + " 2.12.4), or Gradle's useJUnitPlatform(). A full run reports 93 tests; see CONFORMANCE.md.");
     }
 
     /**
