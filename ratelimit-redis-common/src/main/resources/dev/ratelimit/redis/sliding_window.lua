@@ -307,7 +307,14 @@ for i = 1, n do
     if not amount or amount < 0 then
       return redis.error_reply('ERR sliding_window: bad amount for window ' .. i)
     end
-    if not num(argv[a + 1]) or not num(argv[a + 2]) then
+    local length, limit = nums[argv[a + 1]], nums[argv[a + 2]]
+    if length == nil then
+      length = num(argv[a + 1])
+    end
+    if limit == nil then
+      limit = num(argv[a + 2])
+    end
+    if not length or not limit then
       return redis.error_reply('ERR sliding_window: bad length or limit for window ' .. i)
     end
     windows[i] = false
@@ -857,15 +864,31 @@ if op == 'r' then
           local q = now / step
           local current = q - q % 1 -- floor
           q = (now - length) / step
-          if mark == -1 and hi == current and lo <= hi and lo >= q - q % 1 and sum + amount <= limit then
+          local cutoff = q - q % 1
+          if mark == -1 and hi == current and lo <= hi and lo >= cutoff then
             if sum < 0 then
               sum = 0
             end
-            sum = sum + amount
-            redis.call('SETRANGE', key, '0', struct.pack('<ddddd', sum, lo, hi, -1, hw + amount))
-            result[3 + 2 * i] = sum
-            result[4 + 2 * i] = (lo + 1) * step + length - now
-            w = nil
+            if sum + amount <= limit then
+              sum = sum + amount
+              redis.call('SETRANGE', key, '0', struct.pack('<ddddd', sum, lo, hi, -1, hw + amount))
+              result[3 + 2 * i] = sum
+              result[4 + 2 * i] = (lo + 1) * step + length - now
+              w = nil
+            else
+              -- full: its table as ring_trim would leave it, for the rejection below (no trim again)
+              q = length / step
+              local slots = q - q % 1 + 1
+              if slots - 1 < q then
+                slots = slots + 1
+              end
+              w = {
+                key, length, limit, amount, step, 2, sum, current, false, false, 0, 0, now - length, 1, false,
+                false, slots, lo, hi, lo == hi and hw or false, false, false, hw, cutoff,
+              }
+              windows[i] = w
+              header = true
+            end
           end
         end
       end
@@ -882,7 +905,9 @@ if op == 'r' then
       if status ~= 1 and length > bound then
         w[16] = true -- no command runs on its keys: save and state leave it alone
       elseif w[6] == 2 then
-        ring_trim(w, header) -- (trim's dispatch inline: a call less per ring)
+        if header ~= true then -- (true: read and trimmed above)
+          ring_trim(w, header) -- (trim's dispatch inline: a call less per ring)
+        end
       else
         trim(w)
       end
