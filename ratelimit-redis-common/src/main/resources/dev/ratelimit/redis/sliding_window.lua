@@ -851,8 +851,9 @@ if op == 'r' then
     else
       -- A ring without a table (see the parse above). In the usual case (nothing has left the window,
       -- the newest step recorded is the current one, and the request fits) it is recorded here, before
-      -- the later windows are read, and taken back if one of them rejects (undo_rings below): the
-      -- script is atomic, so no caller sees it in between. Otherwise it gets its table, as any window.
+      -- the later windows are read, and taken back if one of them rejects (where the rejection saves
+      -- the windows, below): the script is atomic, so no caller sees it in between. Otherwise it gets
+      -- its table, as any window.
       local a = 1 + 4 * i
       local key = KEYS[kk]
       kk = kk + 1
