@@ -107,10 +107,12 @@ lease was held and is renewed, {0} otherwise; count replies {the leases held}.
 -- Numbers go to redis.call as integer text, fmt('%d', x), and constants as strings ('0'): Redis
 -- formats a Lua number argument with '%.17g', several times the cost of '%d'.
 local fmt = string.format
+-- Redis's and struct's functions as locals: a global's field costs two table reads at every call
+local call, spack, sunpack = redis.call, struct.pack, struct.unpack
 local op = ARGV[1]
 local now
 if ARGV[2] == '' then
-  local time = redis.call('TIME')
+  local time = call('TIME')
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 else
   now = tonumber(ARGV[2])
@@ -118,17 +120,17 @@ end
 -- leases: renew ('l') and count ('c') touch the lease set alone
 if op == 'l' or op == 'c' then
   local key = KEYS[1]
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', now))
+  call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', now))
   if op == 'c' then
-    return {redis.call('ZCARD', key)}
+    return {call('ZCARD', key)}
   end
   local ttl = tonumber(ARGV[5])
   -- XX INCR 0 answers nil (false) for a member not held: a released or passed lease stays gone
-  if ttl == nil or not redis.call('ZADD', key, 'XX', 'INCR', '0', ARGV[3]) then
+  if ttl == nil or not call('ZADD', key, 'XX', 'INCR', '0', ARGV[3]) then
     return {0}
   end
-  redis.call('ZADD', key, 'XX', fmt('%d', now + ttl), ARGV[3])
-  redis.call('EXPIRE', key, fmt('%d', math.ceil(ttl / 1000) + 1), 'GT')
+  call('ZADD', key, 'XX', fmt('%d', now + ttl), ARGV[3])
+  call('EXPIRE', key, fmt('%d', math.ceil(ttl / 1000) + 1), 'GT')
   return {1}
 end
 local stride = op == 's' and 5 or op == 'x' and 6 or 4
@@ -150,17 +152,17 @@ if op == 'r' and ARGV[4] ~= '' then
   end
   local held = 0
   lease_full = function()
-    redis.call('ZREMRANGEBYSCORE', lease_key, '-inf', fmt('%d', now))
-    held = redis.call('ZCARD', lease_key)
+    call('ZREMRANGEBYSCORE', lease_key, '-inf', fmt('%d', now))
+    held = call('ZCARD', lease_key)
     return held >= cap
   end
   lease_take = function()
-    redis.call('ZADD', lease_key, fmt('%d', now + ttl), id)
+    call('ZADD', lease_key, fmt('%d', now + ttl), id)
     -- a new set has no expiry for GT to compare with; a held one keeps its latest lease's
     if held == 0 then
-      redis.call('EXPIRE', lease_key, fmt('%d', math.ceil(ttl / 1000) + 1))
+      call('EXPIRE', lease_key, fmt('%d', math.ceil(ttl / 1000) + 1))
     else
-      redis.call('EXPIRE', lease_key, fmt('%d', math.ceil(ttl / 1000) + 1), 'GT')
+      call('EXPIRE', lease_key, fmt('%d', math.ceil(ttl / 1000) + 1), 'GT')
     end
   end
 end
@@ -191,11 +193,11 @@ if op == 'r' and #KEYS == n + (lease_key and 1 or 0) then
       lengths[i] = length
       if status == 1 or length <= bound then
         local key = KEYS[i]
-        redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', now - length))
-        local used = redis.call('ZCARD', key)
+        call('ZREMRANGEBYSCORE', key, '-inf', fmt('%d', now - length))
+        local used = call('ZCARD', key)
         local reset = 0
         if used > 0 then
-          local oldest = tonumber(redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')[2])
+          local oldest = tonumber(call('ZRANGE', key, '0', '0', 'WITHSCORES')[2])
           reset = math.max(0, oldest + length - now)
           if status == 1 then
             local limit = tonumber(ARGV[a + 2])
@@ -208,7 +210,7 @@ if op == 'r' and #KEYS == n + (lease_key and 1 or 0) then
               local leaves = oldest
               if excess > 1 then
                 local at = fmt('%d', excess - 1)
-                leaves = tonumber(redis.call('ZRANGE', key, at, at, 'WITHSCORES')[2])
+                leaves = tonumber(call('ZRANGE', key, at, at, 'WITHSCORES')[2])
               end
               status, bound = 0, length
               result[1], result[3], result[4] = 0, i - 1, math.max(1, leaves + length - now)
@@ -233,8 +235,8 @@ if op == 'r' and #KEYS == n + (lease_key and 1 or 0) then
       for i = 1, n do
         local key, length = KEYS[i], lengths[i]
         -- an entry id names one entry: recording it again changes nothing
-        local used = result[3 + 2 * i] + redis.call('ZADD', key, 'NX', score, id)
-        redis.call('EXPIRE', key, fmt('%d', math.ceil(length / 1000) + 1)) -- leaves at now + length
+        local used = result[3 + 2 * i] + call('ZADD', key, 'NX', score, id)
+        call('EXPIRE', key, fmt('%d', math.ceil(length / 1000) + 1)) -- leaves at now + length
         result[3 + 2 * i] = used
         if used > 0 and (result[4 + 2 * i] == 0 or result[4 + 2 * i] > length) then
           result[4 + 2 * i] = length -- the new entry is the oldest (a lease's may be stamped ahead)
@@ -256,7 +258,7 @@ end
 -- A key expires one second after the last entry it holds leaves its window, so idle users cost no
 -- memory: every EXPIRE and SET EX below sets ceil((leaves - now) / 1000) + 1 seconds (never early).
 
--- What a call costs Redis is mostly its redis.call()s, then tonumber() and string.format() (each a
+-- What a call costs Redis is mostly its call()s, then tonumber() and string.format() (each a
 -- sizeable fraction of a command): numbers are parsed once per distinct argument text (windows of one
 -- length, limit, unit or precision share them). Integer texts are formatted each time: most values
 -- (the time, a sum, an expiry) occur once a call, and remembering them cost more than it saved
@@ -287,10 +289,13 @@ end
 --  [15] dirty: a trim changed what save writes      [16] skipped: not evaluated after a rejection
 --  rings: [17] slots  [18] lo  [19] hi  [20] weight of step lo, false when not read  [21] fresh
 --  [22] hi moved  [23] weight of step hi  [24] the lowest step still in the window
-local windows = {}
+-- sized for 16 windows up front: a table filled key by key is rehashed each time it doubles
+local windows = {
+  false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+}
 local k = 1
 local weighted, rings = false, false
-local argv = ARGV
+local argv, keys = ARGV, KEYS -- (locals: a global is a table read)
 -- a reservation's rings may go without a table (see the reserve below): false in windows until then
 local lean = op == 'r'
 for i = 1, n do
@@ -306,7 +311,13 @@ for i = 1, n do
     -- reserve below records a ring in its newest step without one); its numbers are checked here,
     -- before any command runs (and parsed, for the reserve to find)
     text = argv[a + 3]
-    local amount = text == '' and 1 or num(text)
+    local amount = 1
+    if text ~= '' then
+      amount = nums[text]
+      if amount == nil then
+        amount = num(text)
+      end
+    end
     if not amount or amount < 0 then
       return redis.error_reply('ERR sliding_window: bad amount for window ' .. i)
     end
@@ -398,19 +409,19 @@ for i = 1, n do
     if step > 0 then
       rings = true
       windows[i] = {
-        KEYS[k], length, limit, amount, step, 2, 0, false, false, cal, start, stop, cutoff, settled,
+        keys[k], length, limit, amount, step, 2, 0, false, false, cal, start, stop, cutoff, settled,
         false, false, 0, 0, 0, false, false, false, 0, 0,
       }
     elseif counts then
       weighted = true
       windows[i] = {
-        KEYS[k], length, limit, amount, step, 1, 0, false, KEYS[k + 1], cal, start, stop, cutoff, settled,
+        keys[k], length, limit, amount, step, 1, 0, false, keys[k + 1], cal, start, stop, cutoff, settled,
         false, false,
       }
       k = k + 1
     else
       windows[i] = {
-        KEYS[k], length, limit, amount, step, 0, 0, false, false, cal, start, stop, cutoff, settled,
+        keys[k], length, limit, amount, step, 0, 0, false, false, cal, start, stop, cutoff, settled,
         false, false,
       }
     end
@@ -466,13 +477,13 @@ if weighted then
     local key = w[1]
     -- (ZRANGEBYSCORE rather than ZRANGE 0 1: the same page, and the ACL rule names the command for
     -- the windows of an amount, which alone run it)
-    local page = redis.call('ZRANGEBYSCORE', key, '-inf', '+inf', 'WITHSCORES', 'LIMIT', '0', '2')
+    local page = call('ZRANGEBYSCORE', key, '-inf', '+inf', 'WITHSCORES', 'LIMIT', '0', '2')
     if #page == 0 then
       w[7] = 0
       return
     end
     local cutoff = w[13]
-    local sum = tonumber(redis.call('GET', w[9]) or '0')
+    local sum = tonumber(call('GET', w[9]) or '0')
     local oldest = tonumber(page[2])
     if oldest <= cutoff then
       local gone, from = 0, 0
@@ -490,9 +501,9 @@ if weighted then
           break
         end
         from = from + (from == 0 and 2 or 64)
-        page = redis.call('ZRANGE', key, int(from), int(from + 63), 'WITHSCORES')
+        page = call('ZRANGE', key, int(from), int(from + 63), 'WITHSCORES')
       end
-      redis.call('ZREMRANGEBYSCORE', key, '-inf', int(cutoff))
+      call('ZREMRANGEBYSCORE', key, '-inf', int(cutoff))
       sum = sum - gone
       if sum <= 0 then
         sum, oldest = 0, false
@@ -506,9 +517,9 @@ if weighted then
   weighted_save = function(w)
     if w[15] then
       if w[7] <= 0 then
-        redis.call('DEL', w[9])
+        call('DEL', w[9])
       else
-        redis.call('SET', w[9], int(w[7]), 'KEEPTTL')
+        call('SET', w[9], int(w[7]), 'KEEPTTL')
       end
     end
   end
@@ -544,7 +555,7 @@ if rings then
       local bytes = ''
       if not (run == 1 and s == hi) then
         local from = HEADER + SLOT * index
-        bytes = redis.call('GETRANGE', w[1], int(from), int(from + SLOT * run - 1))
+        bytes = call('GETRANGE', w[1], int(from), int(from + SLOT * run - 1))
       end
       for j = 0, run - 1 do
         local at = 1 + SLOT * j
@@ -553,7 +564,7 @@ if rings then
           wt = w[23]
         elseif at + SLOT - 1 <= #bytes then
           local found
-          found, wt = struct.unpack('<dd', bytes, at)
+          found, wt = sunpack('<dd', bytes, at)
           if found ~= step then
             wt = 0
           end
@@ -584,7 +595,7 @@ if rings then
   -- (header: the one the reserve read already, if it did)
   ring_trim = function(w, header)
     local key, step, length = w[1], w[5], w[2]
-    header = header or redis.call('GETRANGE', key, '0', HEADER_LAST)
+    header = header or call('GETRANGE', key, '0', HEADER_LAST)
     -- floors and ceilings by arithmetic (x - x % 1 is floor(x)): a math.* call costs several times more
     local q = length / step
     local slots = q - q % 1 + 1 -- ceil(length / step) + 1
@@ -604,8 +615,17 @@ if rings then
     end
     local sum, lo, hi, mark, hw
     if size == HEADER then
-      sum, lo, hi, mark, hw = struct.unpack('<ddddd', header)
-      if mark == -1 and lo >= cutoff and cutoff <= hi then
+      local base
+      sum, base, lo, hi, mark = sunpack('<ddddd', header)
+      if mark == -2 then
+        hw = sum - base
+      elseif hi == -1 then
+        -- the 40-byte layout before (sum, lo, hi, -1, weight of step hi): read as it, written in this
+        -- one by the next save
+        lo, hi, mark, hw = base, lo, -2, mark
+        w[15] = true
+      end
+      if mark == -2 and lo >= cutoff and cutoff <= hi then
         -- the usual case: nothing has left the window (lo stays)
         if sum < 0 then
           sum = 0
@@ -619,14 +639,14 @@ if rings then
         return
       end
     end
-    local migrated = mark ~= -1
+    local migrated = mark ~= -2
     if migrated then
       -- the layout before: rewritten whole, once
-      local old = redis.call('GET', key)
-      sum, lo, hi = struct.unpack('<ddd', old)
-      local found, wt = struct.unpack('<dd', old, 25 + SLOT * (hi % slots))
+      local old = call('GET', key)
+      sum, lo, hi = sunpack('<ddd', old)
+      local found, wt = sunpack('<dd', old, 25 + SLOT * (hi % slots))
       hw = found == hi and wt or 0
-      redis.call('SET', key, struct.pack('<ddddd', sum, lo, hi, -1, hw) .. string.sub(old, 25), 'KEEPTTL')
+      call('SET', key, spack('<ddddd', sum, sum - hw, lo, hi, -2) .. string.sub(old, 25), 'KEEPTTL')
     end
     local lo0 = lo
     local held = false
@@ -658,7 +678,7 @@ if rings then
   end
 
   ring_save_header = function(w)
-    redis.call('SETRANGE', w[1], '0', struct.pack('<ddddd', w[7], w[18], w[19], -1, w[23]))
+    call('SETRANGE', w[1], '0', spack('<ddddd', w[7], w[7] - w[23], w[18], w[19], -2))
   end
 
   -- Adds `amount` (may be negative, never below what the step holds) to step s; returns what it added.
@@ -674,9 +694,9 @@ if rings then
       held = w[20]
     elseif s < hi then
       local offset = HEADER + SLOT * (s % w[17])
-      local bytes = redis.call('GETRANGE', w[1], int(offset), int(offset + SLOT - 1))
+      local bytes = call('GETRANGE', w[1], int(offset), int(offset + SLOT - 1))
       if #bytes == SLOT then
-        local step, wt = struct.unpack('<dd', bytes)
+        local step, wt = sunpack('<dd', bytes)
         if step == s then
           held = wt
         end
@@ -688,13 +708,13 @@ if rings then
     local total = held + amount
     if s > hi then
       if not w[21] and hi >= w[24] then
-        redis.call('SETRANGE', w[1], int(HEADER + SLOT * (hi % w[17])), struct.pack('<dd', hi, w[23]))
+        call('SETRANGE', w[1], int(HEADER + SLOT * (hi % w[17])), spack('<dd', hi, w[23]))
       end
       w[19], w[23], w[22] = s, total, true
     elseif s == hi then
       w[23] = total
     else
-      redis.call('SETRANGE', w[1], int(HEADER + SLOT * (s % w[17])), struct.pack('<dd', s, total))
+      call('SETRANGE', w[1], int(HEADER + SLOT * (s % w[17])), spack('<dd', s, total))
     end
     w[7] = w[7] + amount
     -- a lo that holds no weight means an empty ring (see ring_advance): it starts at the step written
@@ -719,13 +739,13 @@ if rings then
   ring_create = function(w)
     -- Allocate the whole ring at once (a SETRANGE past the end of a missing key allocates exactly
     -- that length, zero-filled): growing it write by write would over-allocate up to twice.
-    redis.call('SETRANGE', w[1], int(HEADER + SLOT * w[17] - 1), '\0')
+    call('SETRANGE', w[1], int(HEADER + SLOT * w[17] - 1), '\0')
   end
 
   -- The expiry depends only on hi: it is set when the ring is created and whenever hi moves.
   ring_expire = function(w)
     -- the ring's newest step leaves at (hi + 1) * step + length
-    redis.call('EXPIRE', w[1], int(math.ceil(((w[19] + 1) * w[5] + w[2] - now) / 1000) + 1))
+    call('EXPIRE', w[1], int(math.ceil(((w[19] + 1) * w[5] + w[2] - now) / 1000) + 1))
   end
 end
 
@@ -736,11 +756,11 @@ local function trim(w)
   local kind = w[6]
   if kind == 0 then
     local key = w[1]
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', int(w[13]))
-    local used = redis.call('ZCARD', key)
+    call('ZREMRANGEBYSCORE', key, '-inf', int(w[13]))
+    local used = call('ZCARD', key)
     w[7] = used
     if used > 0 then
-      w[8] = tonumber(redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')[2])
+      w[8] = tonumber(call('ZRANGE', key, '0', '0', 'WITHSCORES')[2])
     end
   elseif kind == 1 then
     weighted_trim(w)
@@ -807,12 +827,12 @@ if op == 'x' then
   if not stamp or not mark_ms or old == id then
     return redis.error_reply('ERR sliding_window: bad exchange arguments')
   end
-  redis.call('ZREMRANGEBYSCORE', mark_key, '-inf', int(now))
-  if redis.call('ZADD', mark_key, 'NX', int(now + mark_ms), old) == 1 then
-    if redis.call('ZCARD', mark_key) == 1 then
-      redis.call('EXPIRE', mark_key, int(math.ceil(mark_ms / 1000) + 1))
+  call('ZREMRANGEBYSCORE', mark_key, '-inf', int(now))
+  if call('ZADD', mark_key, 'NX', int(now + mark_ms), old) == 1 then
+    if call('ZCARD', mark_key) == 1 then
+      call('EXPIRE', mark_key, int(math.ceil(mark_ms / 1000) + 1))
     else
-      redis.call('EXPIRE', mark_key, int(math.ceil(mark_ms / 1000) + 1), 'GT')
+      call('EXPIRE', mark_key, int(math.ceil(mark_ms / 1000) + 1), 'GT')
     end
     for i = 1, n do
       local w = windows[i]
@@ -823,14 +843,14 @@ if op == 'x' then
           gone[#gone + 1] = j == 1 and old or (old .. '#' .. j)
         end
         if #gone > 0 then
-          redis.call('ZREM', w[1], unpack(gone))
+          call('ZREM', w[1], unpack(gone))
         end
-      elseif kept < weight and redis.call('ZREM', w[1], int(weight) .. ':' .. old) == 1 then
+      elseif kept < weight and call('ZREM', w[1], int(weight) .. ':' .. old) == 1 then
         if kept > 0 then
-          redis.call('ZADD', w[1], stamp, int(kept) .. ':' .. old)
+          call('ZADD', w[1], stamp, int(kept) .. ':' .. old)
         end
-        if redis.call('DECRBY', w[9], int(weight - kept)) <= 0 then
-          redis.call('DEL', w[9])
+        if call('DECRBY', w[9], int(weight - kept)) <= 0 then
+          call('DEL', w[9])
         end
       end
     end
@@ -841,7 +861,11 @@ end
 if op == 'r' then
   -- once a window rejects (status ~= 1), only windows no longer than it (bound) are read
   local status, index, retry, bound = 1, -1, 0, 0
-  local result = {1, now, -1, 0}
+  -- the reply, sized for 16 windows up front (as windows above); nil ends it where the windows do
+  local result = {
+    1, now, -1, 0, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
+    nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
+  }
   local kk = 1 -- window i's first key
   for i = 1, n do
     local w = windows[i]
@@ -855,27 +879,24 @@ if op == 'r' then
       -- the windows, below): the script is atomic, so no caller sees it in between. Otherwise it gets
       -- its table, as any window.
       local a = 1 + 4 * i
-      local key = KEYS[kk]
+      local key = keys[kk]
       kk = kk + 1
       local length, limit = nums[argv[a + 1]], nums[argv[a + 2]] -- (parsed above)
       local text = argv[a + 3]
       local amount = text == '' and 1 or nums[text]
       local step = nums[argv[a + 4]]
       if status == 1 and amount > 0 and amount <= limit then
-        header = redis.call('GETRANGE', key, '0', HEADER_LAST)
+        header = call('GETRANGE', key, '0', HEADER_LAST)
         if #header == HEADER then
-          local sum, lo, hi, mark, hw = struct.unpack('<ddddd', header)
+          local sum, base, lo, hi, mark = sunpack('<ddddd', header)
           local q = now / step
           local current = q - q % 1 -- floor
           q = (now - length) / step
           local cutoff = q - q % 1
-          if mark == -1 and hi == current and lo <= hi and lo >= cutoff then
-            if sum < 0 then
-              sum = 0
-            end
+          if mark == -2 and hi == current and lo <= hi and lo >= cutoff and sum >= 0 then
             if sum + amount <= limit then
               sum = sum + amount
-              redis.call('SETRANGE', key, '0', struct.pack('<ddddd', sum, lo, hi, -1, hw + amount))
+              call('SETRANGE', key, '0', spack('<d', sum)) -- (step hi's weight, sum - base, grows with it)
               result[3 + 2 * i] = sum
               result[4 + 2 * i] = (lo + 1) * step + length - now
               w = nil
@@ -888,7 +909,7 @@ if op == 'r' then
               end
               w = {
                 key, length, limit, amount, step, 2, sum, current, false, false, 0, 0, now - length, 1, false,
-                false, slots, lo, hi, lo == hi and hw or false, false, false, hw, cutoff,
+                false, slots, lo, hi, lo == hi and sum - base or false, false, false, sum - base, cutoff,
               }
               windows[i] = w
               header = true
@@ -935,7 +956,7 @@ if op == 'r' then
                 leaves = w[8] + length
               else
                 local at = int(excess - 1)
-                leaves = tonumber(redis.call('ZRANGE', w[1], at, at, 'WITHSCORES')[2]) + length
+                leaves = tonumber(call('ZRANGE', w[1], at, at, 'WITHSCORES')[2]) + length
               end
             elseif kind == 1 then
               -- the member at which the running sum of weights, oldest first, reaches the excess
@@ -943,7 +964,7 @@ if op == 'r' then
               leaves = now + length
               local freed, from = 0, 0
               while from >= 0 do
-                local page = redis.call('ZRANGE', w[1], int(from), int(from + 63), 'WITHSCORES')
+                local page = call('ZRANGE', w[1], int(from), int(from + 63), 'WITHSCORES')
                 from = #page == 0 and -1 or from + 64
                 for j = 1, #page, 2 do
                   freed = freed + tonumber(string.match(page[j], '^(%d+):'))
@@ -978,11 +999,10 @@ if op == 'r' then
         local a = 1 + 4 * i
         local text = argv[a + 3]
         local amount = text == '' and 1 or nums[text]
-        local key = KEYS[kk]
+        local key = keys[kk]
         kk = kk + 1
-        local sum, lo, hi, mark, hw = struct.unpack('<ddddd', redis.call('GETRANGE', key, '0', HEADER_LAST))
-        sum = sum - amount
-        redis.call('SETRANGE', key, '0', struct.pack('<ddddd', sum, lo, hi, mark, hw - amount))
+        local sum = sunpack('<d', call('GETRANGE', key, '0', '7')) - amount
+        call('SETRANGE', key, '0', spack('<d', sum))
         result[3 + 2 * i] = sum
         if sum <= 0 then
           result[4 + 2 * i] = 0
@@ -1014,7 +1034,7 @@ if op == 'r' then
             lo = s -- lo held no weight: the ring starts at the step written
           end
           w[7], w[18], w[23] = sum, lo, total
-          redis.call('SETRANGE', w[1], '0', struct.pack('<ddddd', sum, lo, hi, -1, total))
+          call('SETRANGE', w[1], '0', spack('<ddddd', sum, sum - total, lo, hi, -2))
         else
           if w[21] then
             ring_create(w)
@@ -1044,15 +1064,15 @@ if op == 'r' then
           args[#args + 1] = score
           args[#args + 1] = id .. '#' .. j
         end
-        w[7] = w[7] + redis.call('ZADD', w[1], unpack(args))
-        redis.call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
+        w[7] = w[7] + call('ZADD', w[1], unpack(args))
+        call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
         if not w[8] or at < w[8] then
           w[8] = at -- (a lease stamped ahead may be the oldest before)
         end
       elseif kind == 0 then
         -- an entry id names one entry: recording it again changes nothing
-        w[7] = w[7] + redis.call('ZADD', w[1], 'NX', score, id)
-        redis.call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
+        w[7] = w[7] + call('ZADD', w[1], 'NX', score, id)
+        call('EXPIRE', w[1], int(math.ceil((leaves - now) / 1000) + 1))
         if not w[8] or at < w[8] then
           w[8] = at -- (a lease stamped ahead may be the oldest before)
         end
@@ -1063,11 +1083,11 @@ if op == 'r' then
           member = int(amount) .. ':' .. id
           members[amount] = member
         end
-        if amount > 0 and redis.call('ZADD', w[1], 'NX', score, member) == 1 then
+        if amount > 0 and call('ZADD', w[1], 'NX', score, member) == 1 then
           local seconds = int(math.ceil((leaves - now) / 1000) + 1)
           w[7] = w[7] + amount
-          redis.call('EXPIRE', w[1], seconds)
-          redis.call('SET', w[9], int(w[7]), 'EX', seconds)
+          call('EXPIRE', w[1], seconds)
+          call('SET', w[9], int(w[7]), 'EX', seconds)
           if not w[8] or at < w[8] then
             w[8] = at -- (a lease stamped ahead may be the oldest before)
           end
@@ -1086,15 +1106,15 @@ end
 -- settle
 local reserved = tonumber(ARGV[4])
 if mark_key then
-  redis.call('ZREMRANGEBYSCORE', mark_key, '-inf', fmt('%d', now))
-  if redis.call('ZADD', mark_key, 'NX', fmt('%d', now + mark_ms), id) == 0 then
+  call('ZREMRANGEBYSCORE', mark_key, '-inf', fmt('%d', now))
+  if call('ZADD', mark_key, 'NX', fmt('%d', now + mark_ms), id) == 0 then
     return {1} -- settled before: a retry or a second settlement changes nothing
   end
   -- a new set has no expiry for GT to compare with; a held one keeps its latest mark's
-  if redis.call('ZCARD', mark_key) == 1 then
-    redis.call('EXPIRE', mark_key, fmt('%d', math.ceil(mark_ms / 1000) + 1))
+  if call('ZCARD', mark_key) == 1 then
+    call('EXPIRE', mark_key, fmt('%d', math.ceil(mark_ms / 1000) + 1))
   else
-    redis.call('EXPIRE', mark_key, fmt('%d', math.ceil(mark_ms / 1000) + 1), 'GT')
+    call('EXPIRE', mark_key, fmt('%d', math.ceil(mark_ms / 1000) + 1), 'GT')
   end
 end
 if reserved == nil then
@@ -1106,9 +1126,9 @@ if reserved == nil then
     local w = windows[i]
     local score = false
     if w[6] == 0 then
-      score = redis.call('ZADD', w[1], 'XX', 'INCR', '0', id)
+      score = call('ZADD', w[1], 'XX', 'INCR', '0', id)
     elseif w[6] == 1 and w[4] > 0 then
-      score = redis.call('ZADD', w[1], 'XX', 'INCR', '0', fmt('%d', w[4]) .. ':' .. id)
+      score = call('ZADD', w[1], 'XX', 'INCR', '0', fmt('%d', w[4]) .. ':' .. id)
     end
     if score then
       reserved = tonumber(score)
@@ -1117,7 +1137,7 @@ if reserved == nil then
   end
   if reserved == nil then
     if lease_key then
-      redis.call('ZREM', lease_key, id)
+      call('ZREM', lease_key, id)
     end
     return {1}
   end
@@ -1136,36 +1156,36 @@ for i = 1, n do
       gone[#gone + 1] = j == 1 and id or (id .. '#' .. j)
     end
     if #gone > 0 then
-      redis.call('ZREM', w[1], unpack(gone))
+      call('ZREM', w[1], unpack(gone))
     end
   elseif kind == 0 then
     if cancel then
-      redis.call('ZREM', w[1], id)
+      call('ZREM', w[1], id)
     end
   elseif kind == 1 then
     if target < estimate and estimate > 0 then
-      if redis.call('ZREM', w[1], fmt('%d', estimate) .. ':' .. id) == 1 then
+      if call('ZREM', w[1], fmt('%d', estimate) .. ':' .. id) == 1 then
         if target > 0 then
-          redis.call('ZADD', w[1], fmt('%d', reserved), fmt('%d', target) .. ':' .. id)
+          call('ZADD', w[1], fmt('%d', reserved), fmt('%d', target) .. ':' .. id)
         end
-        local left = redis.call('DECRBY', w[9], fmt('%d', estimate - target))
+        local left = call('DECRBY', w[9], fmt('%d', estimate - target))
         if left <= 0 then
-          redis.call('DEL', w[9])
+          call('DEL', w[9])
         end
       end
     elseif target > estimate and not w[10] then
       local seconds = fmt('%d', math.ceil(w[2] / 1000) + 1)
-      redis.call('ZADD', w[1], fmt('%d', now), fmt('%d', target - estimate) .. ':' .. id .. '+')
-      redis.call('INCRBY', w[9], fmt('%d', target - estimate))
-      redis.call('EXPIRE', w[1], seconds)
-      redis.call('EXPIRE', w[9], seconds)
+      call('ZADD', w[1], fmt('%d', now), fmt('%d', target - estimate) .. ':' .. id .. '+')
+      call('INCRBY', w[9], fmt('%d', target - estimate))
+      call('EXPIRE', w[1], seconds)
+      call('EXPIRE', w[9], seconds)
     elseif target > estimate and reserved >= w[11] then
       -- a calendar window charges the overrun in the reservation's period, while it lasts
       local seconds = fmt('%d', math.ceil((w[12] - now) / 1000) + 1)
-      redis.call('ZADD', w[1], fmt('%d', reserved), fmt('%d', target - estimate) .. ':' .. id .. '+')
-      redis.call('INCRBY', w[9], fmt('%d', target - estimate))
-      redis.call('EXPIRE', w[1], seconds)
-      redis.call('EXPIRE', w[9], seconds)
+      call('ZADD', w[1], fmt('%d', reserved), fmt('%d', target - estimate) .. ':' .. id .. '+')
+      call('INCRBY', w[9], fmt('%d', target - estimate))
+      call('EXPIRE', w[1], seconds)
+      call('EXPIRE', w[9], seconds)
     end
   elseif target ~= estimate then
     trim(w)
@@ -1189,6 +1209,6 @@ for i = 1, n do
   end
 end
 if lease_key then
-  redis.call('ZREM', lease_key, id) -- by entry id: a second release frees nothing
+  call('ZREM', lease_key, id) -- by entry id: a second release frees nothing
 end
 return {1}
