@@ -526,17 +526,20 @@ if weighted then
 end
 
 ---------------------------------------------------------------------------------------------------
--- precision windows: a ring of steps in one string. A 40-byte header (sum, lowest live step, highest
--- recorded step hi, -1, the weight of step hi; little-endian doubles), then one 16-byte slot per step
--- (step number, weight), slot = step mod slots. Step hi's weight lives in the header alone (its slot
--- is written when hi moves on), so a reservation in the newest step reads and writes the header only.
+-- precision windows: a ring of steps in one string. A 40-byte header (sum, base: the weight of the
+-- steps below hi, lowest live step lo, highest recorded step hi, -2; little-endian doubles), then one
+-- 16-byte slot per step (step number, weight), slot = step mod slots. Step hi's weight, sum - base,
+-- lives in the header alone (its slot is written when hi moves on), so a reservation in the newest
+-- step reads the header and writes its first 8 bytes, the sum, only.
 -- Entries within one step are one weighted entry recorded as if at the end of the step,
 -- (step + 1) * precision, so it leaves the window at most one step late and never early. A request
 -- counts 1, or its amount in a window of another unit. Memory is fixed by the window's length and
 -- precision, not by traffic. The lowest live step holds weight (a cancel that empties it moves it on),
 -- unless the ring holds none.
--- A ring of the layout before (a 24-byte header: sum, lo, hi; every step's weight in its slot; bytes
--- 24-31 are slot 0's step, never negative) is rewritten in this layout when first read.
+-- Rings of the layouts before are read as they were: a 40-byte header (sum, lo, hi, -1, the weight
+-- of step hi), rewritten in this layout by the next call that saves it; and a 24-byte header (sum,
+-- lo, hi; every step's weight in its slot; bytes 24-31 are slot 0's step, never negative), rewritten
+-- whole when first read. Neither holds -2 in bytes 32-39 (a weight there is never negative).
 
 local HEADER, SLOT = 40, 16
 local HEADER_LAST = '39' -- HEADER - 1, as text

@@ -463,6 +463,63 @@ public abstract class RedisStandaloneBehaviour {
         assertThat(later.usage().get(0).used()).isEqualTo(8);
     }
 
+    @Test
+    @DisplayName("RB13 a ring written in the 40-byte layout before (its header held step hi's weight) is read as it"
+            + " was, and its header is rewritten in the current layout (the sum and the weight below step hi) by the"
+            + " next reservation")
+    void ringOfTheFortyByteLayoutBefore() {
+        WindowStore store = store();
+        MutableClock clock = MutableClock.at(START);
+        RateLimiter limiter = limiter(store, clock);
+        Window window = Window.tokens("tpd", 10, Duration.ofDays(1)).withPrecision(Duration.ofMinutes(1));
+        Tier tier = Tier.of("rb13", window);
+        String user = user("ring40");
+        String key = KeySpace.of(KeyLayout.STANDALONE).key(StoreRequest.Scope.user(user, List.of(window)), window);
+        long step = 60_000;
+        long current = START.toEpochMilli() / step;
+        long lo = current - 10;
+        long hi = current - 5;
+        // the layout before: a 40-byte header (sum, lo, hi, -1, the weight of step hi), the others' weights in
+        // their slots (step hi's slot holds an older step)
+        redis.get()
+                .call(
+                        "EVAL",
+                        "local slots, lo, hi = 1441, tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+                                + "redis.call('SETRANGE', KEYS[1], 40 + 16 * slots - 1, '\\0')\n"
+                                + "redis.call('SETRANGE', KEYS[1], 0, struct.pack('<ddddd', 9, lo, hi, -1, 2))\n"
+                                + "redis.call('SETRANGE', KEYS[1], 40 + 16 * (lo % slots), struct.pack('<dd', lo, 7))\n"
+                                + "redis.call('SETRANGE', KEYS[1], 40 + 16 * (hi % slots), struct.pack('<dd', hi - slots, 5))\n"
+                                + "redis.call('EXPIRE', KEYS[1], 90000)\n"
+                                + "return 1",
+                        "1",
+                        key,
+                        Long.toString(lo),
+                        Long.toString(hi));
+        Decision one = limiter.reserve(user, tier, Amounts.tokens(1), List.of()).decision();
+        assertThat(one.allowed()).as("9 of 10 held, 1 more fits").isTrue();
+        assertThat(one.usage().get(0).used()).isEqualTo(10);
+        assertThat(redis.get()
+                        .call(
+                                "EVAL",
+                                "local sum, base, lo, hi, mark = struct.unpack('<ddddd', redis.call('GETRANGE', KEYS[1],"
+                                        + " 0, 39))\nreturn {sum, base, lo, hi, mark}",
+                                "1",
+                                key))
+                .as("the header in the current layout: sum 10, 9 below the newest step (which holds the 1)")
+                .isEqualTo(List.of(10L, 9L, lo, current, -2L));
+        Decision nine =
+                limiter.reserve(user, tier, Amounts.tokens(9), List.of()).decision();
+        assertThat(nine.allowed()).isFalse();
+        assertThat(nine.retryAfter().toMillis())
+                .as("9 leave when the step that was newest (weight 2, after the oldest's 7) leaves")
+                .isEqualTo((hi + 1) * step + Duration.ofDays(1).toMillis() - START.toEpochMilli());
+        clock.advance(Duration.ofMillis((lo + 1) * step + Duration.ofDays(1).toMillis() - START.toEpochMilli()));
+        Decision later =
+                limiter.reserve(user, tier, Amounts.tokens(5), List.of()).decision();
+        assertThat(later.allowed()).as("the oldest step's 7 have left: 3 held").isTrue();
+        assertThat(later.usage().get(0).used()).isEqualTo(8);
+    }
+
     private static long serverMillis() {
         List<?> time = (List<?>) redis.get().call("TIME");
         return Long.parseLong((String) time.get(0)) * 1000 + Long.parseLong((String) time.get(1)) / 1000;
