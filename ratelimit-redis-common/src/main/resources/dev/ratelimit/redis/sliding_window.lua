@@ -526,9 +526,9 @@ if weighted then
 end
 
 ---------------------------------------------------------------------------------------------------
--- precision windows: a ring of steps in one string. A 40-byte header (sum, base: the weight of the
--- steps below hi, lowest live step lo, highest recorded step hi, -2; little-endian doubles), then one
--- 16-byte slot per step (step number, weight), slot = step mod slots. Step hi's weight, sum - base,
+-- precision windows: a ring of steps in one string. A 40-byte header (sum, lowest live step lo,
+-- highest recorded step hi, -2, base: the weight of the steps below hi; little-endian doubles), then
+-- one 16-byte slot per step (step number, weight), slot = step mod slots. Step hi's weight, sum - base,
 -- lives in the header alone (its slot is written when hi moves on), so a reservation in the newest
 -- step reads the header and writes its first 8 bytes, the sum, only.
 -- Entries within one step are one weighted entry recorded as if at the end of the step,
@@ -539,7 +539,7 @@ end
 -- Rings of the layouts before are read as they were: a 40-byte header (sum, lo, hi, -1, the weight
 -- of step hi), rewritten in this layout by the next call that saves it; and a 24-byte header (sum,
 -- lo, hi; every step's weight in its slot; bytes 24-31 are slot 0's step, never negative), rewritten
--- whole when first read. Neither holds -2 in bytes 32-39 (a weight there is never negative).
+-- whole when first read.
 
 local HEADER, SLOT = 40, 16
 local HEADER_LAST = '39' -- HEADER - 1, as text
@@ -618,14 +618,14 @@ if rings then
     end
     local sum, lo, hi, mark, hw
     if size == HEADER then
-      local base
-      sum, base, lo, hi, mark = sunpack('<ddddd', header)
+      local last
+      sum, lo, hi, mark, last = sunpack('<ddddd', header)
       if mark == -2 then
-        hw = sum - base
-      elseif hi == -1 then
-        -- the 40-byte layout before (sum, lo, hi, -1, weight of step hi): read as it, written in this
-        -- one by the next save
-        lo, hi, mark, hw = base, lo, -2, mark
+        hw = sum - last
+      elseif mark == -1 then
+        -- the 40-byte layout before (its last double the weight of step hi): read as it, written in
+        -- this one by the next save
+        mark, hw = -2, last
         w[15] = true
       end
       if mark == -2 and lo >= cutoff and cutoff <= hi then
@@ -649,7 +649,7 @@ if rings then
       sum, lo, hi = sunpack('<ddd', old)
       local found, wt = sunpack('<dd', old, 25 + SLOT * (hi % slots))
       hw = found == hi and wt or 0
-      call('SET', key, spack('<ddddd', sum, sum - hw, lo, hi, -2) .. string.sub(old, 25), 'KEEPTTL')
+      call('SET', key, spack('<ddddd', sum, lo, hi, -2, sum - hw) .. string.sub(old, 25), 'KEEPTTL')
     end
     local lo0 = lo
     local held = false
@@ -681,7 +681,7 @@ if rings then
   end
 
   ring_save_header = function(w)
-    call('SETRANGE', w[1], '0', spack('<ddddd', w[7], w[7] - w[23], w[18], w[19], -2))
+    call('SETRANGE', w[1], '0', spack('<ddddd', w[7], w[18], w[19], -2, w[7] - w[23]))
   end
 
   -- Adds `amount` (may be negative, never below what the step holds) to step s; returns what it added.
@@ -891,19 +891,24 @@ if op == 'r' then
       if status == 1 and amount > 0 and amount <= limit then
         header = call('GETRANGE', key, '0', HEADER_LAST)
         if #header == HEADER then
-          local sum, base, lo, hi, mark = sunpack('<ddddd', header)
+          local sum, lo, hi, mark = sunpack('<dddd', header) -- (base only when full, below)
           local q = now / step
-          local current = q - q % 1 -- floor
-          q = (now - length) / step
-          local cutoff = q - q % 1
-          if mark == -2 and hi == current and lo <= hi and lo >= cutoff and sum >= 0 then
+          -- step lo leaves at reset: it is still in the window (lo >= the cutoff of ring_trim) while
+          -- reset > 0
+          local reset = (lo + 1) * step + length - now
+          if mark == -2 and hi == q - q % 1 and lo <= hi and reset > 0 and sum >= 0 then
             if sum + amount <= limit then
               sum = sum + amount
               call('SETRANGE', key, '0', spack('<d', sum)) -- (step hi's weight, sum - base, grows with it)
-              result[3 + 2 * i] = sum
-              result[4 + 2 * i] = (lo + 1) * step + length - now
+              local r = 2 * i
+              result[3 + r] = sum
+              result[4 + r] = reset
               w = nil
             else
+              local current = q - q % 1
+              q = (now - length) / step
+              local cutoff = q - q % 1
+              local base = sunpack('<d', header, 33)
               -- full: its table as ring_trim would leave it, for the rejection below (no trim again)
               q = length / step
               local slots = q - q % 1 + 1
@@ -1037,7 +1042,7 @@ if op == 'r' then
             lo = s -- lo held no weight: the ring starts at the step written
           end
           w[7], w[18], w[23] = sum, lo, total
-          call('SETRANGE', w[1], '0', spack('<ddddd', sum, sum - total, lo, hi, -2))
+          call('SETRANGE', w[1], '0', spack('<ddddd', sum, lo, hi, -2, sum - total))
         else
           if w[21] then
             ring_create(w)

@@ -501,7 +501,7 @@ public abstract class RedisStandaloneBehaviour {
         assertThat(redis.get()
                         .call(
                                 "EVAL",
-                                "local sum, base, lo, hi, mark = struct.unpack('<ddddd', redis.call('GETRANGE', KEYS[1],"
+                                "local sum, lo, hi, mark, base = struct.unpack('<ddddd', redis.call('GETRANGE', KEYS[1],"
                                         + " 0, 39))\nreturn {sum, base, lo, hi, mark}",
                                 "1",
                                 key))
