@@ -308,29 +308,8 @@ for i = 1, n do
   end
   if lean and step and step > 0 then
     -- a ring of a reservation: its table is made when it is reserved, and only when it must be (the
-    -- reserve below records a ring in its newest step without one); its numbers are checked here,
-    -- before any command runs (and parsed, for the reserve to find)
-    text = argv[a + 3]
-    local amount = 1
-    if text ~= '' then
-      amount = nums[text]
-      if amount == nil then
-        amount = num(text)
-      end
-    end
-    if not amount or amount < 0 then
-      return redis.error_reply('ERR sliding_window: bad amount for window ' .. i)
-    end
-    local length, limit = nums[argv[a + 1]], nums[argv[a + 2]]
-    if length == nil then
-      length = num(argv[a + 1])
-    end
-    if limit == nil then
-      limit = num(argv[a + 2])
-    end
-    if not length or not limit then
-      return redis.error_reply('ERR sliding_window: bad length or limit for window ' .. i)
-    end
+    -- reserve below records a ring in its newest step without one); its other numbers are parsed and
+    -- checked there, and a bad one takes back what the reserve recorded before it
     windows[i] = false
     rings = true
     k = k + 1
@@ -869,6 +848,31 @@ if op == 'r' then
     1, now, -1, 0, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
     nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
   }
+  -- Leaves windows 1..upto as a reservation that records nothing: what their trims changed saved,
+  -- and each ring recorded in the loop below taken back out of its newest step (its reply without it)
+  local function undo(upto)
+    local kk = 1
+    for i = 1, upto do
+      local w = windows[i]
+      if w then
+        save(w)
+        kk = kk + (w[9] and 2 or 1)
+      else
+        -- a ring recorded below: the request is taken back out of its newest step
+        local a = 1 + 4 * i
+        local text = argv[a + 3]
+        local amount = text == '' and 1 or nums[text]
+        local key = keys[kk]
+        kk = kk + 1
+        local sum = sunpack('<d', call('GETRANGE', key, '0', '7')) - amount
+        call('SETRANGE', key, '0', spack('<d', sum))
+        result[3 + 2 * i] = sum
+        if sum <= 0 then
+          result[4 + 2 * i] = 0
+        end
+      end
+    end
+  end
   local kk = 1 -- window i's first key
   for i = 1, n do
     local w = windows[i]
@@ -878,16 +882,40 @@ if op == 'r' then
     else
       -- A ring without a table (see the parse above). In the usual case (nothing has left the window,
       -- the newest step recorded is the current one, and the request fits) it is recorded here, before
-      -- the later windows are read, and taken back if one of them rejects (where the rejection saves
-      -- the windows, below): the script is atomic, so no caller sees it in between. Otherwise it gets
-      -- its table, as any window.
+      -- the later windows are read, and taken back (undo, above) if one of them rejects or is malformed:
+      -- the script is atomic, so no caller sees it in between. Otherwise it gets its table, as any
+      -- window.
       local a = 1 + 4 * i
       local key = keys[kk]
       kk = kk + 1
-      local length, limit = nums[argv[a + 1]], nums[argv[a + 2]] -- (parsed above)
+      -- its numbers, parsed and checked before anything is written in it (the parse left them)
       local text = argv[a + 3]
-      local amount = text == '' and 1 or nums[text]
-      local step = nums[argv[a + 4]]
+      local amount = 1
+      if text ~= '' then
+        amount = nums[text]
+        if amount == nil then
+          amount = num(text)
+        end
+      end
+      if not amount or amount < 0 then
+        undo(i - 1)
+        return redis.error_reply('ERR sliding_window: bad amount for window ' .. i)
+      end
+      text = argv[a + 1]
+      local length = nums[text]
+      if length == nil then
+        length = num(text)
+      end
+      text = argv[a + 2]
+      local limit = nums[text]
+      if limit == nil then
+        limit = num(text)
+      end
+      if not length or not limit then
+        undo(i - 1)
+        return redis.error_reply('ERR sliding_window: bad length or limit for window ' .. i)
+      end
+      local step = nums[argv[a + 4]] -- (parsed above)
       if status == 1 and amount > 0 and amount <= limit then
         header = call('GETRANGE', key, '0', HEADER_LAST)
         if #header == HEADER then
@@ -996,27 +1024,7 @@ if op == 'r' then
     status = 3
   end
   if status ~= 1 then
-    kk = 1
-    for i = 1, n do
-      local w = windows[i]
-      if w then
-        save(w)
-        kk = kk + (w[9] and 2 or 1)
-      else
-        -- a ring recorded above: the request is taken back out of its newest step
-        local a = 1 + 4 * i
-        local text = argv[a + 3]
-        local amount = text == '' and 1 or nums[text]
-        local key = keys[kk]
-        kk = kk + 1
-        local sum = sunpack('<d', call('GETRANGE', key, '0', '7')) - amount
-        call('SETRANGE', key, '0', spack('<d', sum))
-        result[3 + 2 * i] = sum
-        if sum <= 0 then
-          result[4 + 2 * i] = 0
-        end
-      end
-    end
+    undo(n)
     return state(status, index, retry, result)
   end
   local score = int(now)

@@ -267,6 +267,43 @@ class SlidingWindowScriptTest {
     }
 
     @Test
+    void aMalformedRingLeavesTheRingsRecordedBeforeItAsTheyWere() {
+        String user = user();
+        Window hour = Window.tokens("tph", 1_000, Duration.ofHours(1)).withPrecision(Duration.ofMinutes(1));
+        Window day = Window.tokens("tpd", 10_000, Duration.ofDays(1)).withPrecision(Duration.ofMinutes(1));
+        assertThat(reserve(user, T0, 100, hour, day).isAllowed()).isTrue();
+        // the hour's ring is in its usual state (its newest step the current one): the reserve records it as it
+        // reads it, before it reaches the day's window, whose amount, then limit, does not parse
+        for (String[] bad : List.of(new String[] {"10000", "x"}, new String[] {"y", "100"})) {
+            assertThatThrownBy(() -> raw.call(
+                            "EVAL",
+                            SlidingWindowScript.source(),
+                            "2",
+                            key(user, hour),
+                            key(user, day),
+                            "r",
+                            Long.toString(T0 + 1),
+                            user + "-bad",
+                            "",
+                            "",
+                            "3600000",
+                            "1000",
+                            "100",
+                            "60000",
+                            "86400000",
+                            bad[0],
+                            bad[1],
+                            "60000"))
+                    .isInstanceOf(RespException.class)
+                    .hasMessageContaining(bad[1].equals("x") ? "bad amount for window 2" : "bad length or limit for window 2");
+        }
+        Evaluation next = reserve(user, T0 + 2, 100, hour, day);
+        assertThat(new long[] {next.used(0), next.used(1)})
+                .as("the malformed calls took their 100 back out of the hour's ring")
+                .containsExactly(200, 200);
+    }
+
+    @Test
     void aBudgetLeaseIsStampedAtItsEndAndItsKeysOutliveIt() {
         String name = user();
         Window minute = Window.of(10, Duration.ofMinutes(1));
