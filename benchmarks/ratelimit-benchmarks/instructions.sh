@@ -5,8 +5,9 @@
 # calls, divided by the decisions: reading, parsing, running and answering every round trip. Unlike
 # INFO commandstats microseconds, which move by +-30 % with the load of a shared machine, the counts
 # repeat from run to run: the scripts are sent a clock of the run's own (20 ms per allowed decision,
-# standing still for rejections, starting on the same hour in every run) and users drawn from a fixed seed, so what has left a window at each
-# decision does not depend on how fast a loaded machine runs them; the server's timed background work
+# standing still for rejections, starting on the same hour in every run) and users drawn from a fixed
+# seed, so what has left a window at each decision does not depend on how fast a loaded machine runs
+# them; the server's timed background work
 # (serverCron, counted per second of the run, not per decision) runs once a second (--hz 1), not ten
 # times. Needs valgrind (callgrind_control included); takes about ten to twenty minutes.
 # REDIS_SERVER_BIN names another redis-server to run (Debian's is stripped: one built from Redis's source
