@@ -302,9 +302,12 @@ for i = 1, n do
   local a = 5 + stride * (i - 1)
   -- parsed once per distinct text (inline: the lookup alone is cheaper than a call)
   local text = argv[a + 4]
-  local step = nums[text]
-  if step == nil then
-    step = num(text)
+  local step = 0 -- an exact window, the usual case, needs no lookup
+  if text ~= '0' then
+    step = nums[text]
+    if step == nil then
+      step = num(text)
+    end
   end
   if lean and step and step > 0 then
     -- a ring of a reservation: its table is made when it is reserved, and only when it must be (the
