@@ -85,8 +85,9 @@ lease was held and is renewed, {0} otherwise; count replies {the leases held}.
 --   and reported as not evaluated.
 -- * A lease is taken only with an allowed reservation: after every window, before recording.
 -- * A reservation records a ring in its newest step as it reads it (nothing else to do there), and
---   takes the request back out of that step when a later window or the lease cap rejects: within the
---   one atomic step, so the rejected request leaves the ring as it found it.
+--   takes the request back out of that step when a later window or the lease cap rejects, or a later
+--   ring window's numbers do not parse: within the one atomic step, so the request leaves the ring as
+--   it found it.
 -- * A cancel removes the request from request windows and its amount from the others; a commit
 --   replaces each other window's amount by the settled one (a refund while the entry is in the
 --   window, an overrun charged at now, never rejected); an entry that has left its window is left
