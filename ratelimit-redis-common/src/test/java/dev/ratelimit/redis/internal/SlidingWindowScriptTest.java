@@ -295,7 +295,8 @@ class SlidingWindowScriptTest {
                             bad[1],
                             "60000"))
                     .isInstanceOf(RespException.class)
-                    .hasMessageContaining(bad[1].equals("x") ? "bad amount for window 2" : "bad length or limit for window 2");
+                    .hasMessageContaining(
+                            bad[1].equals("x") ? "bad amount for window 2" : "bad length or limit for window 2");
         }
         Evaluation next = reserve(user, T0 + 2, 100, hour, day);
         assertThat(new long[] {next.used(0), next.used(1)})
