@@ -421,46 +421,17 @@ public abstract class RedisStandaloneBehaviour {
     @DisplayName("RB12 a ring written in the layout before the header held its newest step's weight is read as it"
             + " was: its sum, its oldest step and its newest step's weight")
     void ringOfTheLayoutBefore() {
-        WindowStore store = store();
-        MutableClock clock = MutableClock.at(START);
-        RateLimiter limiter = limiter(store, clock);
-        Window window = Window.tokens("tpd", 10, Duration.ofDays(1)).withPrecision(Duration.ofMinutes(1));
-        Tier tier = Tier.of("rb12", window);
-        String user = user("ring");
-        String key = KeySpace.of(KeyLayout.STANDALONE).key(StoreRequest.Scope.user(user, List.of(window)), window);
-        long step = 60_000;
-        long current = START.toEpochMilli() / step;
-        long lo = current - 10;
-        long hi = current - 5;
         // the layout before: a 24-byte header (sum, lo, hi), every step's weight in its slot
-        redis.get()
-                .call(
-                        "EVAL",
-                        "local slots, lo, hi = 1441, tonumber(ARGV[1]), tonumber(ARGV[2])\n"
-                                + "redis.call('SETRANGE', KEYS[1], 24 + 16 * slots - 1, '\\0')\n"
-                                + "redis.call('SETRANGE', KEYS[1], 0, struct.pack('<ddd', 9, lo, hi))\n"
-                                + "redis.call('SETRANGE', KEYS[1], 24 + 16 * (lo % slots), struct.pack('<dd', lo, 7))\n"
-                                + "redis.call('SETRANGE', KEYS[1], 24 + 16 * (hi % slots), struct.pack('<dd', hi, 2))\n"
-                                + "redis.call('EXPIRE', KEYS[1], 90000)\n"
-                                + "return 1",
-                        "1",
-                        key,
-                        Long.toString(lo),
-                        Long.toString(hi));
-        Decision one = limiter.reserve(user, tier, Amounts.tokens(1), List.of()).decision();
-        assertThat(one.allowed()).as("9 of 10 held, 1 more fits").isTrue();
-        assertThat(one.usage().get(0).used()).isEqualTo(10);
-        Decision nine =
-                limiter.reserve(user, tier, Amounts.tokens(9), List.of()).decision();
-        assertThat(nine.allowed()).isFalse();
-        assertThat(nine.retryAfter().toMillis())
-                .as("9 leave when the newest old step (weight 2, after the oldest's 7) leaves")
-                .isEqualTo((hi + 1) * step + Duration.ofDays(1).toMillis() - START.toEpochMilli());
-        clock.advance(Duration.ofMillis((lo + 1) * step + Duration.ofDays(1).toMillis() - START.toEpochMilli()));
-        Decision later =
-                limiter.reserve(user, tier, Amounts.tokens(5), List.of()).decision();
-        assertThat(later.allowed()).as("the oldest step's 7 have left: 3 held").isTrue();
-        assertThat(later.usage().get(0).used()).isEqualTo(8);
+        ringOfAnEarlierLayout(
+                "rb12",
+                "local slots, lo, hi = 1441, tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+                        + "redis.call('SETRANGE', KEYS[1], 24 + 16 * slots - 1, '\\0')\n"
+                        + "redis.call('SETRANGE', KEYS[1], 0, struct.pack('<ddd', 9, lo, hi))\n"
+                        + "redis.call('SETRANGE', KEYS[1], 24 + 16 * (lo % slots), struct.pack('<dd', lo, 7))\n"
+                        + "redis.call('SETRANGE', KEYS[1], 24 + 16 * (hi % slots), struct.pack('<dd', hi, 2))\n"
+                        + "redis.call('EXPIRE', KEYS[1], 90000)\n"
+                        + "return 1",
+                key -> {});
     }
 
     @Test
@@ -468,50 +439,56 @@ public abstract class RedisStandaloneBehaviour {
             + " was, and its header is rewritten in the current layout (the sum and the weight below step hi) by the"
             + " next reservation")
     void ringOfTheFortyByteLayoutBefore() {
+        long current = START.toEpochMilli() / 60_000;
+        // the layout before: a 40-byte header (sum, lo, hi, -1, the weight of step hi), the others' weights in
+        // their slots (step hi's slot holds an older step)
+        ringOfAnEarlierLayout(
+                "rb13",
+                "local slots, lo, hi = 1441, tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+                        + "redis.call('SETRANGE', KEYS[1], 40 + 16 * slots - 1, '\\0')\n"
+                        + "redis.call('SETRANGE', KEYS[1], 0, struct.pack('<ddddd', 9, lo, hi, -1, 2))\n"
+                        + "redis.call('SETRANGE', KEYS[1], 40 + 16 * (lo % slots), struct.pack('<dd', lo, 7))\n"
+                        + "redis.call('SETRANGE', KEYS[1], 40 + 16 * (hi % slots), struct.pack('<dd', hi - slots, 5))\n"
+                        + "redis.call('EXPIRE', KEYS[1], 90000)\n"
+                        + "return 1",
+                key -> assertThat(redis.get()
+                                .call(
+                                        "EVAL",
+                                        "local sum, lo, hi, mark, base = struct.unpack('<ddddd', redis.call('GETRANGE',"
+                                                + " KEYS[1], 0, 39))\nreturn {sum, base, lo, hi, mark}",
+                                        "1",
+                                        key))
+                        .as("the header in the current layout: sum 10, 9 below the newest step (which holds the 1)")
+                        .isEqualTo(List.of(10L, 9L, current - 10, current, -2L)));
+    }
+
+    /**
+     * Writes a day's tokens ring (1-minute steps, limit 10) in an earlier layout with {@code writer}, a script
+     * given the key and two steps, lo (10 minutes ago) holding 7 and hi (5 minutes ago) holding 2; checks that the
+     * limiter reads it as it was, running {@code afterFirst} with the key after the first reservation.
+     */
+    private void ringOfAnEarlierLayout(String tierName, String writer, java.util.function.Consumer<String> afterFirst) {
         WindowStore store = store();
         MutableClock clock = MutableClock.at(START);
         RateLimiter limiter = limiter(store, clock);
         Window window = Window.tokens("tpd", 10, Duration.ofDays(1)).withPrecision(Duration.ofMinutes(1));
-        Tier tier = Tier.of("rb13", window);
-        String user = user("ring40");
+        Tier tier = Tier.of(tierName, window);
+        String user = user("ring-" + tierName);
         String key = KeySpace.of(KeyLayout.STANDALONE).key(StoreRequest.Scope.user(user, List.of(window)), window);
         long step = 60_000;
         long current = START.toEpochMilli() / step;
         long lo = current - 10;
         long hi = current - 5;
-        // the layout before: a 40-byte header (sum, lo, hi, -1, the weight of step hi), the others' weights in
-        // their slots (step hi's slot holds an older step)
-        redis.get()
-                .call(
-                        "EVAL",
-                        "local slots, lo, hi = 1441, tonumber(ARGV[1]), tonumber(ARGV[2])\n"
-                                + "redis.call('SETRANGE', KEYS[1], 40 + 16 * slots - 1, '\\0')\n"
-                                + "redis.call('SETRANGE', KEYS[1], 0, struct.pack('<ddddd', 9, lo, hi, -1, 2))\n"
-                                + "redis.call('SETRANGE', KEYS[1], 40 + 16 * (lo % slots), struct.pack('<dd', lo, 7))\n"
-                                + "redis.call('SETRANGE', KEYS[1], 40 + 16 * (hi % slots), struct.pack('<dd', hi - slots, 5))\n"
-                                + "redis.call('EXPIRE', KEYS[1], 90000)\n"
-                                + "return 1",
-                        "1",
-                        key,
-                        Long.toString(lo),
-                        Long.toString(hi));
+        redis.get().call("EVAL", writer, "1", key, Long.toString(lo), Long.toString(hi));
         Decision one = limiter.reserve(user, tier, Amounts.tokens(1), List.of()).decision();
         assertThat(one.allowed()).as("9 of 10 held, 1 more fits").isTrue();
         assertThat(one.usage().get(0).used()).isEqualTo(10);
-        assertThat(redis.get()
-                        .call(
-                                "EVAL",
-                                "local sum, lo, hi, mark, base = struct.unpack('<ddddd', redis.call('GETRANGE', KEYS[1],"
-                                        + " 0, 39))\nreturn {sum, base, lo, hi, mark}",
-                                "1",
-                                key))
-                .as("the header in the current layout: sum 10, 9 below the newest step (which holds the 1)")
-                .isEqualTo(List.of(10L, 9L, lo, current, -2L));
+        afterFirst.accept(key);
         Decision nine =
                 limiter.reserve(user, tier, Amounts.tokens(9), List.of()).decision();
         assertThat(nine.allowed()).isFalse();
         assertThat(nine.retryAfter().toMillis())
-                .as("9 leave when the step that was newest (weight 2, after the oldest's 7) leaves")
+                .as("9 leave when the newest old step (weight 2, after the oldest's 7) leaves")
                 .isEqualTo((hi + 1) * step + Duration.ofDays(1).toMillis() - START.toEpochMilli());
         clock.advance(Duration.ofMillis((lo + 1) * step + Duration.ofDays(1).toMillis() - START.toEpochMilli()));
         Decision later =
