@@ -290,10 +290,17 @@ end
 --  [15] dirty: a trim changed what save writes      [16] skipped: not evaluated after a rejection
 --  rings: [17] slots  [18] lo  [19] hi  [20] weight of step lo, false when not read  [21] fresh
 --  [22] hi moved  [23] weight of step hi  [24] the lowest step still in the window
--- sized for 16 windows up front: a table filled key by key is rehashed each time it doubles
-local windows = {
-  false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
-}
+-- sized up front (for 4, 8 or 16 windows): a table filled key by key is rehashed each time it doubles
+local windows
+if n <= 4 then
+  windows = {false, false, false, false}
+elseif n <= 8 then
+  windows = {false, false, false, false, false, false, false, false}
+else
+  windows = {
+    false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false,
+  }
+end
 local k = 1
 local weighted, rings = false, false
 local argv, keys = ARGV, KEYS -- (locals: a global is a table read)
@@ -847,36 +854,19 @@ end
 if op == 'r' then
   -- once a window rejects (status ~= 1), only windows no longer than it (bound) are read
   local status, index, retry, bound = 1, -1, 0, 0
-  -- the reply, sized for 16 windows up front (as windows above); nil ends it where the windows do
-  local result = {
-    1, now, -1, 0, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
-    nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
-  }
-  -- Leaves windows 1..upto as a reservation that records nothing: what their trims changed saved,
-  -- and each ring recorded in the loop below taken back out of its newest step (its reply without it)
-  local function undo(upto)
-    local kk = 1
-    for i = 1, upto do
-      local w = windows[i]
-      if w then
-        save(w)
-        kk = kk + (w[9] and 2 or 1)
-      else
-        -- a ring recorded below: the request is taken back out of its newest step
-        local a = 1 + 4 * i
-        local text = argv[a + 3]
-        local amount = text == '' and 1 or nums[text]
-        local key = keys[kk]
-        kk = kk + 1
-        local sum = sunpack('<d', call('GETRANGE', key, '0', '7')) - amount
-        call('SETRANGE', key, '0', spack('<d', sum))
-        result[3 + 2 * i] = sum
-        if sum <= 0 then
-          result[4 + 2 * i] = 0
-        end
-      end
-    end
+  -- the reply, sized up front as windows above (for 2, 6 or 14 windows); nil ends it where they do
+  local result
+  if n <= 2 then
+    result = {1, now, -1, 0, nil, nil, nil, nil}
+  elseif n <= 6 then
+    result = {1, now, -1, 0, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil}
+  else
+    result = {
+      1, now, -1, 0, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
+      nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
+    }
   end
+  local upto, bad = n, false -- (a malformed ring: the windows before it are undone, see below)
   local kk = 1 -- window i's first key
   for i = 1, n do
     local w = windows[i]
@@ -886,7 +876,7 @@ if op == 'r' then
     else
       -- A ring without a table (see the parse above). In the usual case (nothing has left the window,
       -- the newest step recorded is the current one, and the request fits) it is recorded here, before
-      -- the later windows are read, and taken back (undo, above) if one of them rejects or is malformed:
+      -- the later windows are read, and taken back (below) if one of them rejects or is malformed:
       -- the script is atomic, so no caller sees it in between. Otherwise it gets its table, as any
       -- window.
       local a = 1 + 4 * i
@@ -903,8 +893,8 @@ if op == 'r' then
         end
       end
       if not amount or amount < 0 then
-        undo(i - 1)
-        return redis.error_reply('ERR sliding_window: bad amount for window ' .. i)
+        upto, bad = i - 1, 'ERR sliding_window: bad amount for window ' .. i
+        break
       end
       text = argv[a + 1]
       local length = nums[text]
@@ -917,8 +907,8 @@ if op == 'r' then
         limit = num(text)
       end
       if not length or not limit then
-        undo(i - 1)
-        return redis.error_reply('ERR sliding_window: bad length or limit for window ' .. i)
+        upto, bad = i - 1, 'ERR sliding_window: bad length or limit for window ' .. i
+        break
       end
       local step = nums[argv[a + 4]] -- (parsed above)
       if status == 1 and amount > 0 and amount <= limit then
@@ -1025,11 +1015,37 @@ if op == 'r' then
       end
     end
   end
-  if status == 1 and lease_key and lease_full() then
+  if bad then
+    status = -1
+  elseif status == 1 and lease_key and lease_full() then
     status = 3
   end
   if status ~= 1 then
-    undo(n)
+    -- windows 1..upto as a reservation that records nothing leaves them: what their trims changed
+    -- saved, and each ring recorded above taken back out of its newest step (its reply without it)
+    kk = 1
+    for i = 1, upto do
+      local w = windows[i]
+      if w then
+        save(w)
+        kk = kk + (w[9] and 2 or 1)
+      else
+        local a = 1 + 4 * i
+        local text = argv[a + 3]
+        local amount = text == '' and 1 or nums[text]
+        local key = keys[kk]
+        kk = kk + 1
+        local sum = sunpack('<d', call('GETRANGE', key, '0', '7')) - amount
+        call('SETRANGE', key, '0', spack('<d', sum))
+        result[3 + 2 * i] = sum
+        if sum <= 0 then
+          result[4 + 2 * i] = 0
+        end
+      end
+    end
+    if bad then
+      return redis.error_reply(bad)
+    end
     return state(status, index, retry, result)
   end
   local score = int(now)
